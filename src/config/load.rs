@@ -1,0 +1,126 @@
+//! Layered loading: built-in defaults < `config/default.toml` on disk < each
+//! `--config FILE` in order < `TEAMGATE__SECTION__KEY` environment variables.
+//!
+//! figment keeps, for every value, the source it came from; its errors name
+//! both the key and that source, which is what an operator needs to fix it.
+
+use std::path::{Path, PathBuf};
+
+use figment::{
+    Figment, Metadata, Profile, Provider,
+    providers::{Env, Format, Toml},
+    value::{Dict, Map},
+};
+
+use super::Config;
+
+/// `config/default.toml`, compiled in so the binary starts with no files.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../config/default.toml");
+
+/// Prefix of environment overrides; `__` separates the key path.
+const ENV_PREFIX: &str = "TEAMGATE__";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A key is unknown, has the wrong type, or a file cannot be parsed.
+    #[error("invalid configuration: {0}")]
+    Load(String),
+    /// A value parsed but breaks a rule that spans keys.
+    #[error("invalid configuration: `{key}` {why}")]
+    Invalid { key: String, why: String },
+    #[error("configuration file {path} cannot be read: {source}")]
+    Unreadable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Where configuration comes from, in increasing precedence.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigSources {
+    /// Files given with `--config`, later ones win.
+    pub files: Vec<PathBuf>,
+    /// Read `config/default.toml` from the working directory when present.
+    pub read_default_file: bool,
+    /// Apply `TEAMGATE__*` environment variables.
+    pub read_env: bool,
+}
+
+impl ConfigSources {
+    /// What `serve`, `stdio` and `check-config` use.
+    pub fn standard(files: Vec<PathBuf>) -> Self {
+        Self {
+            files,
+            read_default_file: true,
+            read_env: true,
+        }
+    }
+
+    /// Only the embedded defaults plus the given files: for tests that must
+    /// not depend on the working directory or the environment.
+    pub fn files_only(files: Vec<PathBuf>) -> Self {
+        Self {
+            files,
+            read_default_file: false,
+            read_env: false,
+        }
+    }
+
+    pub fn load(&self) -> Result<Config, ConfigError> {
+        self.load_with(|figment| figment)
+    }
+
+    /// Loads with a last layer added by the caller (the CLI's `--listen`).
+    pub fn load_with(
+        &self,
+        last: impl FnOnce(Figment) -> Figment,
+    ) -> Result<Config, ConfigError> {
+        let mut figment = Figment::from(Named {
+            name: "built-in defaults",
+            inner: Toml::string(EMBEDDED_DEFAULT),
+        });
+        let default_file = Path::new("config/default.toml");
+        if self.read_default_file && default_file.is_file() {
+            figment = figment.merge(Toml::file_exact(default_file));
+        }
+        for path in &self.files {
+            // figment treats a missing file as empty; an operator who names a
+            // file means it, so a missing one is an error.
+            std::fs::metadata(path).map_err(|source| ConfigError::Unreadable {
+                path: path.clone(),
+                source,
+            })?;
+            figment = figment.merge(Toml::file_exact(path));
+        }
+        if self.read_env {
+            figment = figment.merge(Env::prefixed(ENV_PREFIX).split("__"));
+        }
+        let config: Config = last(figment).extract().map_err(|errors| {
+            ConfigError::Load(
+                errors
+                    .into_iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Gives a provider a human name in error messages.
+struct Named<P> {
+    name: &'static str,
+    inner: P,
+}
+
+impl<P: Provider> Provider for Named<P> {
+    fn metadata(&self) -> Metadata {
+        Metadata::named(self.name)
+    }
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        self.inner.data()
+    }
+}

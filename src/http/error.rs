@@ -1,0 +1,96 @@
+//! `HttpError`: every error the HTTP layer answers itself, and the one place
+//! such errors become a response: an HTTP status plus a JSON-RPC error body
+//! that carries the request id whenever the request had one.
+
+use axum::{
+    Json,
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use serde_json::{Value, json};
+
+/// JSON-RPC codes used outside the handler. -32001 is the de-facto
+/// "session not found" of the official SDKs (a legacy-only condition).
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    pub const SESSION_NOT_FOUND: i64 = -32001;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("Parse error: the body is not valid JSON ({0})")]
+    Parse(String),
+    #[error("Invalid Request: JSON nesting deeper than {0} levels")]
+    TooDeep(usize),
+    #[error("Invalid Request: {0}")]
+    InvalidRequest(String),
+    #[error("Unsupported Media Type: Content-Type must be application/json")]
+    UnsupportedMediaType,
+    #[error("Not Acceptable: the client must accept both application/json and text/event-stream")]
+    NotAcceptable,
+    #[error("Payload Too Large: the body exceeds {0} bytes")]
+    PayloadTooLarge(usize),
+    #[error("Request Timeout: the body did not arrive in time")]
+    BodyTimeout,
+    #[error("Session not found: it ended or expired; initialize a new session")]
+    SessionNotFound,
+    #[error("Method Not Allowed")]
+    MethodNotAllowed,
+    /// An error status rmcp answered with a plain-text body; the text is kept.
+    #[error("{1}")]
+    Engine(StatusCode, String),
+}
+
+impl HttpError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::Parse(_) | Self::TooDeep(_) | Self::InvalidRequest(_) => StatusCode::BAD_REQUEST,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
+            Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
+            Self::SessionNotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Engine(status, _) => *status,
+        }
+    }
+
+    fn code(&self) -> i64 {
+        match self {
+            Self::Parse(_) => code::PARSE_ERROR,
+            Self::SessionNotFound => code::SESSION_NOT_FOUND,
+            Self::MethodNotAllowed => code::METHOD_NOT_FOUND,
+            Self::Engine(status, _) if status.is_server_error() => code::INTERNAL_ERROR,
+            Self::Engine(StatusCode::NOT_FOUND, _) => code::SESSION_NOT_FOUND,
+            _ => code::INVALID_REQUEST,
+        }
+    }
+
+    /// The response, with `id` echoed when the request had one.
+    pub fn into_response_with_id(self, id: Option<Value>) -> Response {
+        let mut body = json!({
+            "jsonrpc": "2.0",
+            "error": {"code": self.code(), "message": self.to_string()},
+        });
+        // JSON-RPC allows omitting an unreadable id; the MCP schemas reject `null`.
+        if let Some(id) = id.filter(|id| id.is_string() || id.is_number()) {
+            body["id"] = id;
+        }
+        let mut response = (self.status(), Json(body)).into_response();
+        if matches!(self, Self::MethodNotAllowed) {
+            response
+                .headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        }
+        response
+    }
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        self.into_response_with_id(None)
+    }
+}

@@ -1,0 +1,190 @@
+//! Input checks in front of rmcp on the MCP endpoint, and the normalisation
+//! of rmcp's plain-text error replies into `HttpError`'s JSON-RPC bodies.
+//!
+//! The body is read here once, bounded in size and time, so a malformed
+//! request is answered with its id and never reaches the engine.
+
+use std::{sync::Arc, time::Duration};
+
+use axum::{
+    body::{Body, Bytes},
+    extract::{Request, State},
+    http::{HeaderMap, Method, StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{collapse, error::HttpError};
+
+pub struct GuardConfig {
+    pub max_body_bytes: usize,
+    pub max_json_depth: usize,
+    pub body_timeout: Duration,
+    /// Collapse single-message SSE replies into one JSON body.
+    pub json_responses: bool,
+    /// How long to wait for the first message before committing to SSE.
+    pub collapse_wait: Duration,
+}
+
+pub async fn guard(State(config): State<Arc<GuardConfig>>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        let response = next.run(request).await;
+        return normalize(response, None).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(body, &config).await {
+        Ok(bytes) => bytes,
+        Err(error) => return error.into_response(),
+    };
+    let id = match inspect(&bytes, &parts.headers, config.max_json_depth) {
+        Ok(id) => id,
+        Err((error, id)) => return error.into_response_with_id(id),
+    };
+    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let response = normalize(response, id).await;
+    if config.json_responses {
+        collapse::collapse(response, config.collapse_wait).await
+    } else {
+        response
+    }
+}
+
+async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError> {
+    let limited = Limited::new(body, config.max_body_bytes);
+    match tokio::time::timeout(config.body_timeout, limited.collect()).await {
+        Err(_) => Err(HttpError::BodyTimeout),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(HttpError::PayloadTooLarge(config.max_body_bytes))
+        }
+        Ok(Err(e)) => Err(HttpError::InvalidRequest(format!("the body could not be read: {e}"))),
+    }
+}
+
+/// Only the id is kept; everything else is checked for syntax and skipped.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    id: Option<Value>,
+}
+
+/// Checks a POST body and returns its JSON-RPC id. On error, returns the id
+/// too when it could be read, so the error reply can carry it.
+fn inspect(
+    bytes: &[u8],
+    headers: &HeaderMap,
+    max_depth: usize,
+) -> Result<Option<Value>, (HttpError, Option<Value>)> {
+    if json_depth(bytes) > max_depth {
+        return Err((HttpError::TooDeep(max_depth), None));
+    }
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'[') {
+        return Err((
+            HttpError::InvalidRequest(
+                "JSON-RPC batches are not supported; send one message per POST".into(),
+            ),
+            None,
+        ));
+    }
+    let envelope: Envelope = serde_json::from_slice(bytes).map_err(|e| {
+        let error = if e.is_syntax() || e.is_eof() {
+            HttpError::Parse(e.to_string())
+        } else {
+            HttpError::InvalidRequest("the body must be a JSON-RPC message object".into())
+        };
+        (error, None)
+    })?;
+    if !is_json(headers.get(header::CONTENT_TYPE)) {
+        return Err((HttpError::UnsupportedMediaType, envelope.id));
+    }
+    Ok(envelope.id)
+}
+
+fn is_json(value: Option<&axum::http::HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Deepest nesting of arrays and objects, ignoring brackets inside strings.
+/// A linear scan: serde's own recursion limit would answer a generic error.
+fn json_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// Largest plain-text error body read back from the engine.
+const MAX_ENGINE_ERROR_BYTES: usize = 16 * 1024;
+
+/// rmcp answers some errors as `text/plain`; give them the JSON-RPC shape
+/// every other error has, keeping status, message and headers.
+async fn normalize(response: Response, id: Option<Value>) -> Response {
+    let status = response.status();
+    let is_json_body = is_json(response.headers().get(header::CONTENT_TYPE));
+    if !(status.is_client_error() || status.is_server_error()) || is_json_body {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = match Limited::new(body, MAX_ENGINE_ERROR_BYTES).collect().await {
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).trim().to_owned(),
+        Err(_) => String::new(),
+    };
+    let error = match status {
+        StatusCode::NOT_FOUND => HttpError::SessionNotFound,
+        StatusCode::METHOD_NOT_ALLOWED => HttpError::MethodNotAllowed,
+        _ if text.is_empty() => HttpError::Engine(status, status.to_string()),
+        _ => HttpError::Engine(status, text),
+    };
+    let mut normalized = error.into_response_with_id(id);
+    for name in [header::ALLOW, header::WWW_AUTHENTICATE, header::RETRY_AFTER] {
+        if let Some(value) = parts.headers.get(&name) {
+            normalized.headers_mut().insert(name, value.clone());
+        }
+    }
+    normalized
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_ignores_brackets_in_strings() {
+        assert_eq!(json_depth(br#"{"a":"[[[[{{{"}"#), 1);
+        assert_eq!(json_depth(br#"{"a":[{"b":[1]}]}"#), 4);
+        assert_eq!(json_depth(br#"{"a":"\"[["}"#), 1);
+    }
+
+    #[test]
+    fn content_type_accepts_parameters() {
+        let v = axum::http::HeaderValue::from_static("application/json; charset=utf-8");
+        assert!(is_json(Some(&v)));
+        let v = axum::http::HeaderValue::from_static("text/plain");
+        assert!(!is_json(Some(&v)));
+    }
+}

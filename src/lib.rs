@@ -1,0 +1,19 @@
+//! teamgate: a remote MCP server a team deploys once.
+//!
+//! Reading order: `config` (what the operator asked for), `app` (how it is
+//! wired), `http` (the HTTP surface around rmcp), `mcp` (the protocol
+//! handler over rmcp), `registry` (what is offered), `providers` (the
+//! concrete tools, resources and prompts). README's Architecture section has
+//! the code map and the rules each module keeps.
+
+pub mod app;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod mcp;
+pub mod providers;
+pub mod registry;
+pub mod telemetry;
+
+pub use app::App;
+pub use config::Config;

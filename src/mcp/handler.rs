@@ -1,0 +1,478 @@
+//! teamgate's single rmcp `ServerHandler`: routes every MCP method to the
+//! capability registry. rmcp owns the wire (both eras, sessions, SSE); this
+//! file owns what the methods mean.
+
+#![allow(deprecated)] // logging/setLevel and resources/subscribe are legacy-only but served.
+
+use std::{
+    borrow::Cow,
+    collections::{HashMap, HashSet},
+    sync::{Arc, Mutex},
+};
+
+use rmcp::{
+    ServerHandler,
+    model::{
+        CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+        InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, Reference,
+        SetLevelRequestParams, SubscribeRequestParams,
+        UnsubscribeRequestParams,
+    },
+    model::CallToolRequestParams,
+};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{
+    CallToolResponse, GetPromptResponse, Implementation, LoggingLevel, McpError, ProtocolVersion,
+    ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, SubscriptionContext,
+    SubscriptionFilter, Tool, listing::page,
+    stamp::Stamp,
+};
+use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
+
+/// State shared by every session and request: built once per configuration.
+pub struct Shared {
+    pub registry: Arc<Registry>,
+    pub bus: ChangeBus,
+    info: InitializeResult,
+}
+
+impl Shared {
+    pub fn new(registry: Arc<Registry>, bus: ChangeBus, name: &str, instructions: &str) -> Self {
+        let info = InitializeResult::new(registry.capabilities())
+            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
+            .with_protocol_version(ProtocolVersion::V_2025_11_25);
+        Self {
+            registry,
+            bus,
+            info,
+        }
+    }
+}
+
+/// Per-session state of a legacy session (or of one stateless request).
+#[derive(Default)]
+struct SessionState {
+    log_level: Mutex<Option<LoggingLevel>>,
+    subscriptions: Mutex<HashSet<String>>,
+    forwarding: std::sync::atomic::AtomicBool,
+}
+
+/// rmcp builds one handler per legacy session and one per stateless request;
+/// cloning it is two `Arc` bumps.
+#[derive(Clone)]
+pub struct McpHandler {
+    shared: Arc<Shared>,
+    session: Arc<SessionState>,
+}
+
+impl McpHandler {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        Self {
+            shared,
+            session: Arc::default(),
+        }
+    }
+
+    /// Adds the fields 2026-07-28 requires on results; legacy results pass as they are.
+    fn finish<T: Stamp>(&self, modern: bool, mut result: T) -> T {
+        if modern {
+            result.stamp(&self.shared.info.server_info);
+        }
+        result
+    }
+
+    fn call_context(&self, request: RequestContext<RoleServer>) -> CallContext {
+        let modern = is_modern(&request);
+        // Modern clients opt into log lines per request; legacy sessions get
+        // info and above until they call logging/setLevel.
+        let threshold = if modern {
+            request.meta.log_level()
+        } else {
+            Some(
+                self.session
+                    .log_level
+                    .lock()
+                    .expect("log level lock")
+                    .unwrap_or(LoggingLevel::Info),
+            )
+        };
+        CallContext::new(request, Caller::anonymous(), threshold)
+    }
+
+    /// Forwards change events to a legacy session's GET stream until the
+    /// session is gone. Started once, on `notifications/initialized`.
+    fn start_forwarding(&self, peer: rmcp::service::Peer<RoleServer>) {
+        use std::sync::atomic::Ordering;
+        if self.session.forwarding.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let mut events = self.shared.bus.subscribe();
+        let session = self.session.clone();
+        tokio::spawn(async move {
+            loop {
+                let event = match events.recv().await {
+                    Ok(event) => event,
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => return,
+                };
+                if peer.is_transport_closed() {
+                    return;
+                }
+                let notification = match event {
+                    ChangeEvent::ToolsListChanged => peer.notify_tool_list_changed().await,
+                    ChangeEvent::PromptsListChanged => peer.notify_prompt_list_changed().await,
+                    ChangeEvent::ResourcesListChanged => peer.notify_resource_list_changed().await,
+                    ChangeEvent::ResourceUpdated { uri } => {
+                        let subscribed = session
+                            .subscriptions
+                            .lock()
+                            .expect("subscriptions lock")
+                            .contains(&uri);
+                        if !subscribed {
+                            continue;
+                        }
+                        peer.notify_resource_updated(
+                            serde_json::from_value(serde_json::json!({ "uri": uri }))
+                                .expect("resource updated params"),
+                        )
+                        .await
+                    }
+                };
+                if notification.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
+    request.as_ref().and_then(|r| r.cursor.as_deref())
+}
+
+impl ServerHandler for McpHandler {
+    fn get_info(&self) -> InitializeResult {
+        self.shared.info.clone()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(&SUPPORTED_VERSIONS)
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.registry.tool(name).map(|(_, tool)| tool.clone())
+    }
+
+    async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
+        self.start_forwarding(context.peer);
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.session.log_level.lock().expect("log level lock") = Some(request.level);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let (tools, next) = page(self.shared.registry.tools(), cursor(&request))?;
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = next.map(Into::into);
+        Ok(self.finish(is_modern(&context), result))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some((provider, _)) = self.shared.registry.tool(&request.name) else {
+            return Err(McpError::invalid_params(
+                format!("Unknown tool: {}", request.name),
+                None,
+            ));
+        };
+        let modern = is_modern(&context);
+        let cx = self.call_context(context);
+        let response = provider
+            .call(&request.name, request.arguments.unwrap_or_default(), &cx)
+            .await?;
+        Ok(self.finish(modern, response))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let (resources, next) = page(self.shared.registry.resources(), cursor(&request))?;
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next.map(Into::into);
+        Ok(self.finish(is_modern(&context), result))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let (templates, next) = page(self.shared.registry.templates(), cursor(&request))?;
+        let mut result = ListResourceTemplatesResult::with_all_items(templates);
+        result.next_cursor = next.map(Into::into);
+        Ok(self.finish(is_modern(&context), result))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let Some(provider) = self.shared.registry.resource_owner(&request.uri) else {
+            // rmcp turns -32002 into -32602 for 2026-07-28 clients.
+            return Err(McpError::resource_not_found(
+                "Resource not found",
+                Some(serde_json::json!({ "uri": request.uri })),
+            ));
+        };
+        let modern = is_modern(&context);
+        let cx = self.call_context(context);
+        let response = provider.read(&request.uri, &cx).await?;
+        Ok(self.finish(modern, response))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if !self.shared.registry.subscribable() {
+            return Err(McpError::method_not_found::<rmcp::model::SubscribeRequestMethod>());
+        }
+        if self.shared.registry.resource_owner(&request.uri).is_none() {
+            return Err(McpError::resource_not_found(
+                "Resource not found",
+                Some(serde_json::json!({ "uri": request.uri })),
+            ));
+        }
+        self.session
+            .subscriptions
+            .lock()
+            .expect("subscriptions lock")
+            .insert(request.uri);
+        self.start_forwarding(context.peer);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session
+            .subscriptions
+            .lock()
+            .expect("subscriptions lock")
+            .remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let registry = &self.shared.registry;
+        let mut accepted = requested.clone();
+        if !registry.subscribable() {
+            accepted.resource_subscriptions = None;
+        } else if let Some(uris) = accepted.resource_subscriptions.as_mut() {
+            uris.retain(|uri| registry.resource_owner(uri).is_some());
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut events = self.shared.bus.subscribe();
+        let sink = context.sink();
+        loop {
+            let event = tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                event = events.recv() => event,
+            };
+            let event = match event {
+                Ok(event) => event,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return Ok(()),
+            };
+            let accepted = sink.accepted();
+            let sent = match event {
+                ChangeEvent::ToolsListChanged if accepted.tools_list_changed == Some(true) => {
+                    sink.notify_tool_list_changed().await
+                }
+                ChangeEvent::PromptsListChanged if accepted.prompts_list_changed == Some(true) => {
+                    sink.notify_prompt_list_changed().await
+                }
+                ChangeEvent::ResourcesListChanged
+                    if accepted.resources_list_changed == Some(true) =>
+                {
+                    sink.notify_resource_list_changed().await
+                }
+                ChangeEvent::ResourceUpdated { uri }
+                    if accepted
+                        .resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|uris| uris.contains(&uri)) =>
+                {
+                    sink.notify_resource_updated(uri).await
+                }
+                _ => continue,
+            };
+            if sent.is_err() {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let (prompts, next) = page(self.shared.registry.prompts(), cursor(&request))?;
+        let mut result = ListPromptsResult::with_all_items(prompts);
+        result.next_cursor = next.map(Into::into);
+        Ok(self.finish(is_modern(&context), result))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let registry = &self.shared.registry;
+        let (Some(provider), Some(prompt)) = (
+            registry.prompt(&request.name),
+            registry.prompts().iter().find(|p| p.name == request.name),
+        ) else {
+            return Err(McpError::invalid_params(
+                format!("Unknown prompt: {}", request.name),
+                None,
+            ));
+        };
+        let arguments: HashMap<String, String> = request
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => (k, s),
+                other => (k, other.to_string()),
+            })
+            .collect();
+        let missing: Vec<&str> = prompt
+            .arguments
+            .iter()
+            .flatten()
+            .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+            .map(|a| a.name.as_str())
+            .collect();
+        if !missing.is_empty() {
+            return Err(McpError::invalid_params(
+                format!(
+                    "prompt `{}` needs the argument(s): {}",
+                    request.name,
+                    missing.join(", ")
+                ),
+                None,
+            ));
+        }
+        let modern = is_modern(&context);
+        let cx = self.call_context(context);
+        let response = provider.get(&request.name, arguments, &cx).await?;
+        Ok(self.finish(modern, response))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let registry = &self.shared.registry;
+        let argument = &request.argument;
+        let mut values = match &request.r#ref {
+            Reference::Prompt(prompt) => match registry.prompt(&prompt.name) {
+                Some(provider) => provider.complete(&prompt.name, &argument.name, &argument.value),
+                None => {
+                    return Err(McpError::invalid_params(
+                        format!("Unknown prompt: {}", prompt.name),
+                        None,
+                    ));
+                }
+            },
+            Reference::Resource(template) => registry
+                .resource_providers()
+                .iter()
+                .flat_map(|p| p.complete(&template.uri, &argument.name, &argument.value))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let total = values.len();
+        values.truncate(CompletionInfo::MAX_VALUES);
+        let mut completion = CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
+        completion.total = Some(total as u32);
+        completion.has_more = Some(total > CompletionInfo::MAX_VALUES);
+        Ok(self.finish(is_modern(&context), CompleteResult::new(completion)))
+    }
+
+    /// rmcp routes unknown methods here, and also known methods whose params
+    /// do not parse: the latter are the caller's bad params, not a missing method.
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        if STANDARD_METHODS.contains(&request.method.as_str()) {
+            return Err(McpError::invalid_params(
+                format!("Invalid params for {}", request.method),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", request.method),
+            None,
+        ))
+    }
+}
+
+/// Client-to-server request methods of the revisions teamgate serves.
+const STANDARD_METHODS: [&str; 15] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+];

@@ -1,0 +1,68 @@
+//! Fields 2026-07-28 requires on every result that rmcp does not add for us:
+//! `resultType` (providers build results from wire JSON, which leaves it
+//! unset) and `_meta["io.modelcontextprotocol/serverInfo"]` (a SHOULD).
+//! Legacy results are left alone: rmcp strips 2026-only fields for them.
+
+use rmcp::model::{
+    CompleteResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, ResultType,
+};
+
+use super::{CallToolResponse, GetPromptResponse, Implementation, ReadResourceResponse};
+
+const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+pub trait Stamp {
+    fn stamp(&mut self, server: &Implementation);
+}
+
+fn stamp_parts(result_type: &mut Option<ResultType>, meta: &mut Option<MetaObject>, server: &Implementation) {
+    result_type.get_or_insert(ResultType::COMPLETE);
+    if let Ok(info) = serde_json::to_value(server) {
+        meta.get_or_insert_with(Default::default)
+            .entry(SERVER_INFO)
+            .or_insert(info);
+    }
+}
+
+macro_rules! stamp_struct {
+    ($($t:ty),*) => {$(
+        impl Stamp for $t {
+            fn stamp(&mut self, server: &Implementation) {
+                stamp_parts(&mut self.result_type, &mut self.meta, server);
+            }
+        }
+    )*};
+}
+
+stamp_struct!(
+    ListToolsResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    CompleteResult
+);
+
+impl Stamp for CallToolResponse {
+    fn stamp(&mut self, server: &Implementation) {
+        if let CallToolResponse::Complete(r) = self {
+            stamp_parts(&mut r.result_type, &mut r.meta, server);
+        }
+    }
+}
+
+impl Stamp for ReadResourceResponse {
+    fn stamp(&mut self, server: &Implementation) {
+        if let ReadResourceResponse::Complete(r) = self {
+            stamp_parts(&mut r.result_type, &mut r.meta, server);
+        }
+    }
+}
+
+impl Stamp for GetPromptResponse {
+    fn stamp(&mut self, server: &Implementation) {
+        if let GetPromptResponse::Complete(r) = self {
+            stamp_parts(&mut r.result_type, &mut r.meta, server);
+        }
+    }
+}

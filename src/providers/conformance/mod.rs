@@ -1,0 +1,16 @@
+//! The fixtures the official MCP conformance suite expects (tools, resources,
+//! prompts, completion), with the exact names, schemas and outputs it checks.
+//! Enabled only by `config/conformance.toml`; never in a default deployment.
+
+mod prompts;
+mod resources;
+mod tools;
+
+pub use prompts::ConformancePrompts;
+pub use resources::ConformanceResources;
+pub use tools::ConformanceTools;
+
+/// 1x1 PNG.
+pub(crate) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A bare 44-byte RIFF/WAVE header.
+pub(crate) const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";

@@ -1,0 +1,130 @@
+//! What a provider gets for one call: who asked, a cancellation signal, and
+//! sinks for progress and log lines that go back on the caller's stream.
+
+#![allow(deprecated)] // LoggingLevel: deprecated in 2026-07-28, still served to 2025-era clients.
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::{
+    ClientCapabilities, LoggingLevel, Peer, ProtocolVersion, RequestContext, RequestMetaObject,
+    RoleServer,
+};
+
+/// The authenticated caller. Filled by the identity layer; `anonymous` until then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub user: String,
+}
+
+impl Caller {
+    pub fn anonymous() -> Self {
+        Self {
+            user: "anonymous".into(),
+        }
+    }
+}
+
+pub struct CallContext {
+    request: RequestContext<RoleServer>,
+    caller: Caller,
+    /// Lowest level a log line must have to be sent; `None` sends none.
+    log_threshold: Option<LoggingLevel>,
+}
+
+impl CallContext {
+    pub fn new(
+        request: RequestContext<RoleServer>,
+        caller: Caller,
+        log_threshold: Option<LoggingLevel>,
+    ) -> Self {
+        Self {
+            request,
+            caller,
+            log_threshold,
+        }
+    }
+
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// Cancelled when the client cancels (legacy `notifications/cancelled`,
+    /// or closing the stream on 2026-07-28).
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.request.ct
+    }
+
+    pub fn meta(&self) -> &RequestMetaObject {
+        &self.request.meta
+    }
+
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.request.protocol_version()
+    }
+
+    /// True for 2026-07-28 and later: stateless, MRTR instead of server requests.
+    pub fn is_modern(&self) -> bool {
+        self.protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    }
+
+    pub fn client_capabilities(&self) -> ClientCapabilities {
+        self.request.client_capabilities().unwrap_or_default()
+    }
+
+    /// The peer, for server-to-client requests on legacy sessions
+    /// (sampling, elicitation). Modern requests use MRTR results instead.
+    pub fn peer(&self) -> &Peer<RoleServer> {
+        &self.request.peer
+    }
+
+    /// Sends `notifications/progress` when the client asked for progress.
+    /// Delivery failures are ignored: progress is advisory.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = self.request.meta.get_progress_token() else {
+            return;
+        };
+        let mut params = serde_json::json!({
+            "progressToken": token,
+            "progress": progress,
+        });
+        if let Some(total) = total {
+            params["total"] = total.into();
+        }
+        if let Some(message) = message {
+            params["message"] = message.into();
+        }
+        if let Ok(params) = serde_json::from_value(params) {
+            let _ = self.request.peer.notify_progress(params).await;
+        }
+    }
+
+    /// Sends `notifications/message` if `level` passes the caller's threshold.
+    pub async fn log(&self, level: LoggingLevel, logger: &str, data: Value) {
+        let Some(threshold) = self.log_threshold else {
+            return;
+        };
+        if rank(level) < rank(threshold) {
+            return;
+        }
+        let params = serde_json::json!({"level": level, "logger": logger, "data": data});
+        if let Ok(params) = serde_json::from_value(params) {
+            let _ = self.request.peer.notify_logging_message(params).await;
+        }
+    }
+}
+
+/// Severity order of RFC 5424 levels, lowest first.
+pub fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}

@@ -1,0 +1,217 @@
+//! The capability registry: what the server offers, built once at start-up.
+//!
+//! Providers implement one small trait per kind. The registry indexes them by
+//! name/URI so a call costs one hash lookup, and derives the advertised
+//! capabilities from what is registered, never more.
+//! It knows nothing of HTTP, sessions or JSON-RPC envelopes.
+
+mod context;
+mod events;
+
+use std::{collections::HashMap, sync::Arc};
+
+use async_trait::async_trait;
+
+pub use context::{CallContext, Caller};
+pub use events::{ChangeBus, ChangeEvent};
+
+use crate::mcp::{
+    CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
+    Resource, ResourceTemplate, ServerCapabilities, Tool,
+};
+
+/// Offers tools.
+#[async_trait]
+pub trait ToolProvider: Send + Sync {
+    /// The tools, each with a unique name across all providers.
+    fn tools(&self) -> Vec<Tool>;
+    /// Runs `name`. Failures the model should read are `Ok` results with
+    /// `isError: true`; `Err` is for protocol errors only.
+    async fn call(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        cx: &CallContext,
+    ) -> Result<CallToolResponse, McpError>;
+}
+
+/// Offers resources and resource templates.
+#[async_trait]
+pub trait ResourceProvider: Send + Sync {
+    fn resources(&self) -> Vec<Resource>;
+    fn templates(&self) -> Vec<ResourceTemplate> {
+        Vec::new()
+    }
+    /// Whether `uri` belongs to this provider (listed or matching a template).
+    fn owns(&self, uri: &str) -> bool;
+    async fn read(&self, uri: &str, cx: &CallContext) -> Result<ReadResourceResponse, McpError>;
+    /// Values for a template variable being typed (`completion/complete`).
+    fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Offers prompts.
+#[async_trait]
+pub trait PromptProvider: Send + Sync {
+    fn prompts(&self) -> Vec<Prompt>;
+    async fn get(
+        &self,
+        name: &str,
+        arguments: HashMap<String, String>,
+        cx: &CallContext,
+    ) -> Result<GetPromptResponse, McpError>;
+    /// Values for a prompt argument being typed (`completion/complete`).
+    fn complete(&self, _prompt: &str, _argument: &str, _prefix: &str) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Providers of every kind, as registered at start-up.
+#[derive(Default)]
+pub struct RegistryBuilder {
+    tools: Vec<Arc<dyn ToolProvider>>,
+    resources: Vec<Arc<dyn ResourceProvider>>,
+    prompts: Vec<Arc<dyn PromptProvider>>,
+    subscribable: bool,
+}
+
+impl RegistryBuilder {
+    pub fn tools(mut self, provider: Arc<dyn ToolProvider>) -> Self {
+        self.tools.push(provider);
+        self
+    }
+    pub fn resources(mut self, provider: Arc<dyn ResourceProvider>) -> Self {
+        self.resources.push(provider);
+        self
+    }
+    pub fn prompts(mut self, provider: Arc<dyn PromptProvider>) -> Self {
+        self.prompts.push(provider);
+        self
+    }
+    /// Advertise `resources.subscribe`: some provider raises `resources/updated`.
+    pub fn subscribable(mut self) -> Self {
+        self.subscribable = true;
+        self
+    }
+
+    /// Indexes every provider. Duplicate tool or prompt names are a
+    /// configuration error: a name must mean one thing.
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        let mut tools = Vec::new();
+        let mut tool_index = HashMap::new();
+        for provider in &self.tools {
+            for tool in provider.tools() {
+                let name = tool.name.to_string();
+                if tool_index.insert(name.clone(), (provider.clone(), tools.len())).is_some() {
+                    return Err(RegistryError::Duplicate("tool", name));
+                }
+                tools.push(tool);
+            }
+        }
+        let mut prompts = Vec::new();
+        let mut prompt_index = HashMap::new();
+        for provider in &self.prompts {
+            for prompt in provider.prompts() {
+                let name = prompt.name.clone();
+                if prompt_index.insert(name.clone(), provider.clone()).is_some() {
+                    return Err(RegistryError::Duplicate("prompt", name));
+                }
+                prompts.push(prompt);
+            }
+        }
+        let resources = self.resources.iter().flat_map(|p| p.resources()).collect();
+        let templates = self.resources.iter().flat_map(|p| p.templates()).collect();
+        Ok(Registry {
+            tools,
+            tool_index,
+            prompts,
+            prompt_index,
+            resources,
+            templates,
+            resource_providers: self.resources,
+            subscribable: self.subscribable,
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("two providers declare the {0} `{1}`; names must be unique")]
+    Duplicate(&'static str, String),
+}
+
+/// The immutable index the MCP handler routes through.
+pub struct Registry {
+    tools: Vec<Tool>,
+    tool_index: HashMap<String, (Arc<dyn ToolProvider>, usize)>,
+    prompts: Vec<Prompt>,
+    prompt_index: HashMap<String, Arc<dyn PromptProvider>>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+    resource_providers: Vec<Arc<dyn ResourceProvider>>,
+    subscribable: bool,
+}
+
+impl Registry {
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+
+    /// Exactly what is registered: a kind with nothing in it is not advertised.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        let mut caps = ServerCapabilities::default();
+        let has_resources = !self.resources.is_empty() || !self.templates.is_empty();
+        if !self.tools.is_empty() {
+            caps.tools = Some(serde_json::from_value(serde_json::json!({"listChanged": true})).expect("tools capability"));
+        }
+        if !self.prompts.is_empty() {
+            caps.prompts = Some(serde_json::from_value(serde_json::json!({"listChanged": true})).expect("prompts capability"));
+        }
+        if has_resources {
+            caps.resources = Some(
+                serde_json::from_value(serde_json::json!({
+                    "listChanged": true,
+                    "subscribe": self.subscribable,
+                }))
+                .expect("resources capability"),
+            );
+        }
+        if !self.prompts.is_empty() || !self.templates.is_empty() {
+            caps.completions = Some(Default::default());
+        }
+        // Tools report progress and log lines through `CallContext`.
+        caps.logging = Some(Default::default());
+        caps
+    }
+
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+    pub fn tool(&self, name: &str) -> Option<(&Arc<dyn ToolProvider>, &Tool)> {
+        self.tool_index
+            .get(name)
+            .map(|(provider, i)| (provider, &self.tools[*i]))
+    }
+    pub fn prompts(&self) -> &[Prompt] {
+        &self.prompts
+    }
+    pub fn prompt(&self, name: &str) -> Option<&Arc<dyn PromptProvider>> {
+        self.prompt_index.get(name)
+    }
+    pub fn resources(&self) -> &[Resource] {
+        &self.resources
+    }
+    pub fn templates(&self) -> &[ResourceTemplate] {
+        &self.templates
+    }
+    pub fn resource_owner(&self, uri: &str) -> Option<&Arc<dyn ResourceProvider>> {
+        self.resource_providers.iter().find(|p| p.owns(uri))
+    }
+    pub fn resource_providers(&self) -> &[Arc<dyn ResourceProvider>] {
+        &self.resource_providers
+    }
+    pub fn subscribable(&self) -> bool {
+        self.subscribable
+    }
+}
