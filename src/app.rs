@@ -12,9 +12,10 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     config::Config,
     http::{self, GuardConfig, Health, HttpParts},
-    mcp::{LocalSessionManager, McpHandler, Shared, StreamableHttpServerConfig, StreamableHttpService},
+    mcp::{McpHandler, Sessions, Shared, StreamableHttpServerConfig, StreamableHttpService},
     providers::{builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
+    store::{MemoryEventStore, Retention},
 };
 
 /// Loopback names always accepted in `Host` (DNS-rebinding protection).
@@ -57,7 +58,9 @@ impl App {
         let shared = self.shared.clone();
         let mcp = StreamableHttpService::new(
             move || Ok(McpHandler::new(shared.clone())),
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(Sessions::new(Arc::new(MemoryEventStore::new(
+                Retention::default(),
+            )))),
             self.engine_config(),
         );
         http::router(HttpParts {
@@ -120,10 +123,13 @@ impl App {
                 tracing::warn!(%error, "could not set TCP_NODELAY");
             }
         });
-        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(async move { drained.cancelled().await })
-            .await
-            .context("HTTP server failed")?;
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move { drained.cancelled().await })
+        .await
+        .context("HTTP server failed")?;
         self.engine_shutdown.cancel();
         Ok(())
     }
@@ -134,7 +140,10 @@ fn build_registry(config: &Config) -> anyhow::Result<Registry> {
     let providers = &config.providers;
     let mut builder = Registry::builder();
     if providers.builtin.enabled {
-        let builtin = Arc::new(Builtin::new(&config.mcp.server_name, &providers.builtin.documents));
+        let builtin = Arc::new(Builtin::new(
+            &config.mcp.server_name,
+            &providers.builtin.documents,
+        ));
         builder = builder
             .tools(builtin.clone())
             .resources(builtin.clone())

@@ -67,7 +67,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stdio { config } => stdio(config.load(None)?).await,
         Command::CheckConfig { config } => {
             let config = config.load(None)?;
-            print!("{}", toml::to_string_pretty(&config).context("printing configuration")?);
+            print!(
+                "{}",
+                toml::to_string_pretty(&config).context("printing configuration")?
+            );
             eprintln!("configuration is valid");
             Ok(())
         }
@@ -90,14 +93,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 async fn stdio(config: Config) -> anyhow::Result<()> {
     telemetry::init_stderr(&config.log)?;
     let app = App::build(config)?;
-    let service = rmcp::ServiceExt::serve(app.handler(), rmcp::transport::stdio())
-        .await
-        .context("stdio handshake failed")?;
-    tokio::select! {
-        result = service.waiting() => { result.context("stdio session failed")?; }
-        () = shutdown_signal() => {}
-    }
-    Ok(())
+    crate::mcp::serve_stdio(app.handler(), shutdown_signal()).await
 }
 
 /// Resolves on SIGINT or SIGTERM.

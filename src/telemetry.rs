@@ -28,7 +28,9 @@ pub fn init_stderr(config: &LogConfig) -> anyhow::Result<()> {
             .with(fmt::layer().json().with_writer(std::io::stderr))
             .try_init()
     } else {
-        registry.with(fmt::layer().with_writer(std::io::stderr)).try_init()
+        registry
+            .with(fmt::layer().with_writer(std::io::stderr))
+            .try_init()
     };
     // A second init (tests building several apps) keeps the first subscriber.
     let _ = result;

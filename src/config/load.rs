@@ -71,10 +71,7 @@ impl ConfigSources {
     }
 
     /// Loads with a last layer added by the caller (the CLI's `--listen`).
-    pub fn load_with(
-        &self,
-        last: impl FnOnce(Figment) -> Figment,
-    ) -> Result<Config, ConfigError> {
+    pub fn load_with(&self, last: impl FnOnce(Figment) -> Figment) -> Result<Config, ConfigError> {
         let mut figment = Figment::from(Named {
             name: "built-in defaults",
             inner: Toml::string(EMBEDDED_DEFAULT),
@@ -99,13 +96,35 @@ impl ConfigSources {
             ConfigError::Load(
                 errors
                     .into_iter()
-                    .map(|e| e.to_string())
+                    .map(|e| describe(&e))
                     .collect::<Vec<_>>()
                     .join("; "),
             )
         })?;
         config.validate()?;
         Ok(config)
+    }
+}
+
+/// "`<problem>` for key `server.listen` in <where>", where <where> names the
+/// file or the exact environment variable to fix.
+fn describe(error: &figment::Error) -> String {
+    let key = error.path.join(".").to_lowercase();
+    let source = match &error.metadata {
+        Some(meta) if meta.name.contains("environment") => format!(
+            "environment variable {ENV_PREFIX}{}",
+            error.path.join("__").to_uppercase()
+        ),
+        Some(meta) => match &meta.source {
+            Some(figment::Source::File(path)) => format!("file {}", path.display()),
+            _ => meta.name.to_string(),
+        },
+        None => "the configuration".to_owned(),
+    };
+    if key.is_empty() {
+        format!("{} in {source}", error.kind)
+    } else {
+        format!("{} for key `{key}` in {source}", error.kind)
     }
 }
 

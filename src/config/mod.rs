@@ -117,7 +117,10 @@ impl Config {
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",
-                format!("must be an absolute path like \"/mcp\", got {:?}", self.mcp.path),
+                format!(
+                    "must be an absolute path like \"/mcp\", got {:?}",
+                    self.mcp.path
+                ),
             ));
         }
         if self.server.max_body_bytes < 1024 {

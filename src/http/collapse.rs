@@ -59,7 +59,10 @@ pub async fn collapse(response: Response, wait: Duration) -> Response {
         Some(json) => {
             let mut response = Response::from_parts(parts, Body::from(json));
             let headers = response.headers_mut();
-            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
             headers.remove(header::CACHE_CONTROL);
             headers.remove("x-accel-buffering");
             response
@@ -128,12 +131,16 @@ mod tests {
 
     #[test]
     fn a_notification_first_keeps_the_stream() {
-        let sse = b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n";
+        let sse =
+            b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n";
         assert!(matches!(first_message(sse), Scan::Stream));
     }
 
     #[test]
     fn an_incomplete_event_waits() {
-        assert!(matches!(first_message(b"data: {\"jsonrpc\""), Scan::NeedMore));
+        assert!(matches!(
+            first_message(b"data: {\"jsonrpc\""),
+            Scan::NeedMore
+        ));
     }
 }

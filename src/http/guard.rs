@@ -29,9 +29,19 @@ pub struct GuardConfig {
     pub collapse_wait: Duration,
 }
 
-pub async fn guard(State(config): State<Arc<GuardConfig>>, request: Request, next: Next) -> Response {
+pub async fn guard(
+    State(config): State<Arc<GuardConfig>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.method() != Method::POST {
-        let response = next.run(request).await;
+        let is_delete = request.method() == Method::DELETE;
+        let mut response = next.run(request).await;
+        // rmcp ends a session with 202; clients (the Python SDK among them)
+        // expect the 200 the other SDKs send.
+        if is_delete && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
         return normalize(response, None).await;
     }
     let (parts, body) = request.into_parts();
@@ -43,7 +53,9 @@ pub async fn guard(State(config): State<Arc<GuardConfig>>, request: Request, nex
         Ok(id) => id,
         Err((error, id)) => return error.into_response_with_id(id),
     };
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
     let response = normalize(response, id).await;
     if config.json_responses {
         collapse::collapse(response, config.collapse_wait).await
@@ -60,7 +72,9 @@ async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError>
         Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
             Err(HttpError::PayloadTooLarge(config.max_body_bytes))
         }
-        Ok(Err(e)) => Err(HttpError::InvalidRequest(format!("the body could not be read: {e}"))),
+        Ok(Err(e)) => Err(HttpError::InvalidRequest(format!(
+            "the body could not be read: {e}"
+        ))),
     }
 }
 
@@ -151,7 +165,9 @@ async fn normalize(response: Response, id: Option<Value>) -> Response {
     }
     let (parts, body) = response.into_parts();
     let text = match Limited::new(body, MAX_ENGINE_ERROR_BYTES).collect().await {
-        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).trim().to_owned(),
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes())
+            .trim()
+            .to_owned(),
         Err(_) => String::new(),
     };
     let error = match status {

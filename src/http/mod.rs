@@ -15,7 +15,7 @@ use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 pub use guard::GuardConfig;
 pub use health::Health;
 
-use crate::mcp::{LocalSessionManager, McpHandler, StreamableHttpService};
+use crate::mcp::{McpHandler, Sessions, StreamableHttpService};
 
 /// Time a POST body may take to arrive before the request is dropped.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -23,7 +23,7 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Everything the router needs, built by `App::build`.
 pub struct HttpParts {
     pub mcp_path: String,
-    pub mcp: StreamableHttpService<McpHandler, LocalSessionManager>,
+    pub mcp: StreamableHttpService<McpHandler, Sessions>,
     pub guard: GuardConfig,
     pub health: Health,
 }

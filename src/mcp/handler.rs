@@ -12,22 +12,20 @@ use std::{
 
 use rmcp::{
     ServerHandler,
+    model::CallToolRequestParams,
     model::{
         CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
         InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
         ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, Reference,
-        SetLevelRequestParams, SubscribeRequestParams,
-        UnsubscribeRequestParams,
+        SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
     },
-    model::CallToolRequestParams,
 };
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{
     CallToolResponse, GetPromptResponse, Implementation, LoggingLevel, McpError, ProtocolVersion,
     ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, SubscriptionContext,
-    SubscriptionFilter, Tool, listing::page,
-    stamp::Stamp,
+    SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
 use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
 
@@ -169,7 +167,10 @@ impl ServerHandler for McpHandler {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared.registry.tool(name).map(|(_, tool)| tool.clone())
+        self.shared
+            .registry
+            .tool(name)
+            .map(|(_, tool)| tool.clone())
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
@@ -179,8 +180,14 @@ impl ServerHandler for McpHandler {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        // Removed in 2026-07-28: the level travels in each request's `_meta`.
+        if is_modern(&context) {
+            return Err(McpError::method_not_found::<
+                rmcp::model::SetLevelRequestMethod,
+            >());
+        }
         *self.session.log_level.lock().expect("log level lock") = Some(request.level);
         Ok(())
     }
@@ -192,7 +199,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListToolsResult, McpError> {
         let (tools, next) = page(self.shared.registry.tools(), cursor(&request))?;
         let mut result = ListToolsResult::with_all_items(tools);
-        result.next_cursor = next.map(Into::into);
+        result.next_cursor = next;
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -222,7 +229,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListResourcesResult, McpError> {
         let (resources, next) = page(self.shared.registry.resources(), cursor(&request))?;
         let mut result = ListResourcesResult::with_all_items(resources);
-        result.next_cursor = next.map(Into::into);
+        result.next_cursor = next;
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -233,7 +240,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let (templates, next) = page(self.shared.registry.templates(), cursor(&request))?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
-        result.next_cursor = next.map(Into::into);
+        result.next_cursor = next;
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -261,7 +268,9 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         if !self.shared.registry.subscribable() {
-            return Err(McpError::method_not_found::<rmcp::model::SubscribeRequestMethod>());
+            return Err(McpError::method_not_found::<
+                rmcp::model::SubscribeRequestMethod,
+            >());
         }
         if self.shared.registry.resource_owner(&request.uri).is_none() {
             return Err(McpError::resource_not_found(
@@ -354,7 +363,7 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListPromptsResult, McpError> {
         let (prompts, next) = page(self.shared.registry.prompts(), cursor(&request))?;
         let mut result = ListPromptsResult::with_all_items(prompts);
-        result.next_cursor = next.map(Into::into);
+        result.next_cursor = next;
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -431,7 +440,8 @@ impl ServerHandler for McpHandler {
         };
         let total = values.len();
         values.truncate(CompletionInfo::MAX_VALUES);
-        let mut completion = CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
+        let mut completion =
+            CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
         completion.total = Some(total as u32);
         completion.has_more = Some(total > CompletionInfo::MAX_VALUES);
         Ok(self.finish(is_modern(&context), CompleteResult::new(completion)))

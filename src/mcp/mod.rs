@@ -5,24 +5,30 @@
 
 mod handler;
 mod listing;
+mod sessions;
 mod stamp;
 
 pub use handler::{McpHandler, Shared};
+pub use sessions::Sessions;
 
-#[allow(deprecated)] // Logging is deprecated in 2026-07-28 but still served to 2025-era clients.
+#[allow(deprecated)]
+// Logging is deprecated in 2026-07-28 but still served to 2025-era clients.
 pub use rmcp::model::LoggingLevel;
 pub use rmcp::{
     ErrorData as McpError, RoleServer,
     model::{
         CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse,
         GetPromptResult, Implementation, InputRequest, InputRequiredResult, JsonObject, Prompt,
-        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceResponse, ReadResourceResult, RequestId, RequestMetaObject, Resource,
-        ResourceContents, ResourceTemplate, ServerCapabilities, SubscriptionFilter, Tool,
+        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
+        RequestId, RequestMetaObject, Resource, ResourceContents, ResourceTemplate,
+        ServerCapabilities, SubscriptionFilter, Tool,
     },
     service::{Peer, RequestContext, SubscriptionContext},
     transport::{
         StreamableHttpServerConfig, StreamableHttpService,
-        streamable_http_server::session::local::LocalSessionManager,
+        streamable_http_server::session::{
+            EventStore, EventStoreError, EventStream, ServerSseMessage,
+        },
     },
 };
 
@@ -33,3 +39,20 @@ pub const SUPPORTED_VERSIONS: [ProtocolVersion; 4] = [
     ProtocolVersion::V_2025_11_25,
     ProtocolVersion::V_2026_07_28,
 ];
+
+/// Serves `handler` over stdin/stdout until the client closes stdin or
+/// `shutdown` resolves.
+pub async fn serve_stdio(
+    handler: McpHandler,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let service = rmcp::ServiceExt::serve(handler, rmcp::transport::stdio())
+        .await
+        .context("stdio handshake failed")?;
+    tokio::select! {
+        result = service.waiting() => { result.context("stdio session failed")?; }
+        () = shutdown => {}
+    }
+    Ok(())
+}

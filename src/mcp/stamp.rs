@@ -16,7 +16,11 @@ pub trait Stamp {
     fn stamp(&mut self, server: &Implementation);
 }
 
-fn stamp_parts(result_type: &mut Option<ResultType>, meta: &mut Option<MetaObject>, server: &Implementation) {
+fn stamp_parts(
+    result_type: &mut Option<ResultType>,
+    meta: &mut Option<MetaObject>,
+    server: &Implementation,
+) {
     result_type.get_or_insert(ResultType::COMPLETE);
     if let Ok(info) = serde_json::to_value(server) {
         meta.get_or_insert_with(Default::default)

@@ -12,8 +12,8 @@ use serde_json::json;
 
 use crate::{
     mcp::{
-        CallToolResponse, CallToolResult, GetPromptResponse, GetPromptResult, JsonObject,
-        McpError, Prompt, ReadResourceResponse, ReadResourceResult, Resource, Tool,
+        CallToolResponse, CallToolResult, GetPromptResponse, GetPromptResult, JsonObject, McpError,
+        Prompt, ReadResourceResponse, ReadResourceResult, Resource, Tool,
     },
     providers::wire,
     registry::{CallContext, PromptProvider, ResourceProvider, ToolProvider},
@@ -155,8 +155,13 @@ impl ResourceProvider for Builtin {
     }
 
     async fn read(&self, uri: &str, _cx: &CallContext) -> Result<ReadResourceResponse, McpError> {
-        let not_found = || McpError::resource_not_found("Resource not found", Some(json!({"uri": uri})));
-        let document = self.documents.iter().find(|d| d.uri == uri).ok_or_else(not_found)?;
+        let not_found =
+            || McpError::resource_not_found("Resource not found", Some(json!({"uri": uri})));
+        let document = self
+            .documents
+            .iter()
+            .find(|d| d.uri == uri)
+            .ok_or_else(not_found)?;
         let text = tokio::fs::read_to_string(&document.path)
             .await
             .map_err(|_| not_found())?;

@@ -103,7 +103,10 @@ impl RegistryBuilder {
         for provider in &self.tools {
             for tool in provider.tools() {
                 let name = tool.name.to_string();
-                if tool_index.insert(name.clone(), (provider.clone(), tools.len())).is_some() {
+                if tool_index
+                    .insert(name.clone(), (provider.clone(), tools.len()))
+                    .is_some()
+                {
                     return Err(RegistryError::Duplicate("tool", name));
                 }
                 tools.push(tool);
@@ -114,7 +117,10 @@ impl RegistryBuilder {
         for provider in &self.prompts {
             for prompt in provider.prompts() {
                 let name = prompt.name.clone();
-                if prompt_index.insert(name.clone(), provider.clone()).is_some() {
+                if prompt_index
+                    .insert(name.clone(), provider.clone())
+                    .is_some()
+                {
                     return Err(RegistryError::Duplicate("prompt", name));
                 }
                 prompts.push(prompt);
@@ -163,10 +169,16 @@ impl Registry {
         let mut caps = ServerCapabilities::default();
         let has_resources = !self.resources.is_empty() || !self.templates.is_empty();
         if !self.tools.is_empty() {
-            caps.tools = Some(serde_json::from_value(serde_json::json!({"listChanged": true})).expect("tools capability"));
+            caps.tools = Some(
+                serde_json::from_value(serde_json::json!({"listChanged": true}))
+                    .expect("tools capability"),
+            );
         }
         if !self.prompts.is_empty() {
-            caps.prompts = Some(serde_json::from_value(serde_json::json!({"listChanged": true})).expect("prompts capability"));
+            caps.prompts = Some(
+                serde_json::from_value(serde_json::json!({"listChanged": true}))
+                    .expect("prompts capability"),
+            );
         }
         if has_resources {
             caps.resources = Some(

@@ -29,6 +29,14 @@ FIXTURE_TOOLS = [
 counts = {"passed": 0, "failed": 0}
 
 
+def describe(e):
+    """`Type: first line`, unwrapping the ExceptionGroups that anyio task groups raise."""
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    text = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {text}"
+
+
 def report(name, why=None):
     counts["failed" if why else "passed"] += 1
     print(f"not ok - {name}: {why}" if why else f"ok - {name}", flush=True)
@@ -38,14 +46,14 @@ async def check(name, fn):
     try:
         report(name, await fn())
     except Exception as e:  # noqa: BLE001 - any failure is a reported check failure
-        report(name, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        report(name, describe(e))
 
 
 def first_text(result):
     return next((c.text for c in result.content if getattr(c, "type", None) == "text"), None)
 
 
-async def run_checks(client):
+async def run_checks(client, mode):
     async def tools():
         listed = (await client.list_tools()).tools
         missing = [n for n in FIXTURE_TOOLS if n not in {t.name for t in listed}]
@@ -98,6 +106,13 @@ async def run_checks(client):
             return f"{len(seen)} progress notifications (want >= 3)"
         return None if seen == sorted(seen) else f"progress decreased: {seen}"
 
+    async def discover():
+        # In the pinned mode the SDK never probes (it synthesizes a DiscoverResult), so probe explicitly.
+        raw = await client.session.send_discover("2026-07-28")
+        return None if "2026-07-28" in raw.get("supportedVersions", []) else f"got {raw}"
+
+    if mode == "2026-07-28":
+        await check("server/discover lists 2026-07-28", discover)
     for name, fn in [
         ("tools/list has fixtures", tools), ("resources/list", resources), ("prompts/list", prompts),
         ("call test_simple_text", simple_text), ("call test_error_handling isError", error_handling),
@@ -119,12 +134,11 @@ async def main(args):
                     connected = True
                     report("connect")
                     print(f"# negotiated protocol {client.protocol_version}", flush=True)
-                    await run_checks(client)
+                    await run_checks(client, args.mode)
     except BaseException as e:  # noqa: BLE001 - includes timeouts and ExceptionGroups from the transport
         if isinstance(e, KeyboardInterrupt):
             raise
-        msg = str(e).splitlines()[0] if str(e) else ""
-        report("connect" if not connected else "session", f"{type(e).__name__}: {msg}")
+        report("connect" if not connected else "session", describe(e))
 
 
 if __name__ == "__main__":

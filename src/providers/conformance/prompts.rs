@@ -41,7 +41,8 @@ impl PromptProvider for ConformancePrompts {
         _cx: &CallContext,
     ) -> Result<GetPromptResponse, McpError> {
         let arg = |key: &str| arguments.get(key).cloned().unwrap_or_default();
-        let text = |text: String| json!({"role": "user", "content": {"type": "text", "text": text}});
+        let text =
+            |text: String| json!({"role": "user", "content": {"type": "text", "text": text}});
         let messages = match name {
             "test_simple_prompt" => vec![text("This is a simple prompt for testing.".into())],
             "test_prompt_with_arguments" => vec![text(format!(

@@ -26,9 +26,24 @@ fn template_id(uri: &str) -> Option<&str> {
 impl ResourceProvider for ConformanceResources {
     fn resources(&self) -> Vec<Resource> {
         [
-            ("test://static-text", "static-text", "A static text resource", "text/plain"),
-            ("test://static-binary", "static-binary", "A static binary resource (PNG)", "image/png"),
-            ("test://watched-resource", "watched-resource", "A resource that accepts subscriptions", "text/plain"),
+            (
+                "test://static-text",
+                "static-text",
+                "A static text resource",
+                "text/plain",
+            ),
+            (
+                "test://static-binary",
+                "static-binary",
+                "A static binary resource (PNG)",
+                "image/png",
+            ),
+            (
+                "test://watched-resource",
+                "watched-resource",
+                "A resource that accepts subscriptions",
+                "text/plain",
+            ),
         ]
         .into_iter()
         .map(|(uri, name, description, mime)| {

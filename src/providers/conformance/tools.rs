@@ -28,29 +28,75 @@ fn string_arg_schema(name: &str, description: &str) -> Value {
 /// (name, description, input schema)
 fn declarations() -> Vec<(&'static str, &'static str, Value)> {
     vec![
-        ("test_simple_text", "Returns a simple text response", empty_schema()),
+        (
+            "test_simple_text",
+            "Returns a simple text response",
+            empty_schema(),
+        ),
         ("test_image_content", "Returns an image", empty_schema()),
         ("test_audio_content", "Returns audio", empty_schema()),
-        ("test_embedded_resource", "Returns an embedded resource", empty_schema()),
-        ("test_multiple_content_types", "Returns text, image and resource content", empty_schema()),
-        ("test_tool_with_logging", "Sends three log messages while running", empty_schema()),
-        ("test_tool_with_progress", "Reports progress 0, 50, 100", empty_schema()),
-        ("test_error_handling", "Always returns a tool error", empty_schema()),
-        ("test_sampling", "Asks the client's LLM to complete a prompt",
-            string_arg_schema("prompt", "The prompt to send to the LLM")),
-        ("test_elicitation", "Asks the user for a username and email",
-            string_arg_schema("message", "The message to show the user")),
-        ("test_elicitation_sep1034_defaults", "Elicitation whose fields carry defaults (SEP-1034)", empty_schema()),
-        ("test_elicitation_sep1330_enums", "Elicitation with every enum shape (SEP-1330)", empty_schema()),
-        ("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", json!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "$defs": {"address": {"type": "object", "properties": {
-                "street": {"type": "string"}, "city": {"type": "string"}}}},
-            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
-            "additionalProperties": false
-        })),
-        ("test_reconnection", "Completes after a short pause (SSE reconnection)", empty_schema()),
+        (
+            "test_embedded_resource",
+            "Returns an embedded resource",
+            empty_schema(),
+        ),
+        (
+            "test_multiple_content_types",
+            "Returns text, image and resource content",
+            empty_schema(),
+        ),
+        (
+            "test_tool_with_logging",
+            "Sends three log messages while running",
+            empty_schema(),
+        ),
+        (
+            "test_tool_with_progress",
+            "Reports progress 0, 50, 100",
+            empty_schema(),
+        ),
+        (
+            "test_error_handling",
+            "Always returns a tool error",
+            empty_schema(),
+        ),
+        (
+            "test_sampling",
+            "Asks the client's LLM to complete a prompt",
+            string_arg_schema("prompt", "The prompt to send to the LLM"),
+        ),
+        (
+            "test_elicitation",
+            "Asks the user for a username and email",
+            string_arg_schema("message", "The message to show the user"),
+        ),
+        (
+            "test_elicitation_sep1034_defaults",
+            "Elicitation whose fields carry defaults (SEP-1034)",
+            empty_schema(),
+        ),
+        (
+            "test_elicitation_sep1330_enums",
+            "Elicitation with every enum shape (SEP-1330)",
+            empty_schema(),
+        ),
+        (
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"type": "object", "properties": {
+                    "street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "additionalProperties": false
+            }),
+        ),
+        (
+            "test_reconnection",
+            "Completes after a short pause (SSE reconnection)",
+            empty_schema(),
+        ),
     ]
 }
 
@@ -87,11 +133,21 @@ impl ToolProvider for ConformanceTools {
         arguments: JsonObject,
         cx: &CallContext,
     ) -> Result<CallToolResponse, McpError> {
-        let arg = |key: &str| arguments.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let arg = |key: &str| {
+            arguments
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         Ok(match name {
             "test_simple_text" => ok(vec![text("This is a simple text response for testing.")]),
-            "test_image_content" => ok(vec![json!({"type": "image", "data": PNG, "mimeType": "image/png"})]),
-            "test_audio_content" => ok(vec![json!({"type": "audio", "data": WAV, "mimeType": "audio/wav"})]),
+            "test_image_content" => ok(vec![
+                json!({"type": "image", "data": PNG, "mimeType": "image/png"}),
+            ]),
+            "test_audio_content" => ok(vec![
+                json!({"type": "audio", "data": WAV, "mimeType": "audio/wav"}),
+            ]),
             "test_embedded_resource" => ok(vec![json!({"type": "resource", "resource": {
                 "uri": "test://embedded-resource", "mimeType": "text/plain",
                 "text": "This is an embedded resource content."}})]),
@@ -102,9 +158,13 @@ impl ToolProvider for ConformanceTools {
                     "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}}),
             ]),
             "test_tool_with_logging" => {
-                for (i, line) in ["Tool execution started", "Tool processing data", "Tool execution completed"]
-                    .into_iter()
-                    .enumerate()
+                for (i, line) in [
+                    "Tool execution started",
+                    "Tool processing data",
+                    "Tool execution completed",
+                ]
+                .into_iter()
+                .enumerate()
                 {
                     if i > 0 {
                         tokio::time::sleep(STEP).await;
@@ -122,7 +182,9 @@ impl ToolProvider for ConformanceTools {
                 }
                 ok(vec![text("Tool with progress executed successfully")])
             }
-            "test_error_handling" => tool_error("This tool intentionally returns an error for testing"),
+            "test_error_handling" => {
+                tool_error("This tool intentionally returns an error for testing")
+            }
             "test_sampling" => sampling(cx, &arg("prompt")).await,
             "test_elicitation" => {
                 let schema = json!({"type": "object", "properties": {
@@ -140,10 +202,22 @@ impl ToolProvider for ConformanceTools {
                         "enum": ["active", "inactive", "pending"], "default": "active"},
                     "verified": {"type": "boolean", "description": "Verification status", "default": true}},
                     "required": []});
-                elicit(cx, "Please review these defaults", schema, "Elicitation completed").await
+                elicit(
+                    cx,
+                    "Please review these defaults",
+                    schema,
+                    "Elicitation completed",
+                )
+                .await
             }
             "test_elicitation_sep1330_enums" => {
-                elicit(cx, "Please choose options", sep1330_schema(), "Elicitation completed").await
+                elicit(
+                    cx,
+                    "Please choose options",
+                    sep1330_schema(),
+                    "Elicitation completed",
+                )
+                .await
             }
             "json_schema_2020_12_tool" => ok(vec![text(format!(
                 "Received: {}",
@@ -153,7 +227,12 @@ impl ToolProvider for ConformanceTools {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 ok(vec![text("Reconnection test completed successfully.")])
             }
-            other => return Err(McpError::invalid_params(format!("Unknown tool: {other}"), None)),
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("Unknown tool: {other}"),
+                    None,
+                ));
+            }
         })
     }
 }

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Starts the real teamgate binary on a loopback port with config/conformance.toml and runs the
+# official conformance suites, the TypeScript and Python SDK clients and the MCP Inspector CLI
+# against it. Prints each tool's closing line and `interop: N passed, M failed` (suites, not checks).
+# Usage: scripts/interop.sh [path/to/teamgate]   (default: target/debug/teamgate)
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BIN="${1:-target/debug/teamgate}"
+[[ -x "$BIN" ]] || { echo "interop: $BIN not built (run cargo build)"; exit 1; }
+scripts/install-test-deps.sh || exit 1
+LOGDIR="$ROOT/.cache/interop"; mkdir -p "$LOGDIR"
+LOG="$LOGDIR/server.log"
+
+TEAMGATE__LOG__FORMAT=json "$BIN" serve --config config/conformance.toml --listen 127.0.0.1:0 >"$LOG" 2>&1 &
+SERVER=$!
+trap 'kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null' EXIT
+URL=""
+for _ in $(seq 100); do   # the start-up line names the URL; wait up to 10 s
+  URL="$(grep -o '"url":"http://[^"]*"' "$LOG" 2>/dev/null | head -1 | cut -d'"' -f4)" && [[ -n "$URL" ]] && break
+  sleep 0.1
+done
+[[ -n "$URL" ]] || { echo "interop: server did not start:"; cat "$LOG"; exit 1; }
+echo "interop: teamgate at $URL"
+
+passed=0; failed=0; failures=()
+run() {  # run NAME COMMAND...: one interop step, bounded in time
+  local name="$1"; shift
+  echo "=== $name"
+  if timeout 1200 "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+}
+run ts-client node tests/interop/ts_client.mjs --url "$URL"
+run ts-client-2025-06-18 node tests/interop/ts_client.mjs --url "$URL" --offer-version 2025-06-18
+for mode in default legacy 2026-07-28; do
+  run "py-client[$mode]" .cache/venv/bin/python tests/interop/py_client.py --url "$URL" --mode "$mode"
+done
+for era in legacy modern; do
+  run "inspector[$era]" env INSPECTOR_ERA="$era" tests/interop/inspector.sh "$URL"
+done
+run conformance tests/interop/conformance.sh "$URL"
+
+# A server that survived everything above must still be alive.
+if kill -0 "$SERVER" 2>/dev/null; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("server-alive"); fi
+[[ ${#failures[@]} -gt 0 ]] && echo "interop: failed: ${failures[*]} (server log: $LOG)"
+echo "interop: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]

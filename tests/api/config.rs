@@ -1,0 +1,140 @@
+//! Configuration: every shipped file loads through the code `serve` uses;
+//! mistakes stop start-up naming the key and its source; secrets stay masked.
+
+use std::process::Command;
+
+use teamgate::config::{ConfigError, ConfigSources};
+
+use crate::helpers::repo_path;
+
+fn toml_files(dir: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![repo_path(dir)];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                out.push(path);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_shipped_configuration_file_loads() {
+    let files: Vec<_> = toml_files("config")
+        .into_iter()
+        .chain(toml_files("deploy"))
+        .collect();
+    assert!(
+        files.len() >= 2,
+        "config/default.toml and config/conformance.toml at least"
+    );
+    for file in files {
+        ConfigSources::files_only(vec![file.clone()])
+            .load()
+            .unwrap_or_else(|e| panic!("{} does not load: {e}", file.display()));
+    }
+}
+
+#[test]
+fn the_embedded_defaults_are_config_default_toml() {
+    let on_disk = std::fs::read_to_string(repo_path("config/default.toml")).unwrap();
+    assert_eq!(on_disk, teamgate::config::EMBEDDED_DEFAULT);
+    let config = ConfigSources::files_only(vec![]).load().unwrap();
+    assert_eq!(config.server.listen.to_string(), "127.0.0.1:8080");
+    assert!(
+        !config.providers.conformance.enabled,
+        "fixtures are never on by default"
+    );
+}
+
+fn load_snippet(snippet: &str) -> Result<teamgate::Config, ConfigError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("overlay.toml");
+    std::fs::write(&path, snippet).unwrap();
+    ConfigSources::files_only(vec![path]).load()
+}
+
+#[test]
+fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
+    let error = load_snippet("[server]\nlisten_port = 80\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("listen_port"), "{error}");
+    assert!(error.contains("overlay.toml"), "{error}");
+
+    let error = load_snippet("[server]\nlisten = \"not an address\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("server.listen"), "{error}");
+    assert!(error.contains("overlay.toml"), "{error}");
+
+    let error = load_snippet("[mcp]\npath = \"mcp\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("mcp.path"), "{error}");
+
+    let error = load_snippet("[mcp]\nrequest_state_keys = [\"short\"]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("request_state_keys"), "{error}");
+    assert!(
+        !error.contains("short"),
+        "the secret is not echoed: {error}"
+    );
+}
+
+#[test]
+fn later_files_win() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.toml");
+    let b = dir.path().join("b.toml");
+    std::fs::write(&a, "[server]\nlisten = \"127.0.0.1:1111\"\n").unwrap();
+    std::fs::write(&b, "[server]\nlisten = \"127.0.0.1:2222\"\n").unwrap();
+    let config = ConfigSources::files_only(vec![a, b]).load().unwrap();
+    assert_eq!(config.server.listen.port(), 2222);
+    let missing = ConfigSources::files_only(vec![dir.path().join("nope.toml")]).load();
+    assert!(missing.unwrap_err().to_string().contains("nope.toml"));
+}
+
+fn check_config(envs: &[(&str, &str)]) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
+    command.arg("check-config").current_dir(repo_path(""));
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    command.output().expect("teamgate runs")
+}
+
+#[test]
+fn environment_overrides_apply_and_secrets_are_masked() {
+    let secret = "k".repeat(40);
+    let keys = format!("[\"{secret}\"]");
+    let output = check_config(&[
+        ("TEAMGATE__SERVER__LISTEN", "127.0.0.1:9000"),
+        ("TEAMGATE__MCP__REQUEST_STATE_KEYS", &keys),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(printed.contains("127.0.0.1:9000"), "{printed}");
+    assert!(printed.contains("<redacted>"), "{printed}");
+    assert!(!printed.contains(&secret), "the key is never printed");
+
+    let output = check_config(&[("TEAMGATE__SERVER__LISTN", "127.0.0.1:9000")]);
+    assert!(!output.status.success());
+    let error = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        error.contains("listn") && error.contains("TEAMGATE__SERVER__LISTN"),
+        "{error}"
+    );
+}

@@ -1,0 +1,206 @@
+//! `spawn_app()` and the small HTTP vocabulary the tests share.
+
+use std::{net::SocketAddr, path::PathBuf};
+
+use reqwest::{Response, header::HeaderMap};
+use serde_json::{Value, json};
+use teamgate::{App, Config, config::ConfigSources};
+use tokio::sync::oneshot;
+
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+pub const MODERN: &str = "2026-07-28";
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub url: String,
+    pub client: reqwest::Client,
+    shutdown: Option<oneshot::Sender<()>>,
+    pub served: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+pub fn repo_path(relative: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
+}
+
+/// The embedded defaults plus `config/conformance.toml`, like the interop runs.
+pub fn test_config() -> Config {
+    ConfigSources::files_only(vec![repo_path("config/conformance.toml")])
+        .load()
+        .expect("test configuration loads")
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
+    let mut config = test_config();
+    config.server.listen = "127.0.0.1:0".parse().unwrap();
+    adjust(&mut config);
+    let listener = tokio::net::TcpListener::bind(config.server.listen)
+        .await
+        .expect("bind loopback");
+    let addr = listener.local_addr().unwrap();
+    let path = config.mcp.path.clone();
+    let app = App::build(config).expect("app builds");
+    let (tx, rx) = oneshot::channel::<()>();
+    let served = tokio::spawn(app.serve(listener, async move {
+        let _ = rx.await;
+    }));
+    TestApp {
+        addr,
+        url: format!("http://{addr}{path}"),
+        client: reqwest::Client::new(),
+        shutdown: Some(tx),
+        served,
+    }
+}
+
+impl TestApp {
+    pub fn base(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Sends SIGTERM's equivalent and returns the serve task.
+    pub fn shutdown(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// POSTs raw bytes with the given extra headers.
+    pub async fn post_raw(
+        &self,
+        body: impl Into<reqwest::Body>,
+        headers: &[(&str, &str)],
+    ) -> Response {
+        let mut request = self.client.post(&self.url);
+        let mut has_ct = false;
+        let mut has_accept = false;
+        for (name, value) in headers {
+            has_ct |= name.eq_ignore_ascii_case("content-type");
+            has_accept |= name.eq_ignore_ascii_case("accept");
+            request = request.header(*name, *value);
+        }
+        if !has_ct {
+            request = request.header("content-type", "application/json");
+        }
+        if !has_accept {
+            request = request.header("accept", ACCEPT_BOTH);
+        }
+        request
+            .body(body)
+            .send()
+            .await
+            .expect("request reaches the server")
+    }
+
+    pub async fn post(&self, message: &Value, headers: &[(&str, &str)]) -> Response {
+        self.post_raw(message.to_string(), headers).await
+    }
+
+    /// Runs the legacy handshake and returns the session id.
+    pub async fn initialize(&self, version: &str) -> String {
+        let response = self
+            .post(
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": version, "capabilities": {},
+                    "clientInfo": {"name": "teamgate-tests", "version": "1"}}}),
+                &[],
+            )
+            .await;
+        assert_eq!(response.status(), 200, "initialize succeeds");
+        let session = header(response.headers(), "mcp-session-id").expect("a session id");
+        let initialized = self
+            .post(
+                &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                &[
+                    ("mcp-session-id", &session),
+                    ("mcp-protocol-version", version),
+                ],
+            )
+            .await;
+        assert_eq!(initialized.status(), 202);
+        session
+    }
+
+    /// A request in a legacy session; returns the JSON-RPC reply, whether it
+    /// came as JSON or as the last message of an SSE stream.
+    pub async fn session_call(&self, session: &str, id: i64, method: &str, params: Value) -> Value {
+        let response = self
+            .post(
+                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+                &[
+                    ("mcp-session-id", session),
+                    ("mcp-protocol-version", "2025-11-25"),
+                ],
+            )
+            .await;
+        assert_eq!(response.status(), 200, "{method} answered 200");
+        messages(response).await.pop().expect("a reply")
+    }
+
+    /// A 2026-07-28 request with the envelope and headers that era requires.
+    pub async fn modern_call(&self, id: i64, method: &str, mut params: Value) -> (u16, Vec<Value>) {
+        let extra = params.get("_meta").cloned();
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "teamgate-tests", "version": "1"},
+        });
+        if let Some(Value::Object(extra)) = extra {
+            for (key, value) in extra {
+                params["_meta"][key] = value;
+            }
+        }
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let mut headers = vec![("mcp-protocol-version", MODERN), ("mcp-method", method)];
+        if let Some(name) = name.as_deref() {
+            headers.push(("mcp-name", name));
+        }
+        let response = self
+            .post(
+                &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+                &headers,
+            )
+            .await;
+        let status = response.status().as_u16();
+        (status, messages(response).await)
+    }
+}
+
+pub fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Every JSON-RPC message of a reply: one for a JSON body, each `data:`
+/// event of an SSE body (priming events skipped).
+pub async fn messages(response: Response) -> Vec<Value> {
+    let is_sse = header(response.headers(), "content-type")
+        .is_some_and(|ct| ct.starts_with("text/event-stream"));
+    let text = response.text().await.expect("body");
+    if !is_sse {
+        return vec![
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("JSON body ({e}): {text}")),
+        ];
+    }
+    text.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .collect();
+            let data = data.join("\n");
+            (!data.is_empty()).then(|| serde_json::from_str(&data).expect("SSE data is JSON"))
+        })
+        .collect()
+}

@@ -1,0 +1,11 @@
+//! The one integration-test binary: every test talks to a real server on a
+//! loopback port through `helpers::spawn_app`.
+
+mod bad_input;
+mod config;
+mod health;
+mod helpers;
+mod legacy;
+mod modern;
+mod stdio;
+mod tidy;
