@@ -452,9 +452,11 @@ impl ServerHandler for McpHandler {
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
-        if STANDARD_METHODS.contains(&request.method.as_str()) {
+        let method = request.method.as_str();
+        let removed_in_modern = REMOVED_IN_2026.contains(&method) && is_modern(&context);
+        if STANDARD_METHODS.contains(&method) && !removed_in_modern {
             return Err(McpError::invalid_params(
                 format!("Invalid params for {}", request.method),
                 None,
@@ -467,6 +469,15 @@ impl ServerHandler for McpHandler {
         ))
     }
 }
+
+/// Requests 2026-07-28 removed: a modern request naming one is a missing method (404).
+const REMOVED_IN_2026: [&str; 5] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
 
 /// Client-to-server request methods of the revisions teamgate serves.
 const STANDARD_METHODS: [&str; 15] = [
