@@ -12,15 +12,21 @@ use crate::mcp::{
 };
 
 /// The authenticated caller. Filled by the identity layer; `anonymous` until then.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Caller {
     pub user: String,
+    /// Scopes granted to the caller's token (`tools:*`, `docs:read`, ...).
+    pub scopes: Vec<String>,
+    /// Claims of an OAuth access token (empty for personal tokens).
+    pub claims: serde_json::Map<String, Value>,
 }
 
 impl Caller {
     pub fn anonymous() -> Self {
         Self {
             user: "anonymous".into(),
+            scopes: vec!["*".into()],
+            claims: serde_json::Map::new(),
         }
     }
 }
