@@ -12,7 +12,9 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     config::Config,
     http::{self, GuardConfig, Health, HttpParts},
-    mcp::{McpHandler, Sessions, Shared, StreamableHttpServerConfig, StreamableHttpService},
+    mcp::{
+        McpHandler, Sessions, Shared, StateKeys, StreamableHttpServerConfig, StreamableHttpService,
+    },
     providers::{builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
     store::{MemoryEventStore, Retention},
@@ -34,10 +36,12 @@ pub struct App {
 impl App {
     /// Builds registries and shared state once; binds nothing.
     pub fn build(config: Config) -> anyhow::Result<Self> {
-        let registry = Arc::new(build_registry(&config)?);
+        let bus = ChangeBus::default();
+        let registry = Arc::new(build_registry(&config, &bus)?);
         let shared = Arc::new(Shared::new(
             registry,
-            ChangeBus::default(),
+            bus,
+            StateKeys::new(&config.mcp.request_state_keys)?,
             &config.mcp.server_name,
             &config.mcp.instructions,
         ));
@@ -136,9 +140,22 @@ impl App {
 }
 
 /// Registers the providers the configuration enables.
-fn build_registry(config: &Config) -> anyhow::Result<Registry> {
+fn build_registry(config: &Config, bus: &ChangeBus) -> anyhow::Result<Registry> {
     let providers = &config.providers;
     let mut builder = Registry::builder();
+    if providers.conformance.enabled {
+        // The suite calls the first listed tool with `{}` and reads the first
+        // listed resource, so the conformance fixtures come first.
+        let mrtr = Arc::new(conformance::ConformanceMrtr);
+        builder = builder
+            .tools(Arc::new(conformance::ConformanceTools))
+            .tools(mrtr.clone())
+            .tools(Arc::new(conformance::ConformanceModern::new(bus.clone())))
+            .resources(Arc::new(conformance::ConformanceResources))
+            .prompts(Arc::new(conformance::ConformancePrompts))
+            .prompts(mrtr)
+            .subscribable();
+    }
     if providers.builtin.enabled {
         let builtin = Arc::new(Builtin::new(
             &config.mcp.server_name,
@@ -148,13 +165,6 @@ fn build_registry(config: &Config) -> anyhow::Result<Registry> {
             .tools(builtin.clone())
             .resources(builtin.clone())
             .prompts(builtin);
-    }
-    if providers.conformance.enabled {
-        builder = builder
-            .tools(Arc::new(conformance::ConformanceTools))
-            .resources(Arc::new(conformance::ConformanceResources))
-            .prompts(Arc::new(conformance::ConformancePrompts))
-            .subscribable();
     }
     Ok(builder.build()?)
 }

@@ -23,9 +23,9 @@ use rmcp::{
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{
-    CallToolResponse, GetPromptResponse, Implementation, LoggingLevel, McpError, ProtocolVersion,
-    ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, SubscriptionContext,
-    SubscriptionFilter, Tool, listing::page, stamp::Stamp,
+    CallToolResponse, GetPromptResponse, Implementation, InputResponses, LoggingLevel, McpError,
+    Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS,
+    StateKeys, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
 use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
 
@@ -33,11 +33,18 @@ use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
 pub struct Shared {
     pub registry: Arc<Registry>,
     pub bus: ChangeBus,
+    state_keys: Arc<StateKeys>,
     info: InitializeResult,
 }
 
 impl Shared {
-    pub fn new(registry: Arc<Registry>, bus: ChangeBus, name: &str, instructions: &str) -> Self {
+    pub fn new(
+        registry: Arc<Registry>,
+        bus: ChangeBus,
+        state_keys: StateKeys,
+        name: &str,
+        instructions: &str,
+    ) -> Self {
         let info = InitializeResult::new(registry.capabilities())
             .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions)
@@ -45,6 +52,7 @@ impl Shared {
         Self {
             registry,
             bus,
+            state_keys: Arc::new(state_keys),
             info,
         }
     }
@@ -82,7 +90,16 @@ impl McpHandler {
         result
     }
 
-    fn call_context(&self, request: RequestContext<RoleServer>) -> CallContext {
+    /// The context of a call to `method` on `target`, with what the client
+    /// sent back for MRTR.
+    fn call_context(
+        &self,
+        request: RequestContext<RoleServer>,
+        method: &str,
+        target: &str,
+        responses: Option<InputResponses>,
+        state: Option<String>,
+    ) -> CallContext {
         let modern = is_modern(&request);
         // Modern clients opt into log lines per request; legacy sessions get
         // info and above until they call logging/setLevel.
@@ -97,7 +114,14 @@ impl McpHandler {
                     .unwrap_or(LoggingLevel::Info),
             )
         };
-        CallContext::new(request, Caller::anonymous(), threshold)
+        let caller = Caller::anonymous();
+        let mrtr = Mrtr::new(
+            self.shared.state_keys.clone(),
+            &[&caller.user, method, target],
+            responses,
+            state,
+        );
+        CallContext::new(request, caller, threshold, mrtr)
     }
 
     /// Forwards change events to a legacy session's GET stream until the
@@ -215,7 +239,13 @@ impl ServerHandler for McpHandler {
             ));
         };
         let modern = is_modern(&context);
-        let cx = self.call_context(context);
+        let cx = self.call_context(
+            context,
+            "tools/call",
+            &request.name,
+            request.input_responses,
+            request.request_state,
+        );
         let response = provider
             .call(&request.name, request.arguments.unwrap_or_default(), &cx)
             .await?;
@@ -257,7 +287,13 @@ impl ServerHandler for McpHandler {
             ));
         };
         let modern = is_modern(&context);
-        let cx = self.call_context(context);
+        let cx = self.call_context(
+            context,
+            "resources/read",
+            &request.uri,
+            request.input_responses,
+            request.request_state,
+        );
         let response = provider.read(&request.uri, &cx).await?;
         Ok(self.finish(modern, response))
     }
@@ -409,7 +445,13 @@ impl ServerHandler for McpHandler {
             ));
         }
         let modern = is_modern(&context);
-        let cx = self.call_context(context);
+        let cx = self.call_context(
+            context,
+            "prompts/get",
+            &request.name,
+            request.input_responses,
+            request.request_state,
+        );
         let response = provider.get(&request.name, arguments, &cx).await?;
         Ok(self.finish(modern, response))
     }

@@ -5,10 +5,12 @@
 
 mod handler;
 mod listing;
+mod mrtr;
 mod sessions;
 mod stamp;
 
 pub use handler::{McpHandler, Shared};
+pub use mrtr::{Asked, Mrtr, StateKeys};
 pub use sessions::Sessions;
 
 #[allow(deprecated)]
@@ -18,10 +20,10 @@ pub use rmcp::{
     ErrorData as McpError, RoleServer,
     model::{
         CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse,
-        GetPromptResult, Implementation, InputRequest, InputRequiredResult, JsonObject, Prompt,
-        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
-        RequestId, RequestMetaObject, Resource, ResourceContents, ResourceTemplate,
-        ServerCapabilities, SubscriptionFilter, Tool,
+        GetPromptResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+        InputResponses, JsonObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+        ReadResourceResponse, ReadResourceResult, RequestId, RequestMetaObject, Resource,
+        ResourceContents, ResourceTemplate, ServerCapabilities, SubscriptionFilter, Tool,
     },
     service::{Peer, RequestContext, SubscriptionContext},
     transport::{

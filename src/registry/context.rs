@@ -7,8 +7,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::{
-    ClientCapabilities, LoggingLevel, Peer, ProtocolVersion, RequestContext, RequestMetaObject,
-    RoleServer,
+    Asked, ClientCapabilities, InputRequests, LoggingLevel, McpError, Mrtr, Peer, ProtocolVersion,
+    RequestContext, RequestMetaObject, RoleServer,
 };
 
 /// The authenticated caller. Filled by the identity layer; `anonymous` until then.
@@ -36,6 +36,7 @@ pub struct CallContext {
     caller: Caller,
     /// Lowest level a log line must have to be sent; `None` sends none.
     log_threshold: Option<LoggingLevel>,
+    mrtr: Mrtr,
 }
 
 impl CallContext {
@@ -43,12 +44,31 @@ impl CallContext {
         request: RequestContext<RoleServer>,
         caller: Caller,
         log_threshold: Option<LoggingLevel>,
+        mrtr: Mrtr,
     ) -> Self {
         Self {
             request,
             caller,
             log_threshold,
+            mrtr,
         }
+    }
+
+    /// Input the client sent back (`inputResponses`, `requestState`).
+    pub fn mrtr(&self) -> &Mrtr {
+        &self.mrtr
+    }
+
+    /// Asks the client for input, in whichever way its protocol era allows;
+    /// see [`Mrtr::ask`]. `state` travels with an `input_required` result.
+    pub async fn ask(
+        &self,
+        requests: InputRequests,
+        state: Option<String>,
+    ) -> Result<Asked, McpError> {
+        self.mrtr
+            .ask(&self.request.peer, self.is_modern(), requests, state)
+            .await
     }
 
     pub fn caller(&self) -> &Caller {

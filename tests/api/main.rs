@@ -7,5 +7,6 @@ mod health;
 mod helpers;
 mod legacy;
 mod modern;
+mod mrtr;
 mod stdio;
 mod tidy;
