@@ -6,9 +6,12 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use figment::providers::Serialized;
 
+use std::sync::Arc;
+
 use crate::{
     app::App,
     config::{Config, ConfigSources},
+    store::{SessionRepo, Store, SystemClock},
     telemetry,
 };
 
@@ -41,6 +44,36 @@ pub enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// Apply the database migrations and exit (serve also applies them).
+    Migrate {
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Inspect or end 2025-era sessions.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List live sessions, oldest first.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Show at most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: i64,
+    },
+    /// End a session: its next request, on any replica, gets 404.
+    End {
+        /// The session id (Mcp-Session-Id).
+        id: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -65,6 +98,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { config, listen } => serve(config.load(listen)?).await,
         Command::Stdio { config } => stdio(config.load(None)?).await,
+        Command::Migrate { config } => {
+            let config = config.load(None)?;
+            let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
+            store.migrate().await?;
+            println!("migrations applied to {}", config.store.url.masked());
+            Ok(())
+        }
+        Command::Sessions { command, config } => sessions(command, config.load(None)?).await,
         Command::CheckConfig { config } => {
             let config = config.load(None)?;
             print!(
@@ -81,7 +122,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     telemetry::init(&config.log)?;
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
-    let app = App::build(config)?;
+    let app = App::build(config).await?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot bind {listen}"))?;
@@ -92,8 +133,55 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 
 async fn stdio(config: Config) -> anyhow::Result<()> {
     telemetry::init_stderr(&config.log)?;
-    let app = App::build(config)?;
-    crate::mcp::serve_stdio(app.handler(), shutdown_signal()).await
+    // No store: a stdio client is one local process with no sessions to keep.
+    let handler = crate::app::stdio_handler(&config)?;
+    crate::mcp::serve_stdio(handler, shutdown_signal()).await
+}
+
+async fn sessions(command: SessionsCommand, config: Config) -> anyhow::Result<()> {
+    let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
+    store.migrate().await?;
+    match command {
+        SessionsCommand::List { json, limit } => {
+            let rows = store.list(limit).await?;
+            if json {
+                let rows: Vec<_> = rows
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "id": r.id, "owner": r.owner, "protocolVersion": r.protocol_version,
+                            "client": {"name": r.client_name, "version": r.client_version},
+                            "createdMs": r.created_ms, "lastSeenMs": r.last_seen_ms, "expiresMs": r.expires_ms,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                println!(
+                    "{:<38} {:<20} {:<11} {:<24} {:>8}",
+                    "ID", "OWNER", "VERSION", "CLIENT", "IDLE"
+                );
+                let now = store.now_ms();
+                for r in &rows {
+                    let client = format!("{} {}", r.client_name, r.client_version);
+                    let idle = format!("{}s", (now - r.last_seen_ms).max(0) / 1000);
+                    println!(
+                        "{:<38} {:<20} {:<11} {:<24} {:>8}",
+                        r.id, r.owner, r.protocol_version, client, idle
+                    );
+                }
+                eprintln!("{} session(s)", rows.len());
+            }
+        }
+        SessionsCommand::End { id } => {
+            if store.delete(&id).await? {
+                println!("session {id} ended");
+            } else {
+                anyhow::bail!("no live session {id}");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -11,7 +11,7 @@ mod stamp;
 
 pub use handler::{McpHandler, Shared};
 pub use mrtr::{Asked, Mrtr, StateKeys};
-pub use sessions::Sessions;
+pub use sessions::{SessionSettings, Sessions, StoredSessions};
 
 #[allow(deprecated)]
 // Logging is deprecated in 2026-07-28 but still served to 2025-era clients.

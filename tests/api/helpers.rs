@@ -4,13 +4,17 @@ use std::{net::SocketAddr, path::PathBuf};
 
 use reqwest::{Response, header::HeaderMap};
 use serde_json::{Value, json};
-use teamgate::{App, Config, config::ConfigSources};
+use teamgate::{
+    App, Config,
+    config::{ConfigSources, DatabaseUrl},
+};
 use tokio::sync::oneshot;
 
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub const MODERN: &str = "2026-07-28";
 
 pub struct TestApp {
+    _dir: tempfile::TempDir,
     pub addr: SocketAddr,
     pub url: String,
     pub client: reqwest::Client,
@@ -36,18 +40,22 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = test_config();
     config.server.listen = "127.0.0.1:0".parse().unwrap();
+    // Each app gets its own SQLite file, removed with the temp dir.
+    let dir = tempfile::tempdir().expect("temp dir");
+    config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
     adjust(&mut config);
     let listener = tokio::net::TcpListener::bind(config.server.listen)
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().unwrap();
     let path = config.mcp.path.clone();
-    let app = App::build(config).expect("app builds");
+    let app = App::build(config).await.expect("app builds");
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
         let _ = rx.await;
     }));
     TestApp {
+        _dir: dir,
         addr,
         url: format!("http://{addr}{path}"),
         client: reqwest::Client::new(),
