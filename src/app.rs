@@ -18,7 +18,7 @@ use crate::{
     },
     providers::{builtin::Builtin, conformance},
     registry::{Caller, ChangeBus, Registry},
-    store::{Backend, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
+    store::{self, Backend, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
 };
 
 /// Loopback names always accepted in `Host` (DNS-rebinding protection).
@@ -49,6 +49,10 @@ impl App {
         let store = Store::connect(config.store.url.expose(), clock).await?;
         store.migrate().await?;
         let bus = ChangeBus::default();
+        let engine_shutdown = CancellationToken::new();
+        store::bridge(&store, config.store.url.expose(), &bus, engine_shutdown.clone())
+            .await
+            .context("cannot LISTEN for changes from other replicas")?;
         let registry = Arc::new(build_registry(&config, &bus)?);
         let shared = Arc::new(Shared::new(
             registry,
@@ -77,7 +81,7 @@ impl App {
             store,
             events,
             sessions,
-            engine_shutdown: CancellationToken::new(),
+            engine_shutdown,
         })
     }
 

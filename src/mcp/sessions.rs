@@ -46,7 +46,8 @@ pub struct Sessions {
     inner: LocalSessionManager,
     repo: Arc<dyn SessionRepo>,
     idle_ttl_ms: i64,
-    present: moka::future::Cache<String, bool>,
+    /// Session id to the expiry its row had when last read.
+    present: moka::future::Cache<String, Option<i64>>,
     touched: moka::future::Cache<String, ()>,
 }
 
@@ -103,7 +104,7 @@ impl Sessions {
             .and_then(|parts| parts.extensions.get::<Caller>())
             .map(|caller| caller.user.clone())
             .unwrap_or_else(|| Caller::anonymous().user);
-        let now = crate::store::SystemClock.now_ms_compat();
+        let now = self.repo.clock_ms();
         let row = SessionRow {
             id: id.to_string(),
             owner,
@@ -117,11 +118,8 @@ impl Sessions {
             last_seen_ms: now,
             expires_ms: now + self.idle_ttl_ms,
         };
-        match self.repo.create(&row).await {
-            Ok(()) => self.present.insert(row.id, true).await,
-            Err(error) => {
-                tracing::error!(%error, "session not stored; it will not survive a restart")
-            }
+        if let Err(error) = self.repo.create(&row).await {
+            tracing::error!(%error, "session not stored; it will not survive a restart");
         }
     }
 
@@ -134,6 +132,7 @@ impl Sessions {
         if let Err(error) = self.repo.touch(id, self.idle_ttl_ms).await {
             tracing::warn!(%error, "session expiry not refreshed");
         }
+        self.present.invalidate(id.as_ref()).await;
     }
 }
 
@@ -170,16 +169,20 @@ impl SessionManager for Sessions {
         if !self.inner.has_session(id).await? {
             return Ok(false);
         }
-        // In memory; is its row still there? A database error keeps serving.
+        // In memory; is its row still there and unexpired? A database error
+        // keeps serving (None = unknown).
         let repo = self.repo.clone();
         let key = id.to_string();
-        let present = self
+        let expires = self
             .present
             .get_with(key.clone(), async move {
-                repo.get(&key).await.map(|r| r.is_some()).unwrap_or(true)
+                match repo.get(&key).await {
+                    Ok(row) => Some(row.map_or(i64::MIN, |r| r.expires_ms)),
+                    Err(_) => None,
+                }
             })
             .await;
-        if !present {
+        if expires.is_some_and(|expires| expires <= self.repo.clock_ms()) {
             let _ = self.inner.close_session(id).await;
             return Ok(false);
         }

@@ -38,9 +38,3 @@ impl Clock for ManualClock {
     }
 }
 
-impl SystemClock {
-    /// Now, for callers outside the store that record timestamps.
-    pub fn now_ms_compat(&self) -> i64 {
-        Clock::now_ms(self)
-    }
-}

@@ -8,6 +8,7 @@
 mod clock;
 mod events;
 mod memory;
+mod notify;
 mod sessions;
 mod settings;
 
@@ -21,6 +22,7 @@ use sqlx::{
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use events::SqlEventStore;
 pub use memory::{MemoryEventStore, Retention};
+pub use notify::bridge;
 pub use sessions::{SessionRepo, SessionRow};
 
 use std::sync::Arc;

@@ -37,6 +37,8 @@ pub struct SessionRow {
 /// - `purge_expired` removes expired rows and returns how many.
 #[async_trait]
 pub trait SessionRepo: Send + Sync {
+    /// Now, by the clock expiry decisions use.
+    fn clock_ms(&self) -> i64;
     async fn create(&self, row: &SessionRow) -> Result<(), StoreError>;
     async fn get(&self, id: &str) -> Result<Option<SessionRow>, StoreError>;
     async fn touch(&self, id: &str, idle_ttl_ms: i64) -> Result<bool, StoreError>;
@@ -68,6 +70,10 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<SessionRow, sqlx::Error> {
 
 #[async_trait]
 impl SessionRepo for Store {
+    fn clock_ms(&self) -> i64 {
+        self.now_ms()
+    }
+
     async fn create(&self, row: &SessionRow) -> Result<(), StoreError> {
         sqlx::query(&format!(
             "insert into sessions ({COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"

@@ -1,12 +1,13 @@
 //! `spawn_app()` and the small HTTP vocabulary the tests share.
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
 use reqwest::{Response, header::HeaderMap};
 use serde_json::{Value, json};
 use teamgate::{
     App, Config,
     config::{ConfigSources, DatabaseUrl},
+    store::{Clock, SystemClock},
 };
 use tokio::sync::oneshot;
 
@@ -38,6 +39,11 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
+    spawn_app_clocked(adjust, Arc::new(SystemClock)).await
+}
+
+/// `spawn_app_with` whose store reads `clock`.
+pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn Clock>) -> TestApp {
     let mut config = test_config();
     config.server.listen = "127.0.0.1:0".parse().unwrap();
     // Each app gets its own SQLite file, removed with the temp dir.
@@ -49,7 +55,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         .expect("bind loopback");
     let addr = listener.local_addr().unwrap();
     let path = config.mcp.path.clone();
-    let app = App::build(config).await.expect("app builds");
+    let app = App::build_with_clock(config, clock).await.expect("app builds");
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
         let _ = rx.await;
@@ -69,11 +75,18 @@ impl TestApp {
         format!("http://{}", self.addr)
     }
 
-    /// Sends SIGTERM's equivalent and returns the serve task.
+    /// Sends SIGTERM's equivalent.
     pub fn shutdown(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
+    }
+
+    /// Shuts down and waits until the server has stopped.
+    pub async fn stop(mut self) {
+        self.shutdown();
+        let served = tokio::time::timeout(std::time::Duration::from_secs(15), &mut self.served).await;
+        served.expect("stops in time").unwrap().expect("clean exit");
     }
 
     /// POSTs raw bytes with the given extra headers.

@@ -3,10 +3,13 @@
 
 mod bad_input;
 mod config;
+mod databases;
 mod health;
 mod helpers;
 mod legacy;
 mod modern;
+mod replicas;
 mod mrtr;
 mod stdio;
+mod store;
 mod tidy;
