@@ -50,9 +50,14 @@ impl App {
         store.migrate().await?;
         let bus = ChangeBus::default();
         let engine_shutdown = CancellationToken::new();
-        store::bridge(&store, config.store.url.expose(), &bus, engine_shutdown.clone())
-            .await
-            .context("cannot LISTEN for changes from other replicas")?;
+        store::bridge(
+            &store,
+            config.store.url.expose(),
+            &bus,
+            engine_shutdown.clone(),
+        )
+        .await
+        .context("cannot LISTEN for changes from other replicas")?;
         let registry = Arc::new(build_registry(&config, &bus)?);
         let shared = Arc::new(Shared::new(
             registry,
@@ -87,6 +92,11 @@ impl App {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The session manager, to observe what is held in memory.
+    pub fn sessions(&self) -> Arc<Sessions> {
+        self.sessions.clone()
     }
 
     pub fn router(&self) -> Router {

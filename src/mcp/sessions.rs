@@ -77,6 +77,11 @@ impl Sessions {
         }
     }
 
+    /// Sessions whose worker is in memory now (the rest live only in the store).
+    pub async fn in_memory(&self) -> usize {
+        self.inner.sessions.read().await.len()
+    }
+
     /// Records a fresh session. Failing to store it is logged, not fatal:
     /// the session then works on this replica until it idles out.
     async fn record(

@@ -43,7 +43,10 @@ impl ChangeBus {
         if let Some(relay) = self.relay.get()
             && relay.try_send(event.clone()).is_err()
         {
-            tracing::warn!(?event, "change not relayed to other replicas (relay busy or gone)");
+            tracing::warn!(
+                ?event,
+                "change not relayed to other replicas (relay busy or gone)"
+            );
         }
         self.publish_local(event);
     }

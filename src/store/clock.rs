@@ -37,4 +37,3 @@ impl Clock for ManualClock {
         self.0.load(Ordering::SeqCst)
     }
 }
-

@@ -21,7 +21,12 @@ struct Envelope {
 }
 
 /// Connects `bus` to the other replicas when the store is PostgreSQL.
-pub async fn bridge(store: &Store, url: &str, bus: &ChangeBus, stop: CancellationToken) -> Result<(), sqlx::Error> {
+pub async fn bridge(
+    store: &Store,
+    url: &str,
+    bus: &ChangeBus,
+    stop: CancellationToken,
+) -> Result<(), sqlx::Error> {
     if store.backend() != Backend::Postgres {
         return Ok(());
     }
@@ -40,8 +45,11 @@ pub async fn bridge(store: &Store, url: &str, bus: &ChangeBus, stop: Cancellatio
                 event = outgoing.recv() => match event { Some(e) => e, None => return },
                 () = sender_stop.cancelled() => return,
             };
-            let payload = serde_json::to_string(&Envelope { origin: sender_origin.clone(), event })
-                .unwrap_or_default();
+            let payload = serde_json::to_string(&Envelope {
+                origin: sender_origin.clone(),
+                event,
+            })
+            .unwrap_or_default();
             let sent = sqlx::query("select pg_notify($1, $2)")
                 .bind(CHANNEL)
                 .bind(payload)
@@ -62,11 +70,15 @@ pub async fn bridge(store: &Store, url: &str, bus: &ChangeBus, stop: Cancellatio
                 () = stop.cancelled() => return,
             };
             match notification {
-                Ok(notification) => match serde_json::from_str::<Envelope>(notification.payload()) {
-                    Ok(envelope) if envelope.origin != origin => bus.publish_local(envelope.event),
-                    Ok(_) => {}
-                    Err(error) => tracing::warn!(%error, "unreadable change notification"),
-                },
+                Ok(notification) => {
+                    match serde_json::from_str::<Envelope>(notification.payload()) {
+                        Ok(envelope) if envelope.origin != origin => {
+                            bus.publish_local(envelope.event)
+                        }
+                        Ok(_) => {}
+                        Err(error) => tracing::warn!(%error, "unreadable change notification"),
+                    }
+                }
                 Err(error) => {
                     tracing::warn!(%error, "change listener lost its connection; retrying");
                     tokio::time::sleep(std::time::Duration::from_secs(1)).await;

@@ -49,7 +49,10 @@ impl TestDb {
             }
         };
         let name = format!("teamgate_test_{}", uuid::Uuid::new_v4().simple());
-        sqlx::query(&format!("create database {name}")).execute(&mut conn).await.unwrap();
+        sqlx::query(&format!("create database {name}"))
+            .execute(&mut conn)
+            .await
+            .unwrap();
         let base = admin.rsplit_once('/').map(|(b, _)| b.to_owned()).unwrap();
         Some(Self {
             name: "postgres",
@@ -67,7 +70,9 @@ impl TestDb {
     }
 
     pub async fn store(&self, clock: Arc<ManualClock>) -> Store {
-        let store = Store::connect(&self.url, clock).await.expect("store connects");
+        let store = Store::connect(&self.url, clock)
+            .await
+            .expect("store connects");
         store.migrate().await.expect("migrations apply");
         store
     }

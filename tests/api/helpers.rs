@@ -15,6 +15,7 @@ pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub const MODERN: &str = "2026-07-28";
 
 pub struct TestApp {
+    pub sessions: Arc<teamgate::mcp::Sessions>,
     _dir: tempfile::TempDir,
     pub addr: SocketAddr,
     pub url: String,
@@ -55,12 +56,16 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
         .expect("bind loopback");
     let addr = listener.local_addr().unwrap();
     let path = config.mcp.path.clone();
-    let app = App::build_with_clock(config, clock).await.expect("app builds");
+    let app = App::build_with_clock(config, clock)
+        .await
+        .expect("app builds");
+    let sessions = app.sessions();
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
         let _ = rx.await;
     }));
     TestApp {
+        sessions,
         _dir: dir,
         addr,
         url: format!("http://{addr}{path}"),
@@ -85,7 +90,8 @@ impl TestApp {
     /// Shuts down and waits until the server has stopped.
     pub async fn stop(mut self) {
         self.shutdown();
-        let served = tokio::time::timeout(std::time::Duration::from_secs(15), &mut self.served).await;
+        let served =
+            tokio::time::timeout(std::time::Duration::from_secs(15), &mut self.served).await;
         served.expect("stops in time").unwrap().expect("clean exit");
     }
 
