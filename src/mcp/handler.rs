@@ -20,14 +20,16 @@ use rmcp::{
         SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
     },
 };
+use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 
+use super::calls::{Audit, AuditSink, caller_of};
 use super::{
     CallToolResponse, GetPromptResponse, Implementation, InputResponses, LoggingLevel, McpError,
     Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS,
     StateKeys, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
-use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
+use crate::registry::{CallContext, ChangeBus, ChangeEvent, Kind, Registry};
 
 /// State shared by every session and request: built once per configuration.
 pub struct Shared {
@@ -35,6 +37,8 @@ pub struct Shared {
     pub bus: ChangeBus,
     state_keys: Arc<StateKeys>,
     info: InitializeResult,
+    /// Set when calls are audited (HTTP); stdio keeps no trail.
+    audit: Option<AuditSink>,
 }
 
 impl Shared {
@@ -54,7 +58,14 @@ impl Shared {
             bus,
             state_keys: Arc::new(state_keys),
             info,
+            audit: None,
         }
+    }
+
+    /// Audits every tools/call, resources/read and prompts/get into `sink`.
+    pub fn with_audit(mut self, sink: AuditSink) -> Self {
+        self.audit = Some(sink);
+        self
     }
 }
 
@@ -90,6 +101,41 @@ impl McpHandler {
         result
     }
 
+    fn audit(
+        &self,
+        context: &RequestContext<RoleServer>,
+        method: &str,
+        target: &str,
+        arguments: &Value,
+    ) -> Option<Audit> {
+        let sink = self.shared.audit.as_ref()?;
+        Some(Audit::begin(
+            sink,
+            context,
+            &caller_of(context),
+            method,
+            target,
+            arguments,
+        ))
+    }
+
+    /// What of `items` the caller may use (lists show nothing else).
+    fn visible<T: Clone>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        kind: Kind,
+        items: &[T],
+        name: impl Fn(&T) -> &str,
+    ) -> Vec<T> {
+        let caller = caller_of(context);
+        let registry = &self.shared.registry;
+        items
+            .iter()
+            .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))
+            .cloned()
+            .collect()
+    }
+
     /// The context of a call to `method` on `target`, with what the client
     /// sent back for MRTR.
     fn call_context(
@@ -114,7 +160,7 @@ impl McpHandler {
                     .unwrap_or(LoggingLevel::Info),
             )
         };
-        let caller = Caller::anonymous();
+        let caller = caller_of(&request);
         let mrtr = Mrtr::new(
             self.shared.state_keys.clone(),
             &[&caller.user, method, target],
@@ -221,7 +267,10 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let (tools, next) = page(self.shared.registry.tools(), cursor(&request))?;
+        let tools = self.visible(&context, Kind::Tool, self.shared.registry.tools(), |t| {
+            &t.name
+        });
+        let (tools, next) = page(&tools, cursor(&request))?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
         Ok(self.finish(is_modern(&context), result))
@@ -239,6 +288,13 @@ impl ServerHandler for McpHandler {
             ));
         };
         let modern = is_modern(&context);
+        let arguments = request.arguments.unwrap_or_default();
+        let audit = self.audit(
+            &context,
+            "tools/call",
+            &request.name,
+            &Value::Object(arguments.clone()),
+        );
         let cx = self.call_context(
             context,
             "tools/call",
@@ -246,10 +302,11 @@ impl ServerHandler for McpHandler {
             request.input_responses,
             request.request_state,
         );
-        let response = provider
-            .call(&request.name, request.arguments.unwrap_or_default(), &cx)
-            .await?;
-        Ok(self.finish(modern, response))
+        let result = provider.call(&request.name, arguments, &cx).await;
+        if let Some(audit) = audit {
+            audit.finish(&result).await;
+        }
+        Ok(self.finish(modern, result?))
     }
 
     async fn list_resources(
@@ -257,7 +314,13 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let (resources, next) = page(self.shared.registry.resources(), cursor(&request))?;
+        let resources = self.visible(
+            &context,
+            Kind::Resource,
+            self.shared.registry.resources(),
+            |r| &r.uri,
+        );
+        let (resources, next) = page(&resources, cursor(&request))?;
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
         Ok(self.finish(is_modern(&context), result))
@@ -287,6 +350,7 @@ impl ServerHandler for McpHandler {
             ));
         };
         let modern = is_modern(&context);
+        let audit = self.audit(&context, "resources/read", &request.uri, &Value::Null);
         let cx = self.call_context(
             context,
             "resources/read",
@@ -294,8 +358,11 @@ impl ServerHandler for McpHandler {
             request.input_responses,
             request.request_state,
         );
-        let response = provider.read(&request.uri, &cx).await?;
-        Ok(self.finish(modern, response))
+        let result = provider.read(&request.uri, &cx).await;
+        if let Some(audit) = audit {
+            audit.finish(&result).await;
+        }
+        Ok(self.finish(modern, result?))
     }
 
     async fn subscribe(
@@ -397,7 +464,13 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let (prompts, next) = page(self.shared.registry.prompts(), cursor(&request))?;
+        let prompts = self.visible(
+            &context,
+            Kind::Prompt,
+            self.shared.registry.prompts(),
+            |p| &p.name,
+        );
+        let (prompts, next) = page(&prompts, cursor(&request))?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
         Ok(self.finish(is_modern(&context), result))
@@ -445,6 +518,8 @@ impl ServerHandler for McpHandler {
             ));
         }
         let modern = is_modern(&context);
+        let args_value = serde_json::to_value(&arguments).unwrap_or_default();
+        let audit = self.audit(&context, "prompts/get", &request.name, &args_value);
         let cx = self.call_context(
             context,
             "prompts/get",
@@ -452,8 +527,11 @@ impl ServerHandler for McpHandler {
             request.input_responses,
             request.request_state,
         );
-        let response = provider.get(&request.name, arguments, &cx).await?;
-        Ok(self.finish(modern, response))
+        let result = provider.get(&request.name, arguments, &cx).await;
+        if let Some(audit) = audit {
+            audit.finish(&result).await;
+        }
+        Ok(self.finish(modern, result?))
     }
 
     async fn complete(

@@ -3,12 +3,14 @@
 //! Every other module names MCP types through `crate::mcp::...`, so an rmcp
 //! upgrade touches this module and the handler, not the whole crate.
 
+mod calls;
 mod handler;
 mod listing;
 mod mrtr;
 mod sessions;
 mod stamp;
 
+pub use calls::AuditSink;
 pub use handler::{McpHandler, Shared};
 pub use mrtr::{Asked, Mrtr, StateKeys};
 pub use sessions::{SessionSettings, Sessions, StoredSessions};

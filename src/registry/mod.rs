@@ -12,7 +12,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use async_trait::async_trait;
 
-pub use context::{CallContext, Caller};
+pub use context::{CallContext, Caller, scope_covers};
 pub use events::{ChangeBus, ChangeEvent};
 
 use crate::mcp::{
@@ -33,6 +33,10 @@ pub trait ToolProvider: Send + Sync {
         arguments: JsonObject,
         cx: &CallContext,
     ) -> Result<CallToolResponse, McpError>;
+    /// Scopes a caller needs for `name`; `None`: the default `tools:<name>`.
+    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// Offers resources and resource templates.
@@ -48,6 +52,10 @@ pub trait ResourceProvider: Send + Sync {
     /// Values for a template variable being typed (`completion/complete`).
     fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
         Vec::new()
+    }
+    /// Scopes a caller needs to read `uri`; `None`: the default `resources:read`.
+    fn required_scopes(&self, _uri: &str) -> Option<Vec<String>> {
+        None
     }
 }
 
@@ -65,6 +73,18 @@ pub trait PromptProvider: Send + Sync {
     fn complete(&self, _prompt: &str, _argument: &str, _prefix: &str) -> Vec<String> {
         Vec::new()
     }
+    /// Scopes a caller needs for `name`; `None`: the default `prompts:<name>`.
+    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        None
+    }
+}
+
+/// What a scope check is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Tool,
+    Resource,
+    Prompt,
 }
 
 /// Providers of every kind, as registered at start-up.
@@ -225,5 +245,32 @@ impl Registry {
     }
     pub fn subscribable(&self) -> bool {
         self.subscribable
+    }
+
+    /// The scopes a caller needs to use `name` (a tool or prompt name, or a
+    /// resource URI): what its provider declares, else `tools:<name>`,
+    /// `resources:read` or `prompts:<name>`. Unknown names need nothing here;
+    /// the call itself reports them.
+    pub fn required_scopes(&self, kind: Kind, name: &str) -> Vec<String> {
+        let declared = match kind {
+            Kind::Tool => self
+                .tool_index
+                .get(name)
+                .and_then(|(p, _)| p.required_scopes(name)),
+            Kind::Resource => self
+                .resource_owner(name)
+                .and_then(|p| p.required_scopes(name)),
+            Kind::Prompt => self
+                .prompt_index
+                .get(name)
+                .and_then(|p| p.required_scopes(name)),
+        };
+        declared.unwrap_or_else(|| {
+            vec![match kind {
+                Kind::Tool => format!("tools:{name}"),
+                Kind::Resource => "resources:read".to_owned(),
+                Kind::Prompt => format!("prompts:{name}"),
+            }]
+        })
     }
 }

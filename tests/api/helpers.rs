@@ -6,7 +6,7 @@ use reqwest::{Response, header::HeaderMap};
 use serde_json::{Value, json};
 use teamgate::{
     App, Config,
-    config::{ConfigSources, DatabaseUrl},
+    config::{AuthMode, ConfigSources, DatabaseUrl},
     store::{Clock, SystemClock},
 };
 use tokio::sync::oneshot;
@@ -50,6 +50,8 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
     // Each app gets its own SQLite file, removed with the temp dir.
     let dir = tempfile::tempdir().expect("temp dir");
     config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
+    // Most tests are about the protocol; tests/api/auth.rs turns authentication on.
+    config.auth.mode = AuthMode::None;
     adjust(&mut config);
     let listener = tokio::net::TcpListener::bind(config.server.listen)
         .await
