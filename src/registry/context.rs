@@ -63,32 +63,6 @@ pub fn scope_covers(granted: &[String], required: &str) -> bool {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::scope_covers;
-
-    #[test]
-    fn scopes_cover_by_wildcard_and_hierarchy() {
-        let granted = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert!(scope_covers(&granted(&["*"]), "tools:anything"));
-        assert!(scope_covers(&granted(&["tools:*"]), "tools:run_tests"));
-        assert!(scope_covers(&granted(&["tools:*"]), "tools:ci:deploy"));
-        assert!(scope_covers(
-            &granted(&["tools:run_tests"]),
-            "tools:run_tests"
-        ));
-        assert!(!scope_covers(
-            &granted(&["tools:run_tests"]),
-            "tools:deploy"
-        ));
-        assert!(!scope_covers(&granted(&["tools:*"]), "prompts:guide"));
-        assert!(
-            !scope_covers(&granted(&["tool*"]), "tools:x"),
-            "a bare prefix is not a wildcard"
-        );
-        assert!(!scope_covers(&granted(&[]), "tools:x"));
-    }
-}
 
 pub struct CallContext {
     request: RequestContext<RoleServer>,
@@ -211,5 +185,32 @@ pub fn rank(level: LoggingLevel) -> u8 {
         LoggingLevel::Critical => 5,
         LoggingLevel::Alert => 6,
         LoggingLevel::Emergency => 7,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scope_covers;
+
+    #[test]
+    fn scopes_cover_by_wildcard_and_hierarchy() {
+        let granted = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(scope_covers(&granted(&["*"]), "tools:anything"));
+        assert!(scope_covers(&granted(&["tools:*"]), "tools:run_tests"));
+        assert!(scope_covers(&granted(&["tools:*"]), "tools:ci:deploy"));
+        assert!(scope_covers(
+            &granted(&["tools:run_tests"]),
+            "tools:run_tests"
+        ));
+        assert!(!scope_covers(
+            &granted(&["tools:run_tests"]),
+            "tools:deploy"
+        ));
+        assert!(!scope_covers(&granted(&["tools:*"]), "prompts:guide"));
+        assert!(
+            !scope_covers(&granted(&["tool*"]), "tools:x"),
+            "a bare prefix is not a wildcard"
+        );
+        assert!(!scope_covers(&granted(&[]), "tools:x"));
     }
 }
