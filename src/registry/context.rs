@@ -63,7 +63,6 @@ pub fn scope_covers(granted: &[String], required: &str) -> bool {
     })
 }
 
-
 pub struct CallContext {
     request: RequestContext<RoleServer>,
     caller: Caller,

@@ -15,6 +15,7 @@ pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub const MODERN: &str = "2026-07-28";
 
 pub struct TestApp {
+    pub store: teamgate::store::Store,
     pub sessions: Arc<teamgate::mcp::Sessions>,
     _dir: tempfile::TempDir,
     pub addr: SocketAddr,
@@ -62,11 +63,13 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
         .await
         .expect("app builds");
     let sessions = app.sessions();
+    let store = app.store().clone();
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
         let _ = rx.await;
     }));
     TestApp {
+        store,
         sessions,
         _dir: dir,
         addr,

@@ -1,11 +1,13 @@
 //! The one integration-test binary: every test talks to a real server on a
 //! loopback port through `helpers::spawn_app`.
 
+mod auth;
 mod bad_input;
 mod config;
 mod databases;
 mod health;
 mod helpers;
+mod idp;
 mod legacy;
 mod modern;
 mod mrtr;
