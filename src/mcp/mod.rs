@@ -9,6 +9,7 @@ mod listing;
 mod mrtr;
 mod sessions;
 mod stamp;
+mod subscriptions;
 
 pub use calls::AuditSink;
 pub use handler::{McpHandler, Shared};
