@@ -343,10 +343,8 @@ impl Config {
                 ),
             ));
         }
-        if !server.public_url.is_empty()
-            && !(server.public_url.starts_with("https://")
-                || server.public_url.starts_with("http://"))
-        {
+        let absolute = ["https://", "http://"].iter().any(|p| server.public_url.starts_with(p));
+        if !server.public_url.is_empty() && !absolute {
             return Err(invalid(
                 "server.public_url",
                 "must be an absolute http(s) URL".into(),
