@@ -343,7 +343,9 @@ impl Config {
                 ),
             ));
         }
-        let absolute = ["https://", "http://"].iter().any(|p| server.public_url.starts_with(p));
+        let absolute = ["https://", "http://"]
+            .iter()
+            .any(|p| server.public_url.starts_with(p));
         if !server.public_url.is_empty() && !absolute {
             return Err(invalid(
                 "server.public_url",
