@@ -35,7 +35,9 @@ async fn hosts_and_origins_are_checked_before_authentication() {
     })
     .await;
     let port = app.addr.port().to_string();
-    let table: Vec<(Vec<(&str, String)>, u16, &str)> = vec![
+    // (headers, expected status, case)
+    type Case<'a> = (Vec<(&'a str, String)>, u16, &'a str);
+    let table: Vec<Case> = vec![
         (
             vec![("host", format!("localhost:{port}"))],
             401,
