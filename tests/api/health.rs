@@ -27,15 +27,7 @@ async fn shutdown_ends_open_streams_after_the_grace_period() {
     let mut app = spawn_app_with(|c| c.server.shutdown_grace = Duration::from_millis(300)).await;
     let session = app.initialize("2025-11-25").await;
     // A standalone GET stream never ends by itself.
-    let stream = app
-        .client
-        .get(&app.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    let stream = app.open_stream(&session).await;
     assert_eq!(stream.status(), 200);
     app.shutdown();
     let served = tokio::time::timeout(Duration::from_secs(10), &mut app.served)

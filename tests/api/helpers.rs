@@ -205,6 +205,67 @@ impl TestApp {
     }
 }
 
+impl TestApp {
+    /// Opens the standalone GET stream of a 2025-era session.
+    pub async fn open_stream(&self, session: &str) -> Response {
+        self.client
+            .get(&self.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+            .await
+            .expect("request reaches the server")
+    }
+}
+
+/// Reads a streaming body as it arrives.
+pub struct Sse {
+    response: Response,
+    pub seen: String,
+}
+
+impl Sse {
+    pub fn new(response: Response) -> Self {
+        Self {
+            response,
+            seen: String::new(),
+        }
+    }
+
+    /// Reads until `needle` has arrived, or panics after `within`.
+    pub async fn until(&mut self, needle: &str, within: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + within;
+        while !self.seen.contains(needle) {
+            let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
+                .await
+                .unwrap_or_else(|_| {
+                    panic!(
+                        "{needle:?} did not arrive within {within:?}; got {:?}",
+                        self.seen
+                    )
+                })
+                .expect("stream readable")
+                .expect("stream still open");
+            self.seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// The next chunk within `within`, if any.
+    pub async fn next_within(&mut self, within: std::time::Duration) -> Option<String> {
+        let chunk = tokio::time::timeout(within, self.response.chunk())
+            .await
+            .ok()?
+            .ok()??;
+        Some(String::from_utf8_lossy(&chunk).into_owned())
+    }
+}
+
+/// Whether `reply` is test_simple_text's fixed result.
+pub fn is_simple_text(reply: &Value) -> bool {
+    reply["result"]["content"][0]["text"] == "This is a simple text response for testing."
+}
+
 pub fn header(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get(name)

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::helpers::{header, messages, spawn_app};
+use crate::helpers::{Sse, header, messages, spawn_app};
 
 #[tokio::test]
 async fn every_legacy_revision_is_negotiated() {
@@ -88,37 +88,28 @@ async fn log_lines_follow_the_session_level() {
         ("mcp-protocol-version", "2025-11-25"),
     ];
     // Log lines are not tied to a request's stream: they arrive on the GET stream.
-    let mut stream = app
-        .client
-        .get(&app.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
+    let mut stream = Sse::new(app.open_stream(&session).await);
     let call = json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_tool_with_logging"}});
     messages(app.post(&call, &headers).await).await;
-    let mut seen = String::new();
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-    while seen.matches("notifications/message").count() < 3 {
-        let chunk = tokio::time::timeout_at(deadline, stream.chunk())
-            .await
-            .expect("3 log lines in time");
-        seen.push_str(&String::from_utf8_lossy(&chunk.unwrap().unwrap()));
-    }
-    assert!(seen.contains("Tool execution started") && seen.contains("Tool execution completed"));
+    stream
+        .until(
+            "Tool execution completed",
+            std::time::Duration::from_secs(5),
+        )
+        .await;
+    assert!(
+        stream.seen.contains("Tool execution started")
+            && stream.seen.contains("Tool processing data")
+    );
 
     let set = app
         .session_call(&session, 6, "logging/setLevel", json!({"level": "error"}))
         .await;
     assert_eq!(set["result"], json!({}));
     messages(app.post(&call, &headers).await).await;
-    let quiet = tokio::time::timeout(std::time::Duration::from_millis(400), stream.chunk()).await;
-    let extra = quiet
-        .ok()
-        .and_then(|c| c.ok().flatten())
-        .map(|c| String::from_utf8_lossy(&c).into_owned());
+    let extra = stream
+        .next_within(std::time::Duration::from_millis(400))
+        .await;
     assert!(
         !extra.unwrap_or_default().contains("notifications/message"),
         "info lines are below the error level"

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{MODERN, messages, spawn_app};
+use crate::helpers::{MODERN, Sse, messages, spawn_app};
 
 #[tokio::test]
 async fn discover_and_calls_need_no_session() {
@@ -165,18 +165,15 @@ async fn progress_streams_on_the_request_and_listen_acknowledges_first() {
         )
         .await;
     assert_eq!(response.status(), 200);
-    let mut response = response;
-    let mut seen = String::new();
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-    while !seen.contains("\n\n") {
-        let chunk = tokio::time::timeout_at(deadline, response.chunk())
-            .await
-            .expect("ack in time")
-            .unwrap()
-            .unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
-    let data = seen.lines().find_map(|l| l.strip_prefix("data:")).unwrap();
+    let mut stream = Sse::new(response);
+    stream
+        .until("\n\n", std::time::Duration::from_secs(5))
+        .await;
+    let data = stream
+        .seen
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .unwrap();
     let ack: Value = serde_json::from_str(data.trim()).unwrap();
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
     assert_eq!(

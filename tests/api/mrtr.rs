@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::spawn_app;
+use crate::helpers::{Sse, spawn_app};
 
 fn accept(content: Value) -> Value {
     json!({"action": "accept", "content": content})
@@ -126,7 +126,7 @@ async fn listen_streams_receive_triggered_list_changes() {
     let app = spawn_app().await;
     let meta = json!({"io.modelcontextprotocol/protocolVersion": crate::helpers::MODERN,
         "io.modelcontextprotocol/clientCapabilities": {}});
-    let mut listen = app
+    let listen = app
         .post(
             &json!({"jsonrpc": "2.0", "id": 77, "method": "subscriptions/listen",
                 "params": {"_meta": meta, "notifications": {"toolsListChanged": true}}}),
@@ -136,16 +136,10 @@ async fn listen_streams_receive_triggered_list_changes() {
             ],
         )
         .await;
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
-    let mut seen = String::new();
-    while !seen.contains("acknowledged") {
-        let chunk = tokio::time::timeout_at(deadline, listen.chunk())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let mut listen = Sse::new(listen);
+    listen
+        .until("acknowledged", std::time::Duration::from_secs(5))
+        .await;
     app.modern_call(
         2,
         "tools/call",
@@ -154,14 +148,13 @@ async fn listen_streams_receive_triggered_list_changes() {
     .await;
     app.modern_call(3, "tools/call", json!({"name": "test_trigger_tool_change"}))
         .await;
-    while !seen.contains("notifications/tools/list_changed") {
-        let chunk = tokio::time::timeout_at(deadline, listen.chunk())
-            .await
-            .expect("the change arrives")
-            .unwrap()
-            .unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    listen
+        .until(
+            "notifications/tools/list_changed",
+            std::time::Duration::from_secs(5),
+        )
+        .await;
+    let seen = &listen.seen;
     assert!(
         !seen.contains("prompts/list_changed"),
         "not subscribed to prompts: {seen}"

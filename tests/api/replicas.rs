@@ -8,7 +8,7 @@ use teamgate::{config::DatabaseUrl, store::ManualClock};
 
 use crate::{
     databases::TestDb,
-    helpers::{MODERN, TestApp, messages, spawn_app_clocked, spawn_app_with},
+    helpers::{MODERN, Sse, TestApp, is_simple_text, messages, spawn_app_clocked, spawn_app_with},
 };
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-shared-by-replicas";
@@ -21,11 +21,6 @@ async fn on(url: &str) -> TestApp {
         c.server.shutdown_grace = Duration::from_millis(100);
     })
     .await
-}
-
-fn simple_text(app: &TestApp) -> impl Fn(serde_json::Value) -> bool + '_ {
-    let _ = app;
-    |reply| reply["result"]["content"][0]["text"] == "This is a simple text response for testing."
 }
 
 #[tokio::test]
@@ -44,10 +39,7 @@ async fn a_session_survives_a_restart() {
             json!({"name": "test_simple_text"}),
         )
         .await;
-    assert!(
-        simple_text(&second)(reply.clone()),
-        "restored after restart: {reply}"
-    );
+    assert!(is_simple_text(&reply), "restored after restart: {reply}");
 }
 
 #[tokio::test]
@@ -93,10 +85,7 @@ async fn replicas_on_postgres_share_sessions_streams_and_changes() {
             json!({"name": "test_simple_text"}),
         )
         .await;
-    assert!(
-        simple_text(&b)(reply.clone()),
-        "continued on replica B: {reply}"
-    );
+    assert!(is_simple_text(&reply), "continued on replica B: {reply}");
 
     // A stream from A, resumed on B after its second event.
     let streamed = a
@@ -145,7 +134,7 @@ async fn replicas_on_postgres_share_sessions_streams_and_changes() {
 
     // A change raised on A reaches a subscription held by B.
     let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}});
-    let mut listen = b
+    let listen = b
         .post(
             &json!({"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{
             "_meta": meta, "notifications": {"toolsListChanged": true}}}),
@@ -155,28 +144,20 @@ async fn replicas_on_postgres_share_sessions_streams_and_changes() {
             ],
         )
         .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    let mut seen = String::new();
-    while !seen.contains("acknowledged") {
-        let chunk = tokio::time::timeout_at(deadline, listen.chunk())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-    }
+    let mut listen = Sse::new(listen);
+    listen
+        .until("acknowledged", std::time::Duration::from_secs(10))
+        .await;
     a.modern_call(
         10,
         "tools/call",
         json!({"name": "test_trigger_tool_change"}),
     )
     .await;
-    while !seen.contains("notifications/tools/list_changed") {
-        let chunk = tokio::time::timeout_at(deadline, listen.chunk())
-            .await
-            .expect("change crosses replicas");
-        seen.push_str(&String::from_utf8_lossy(&chunk.unwrap().unwrap()));
-    }
+    // The change crosses replicas through PostgreSQL.
+    listen
+        .until("notifications/tools/list_changed", Duration::from_secs(10))
+        .await;
     drop(listen);
     a.stop().await;
     b.stop().await;
@@ -331,7 +312,7 @@ async fn idle_sessions_leave_memory_and_come_back_on_demand() {
         )
         .await;
     assert!(
-        simple_text(&app)(reply),
+        is_simple_text(&reply),
         "and are restored by their next request"
     );
     assert_eq!(app.sessions.in_memory().await, 1);

@@ -18,3 +18,22 @@ pub use tools::ConformanceTools;
 pub(crate) const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A bare 44-byte RIFF/WAVE header.
 pub(crate) const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+use serde_json::{Value, json};
+
+use crate::{
+    mcp::{CallToolResponse, CallToolResult, Tool},
+    providers::wire,
+};
+
+/// A fixture tool's declaration.
+pub(crate) fn declare(name: &str, description: &str, input_schema: Value) -> Tool {
+    wire(json!({"name": name, "description": description, "inputSchema": input_schema}))
+}
+
+/// A successful result holding one text item.
+pub(crate) fn text_result(message: impl Into<String>) -> CallToolResponse {
+    let result: CallToolResult =
+        wire(json!({"content": [{"type": "text", "text": message.into()}]}));
+    result.into()
+}

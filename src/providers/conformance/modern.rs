@@ -8,13 +8,9 @@
 use async_trait::async_trait;
 use serde_json::json;
 
-use super::mrtr::elicit;
+use super::{declare, mrtr::elicit, text_result};
 use crate::{
-    mcp::{
-        Asked, CallToolResponse, CallToolResult, ClientCapabilities, JsonObject, LoggingLevel,
-        McpError, Tool,
-    },
-    providers::wire,
+    mcp::{Asked, CallToolResponse, ClientCapabilities, JsonObject, LoggingLevel, McpError, Tool},
     registry::{CallContext, ChangeBus, ChangeEvent, ToolProvider},
 };
 
@@ -55,11 +51,6 @@ const TOOLS: [(&str, &str); 6] = [
     ),
 ];
 
-fn text(message: &str) -> CallToolResponse {
-    let result: CallToolResult = wire(json!({"content": [{"type": "text", "text": message}]}));
-    result.into()
-}
-
 #[async_trait]
 impl ToolProvider for ConformanceModern {
     fn tools(&self) -> Vec<Tool> {
@@ -72,8 +63,11 @@ impl ToolProvider for ConformanceModern {
                 } else {
                     json!({})
                 };
-                wire(json!({"name": name, "description": description,
-                    "inputSchema": {"type": "object", "properties": properties}}))
+                declare(
+                    name,
+                    description,
+                    json!({"type": "object", "properties": properties}),
+                )
             })
             .collect()
     }
@@ -90,7 +84,7 @@ impl ToolProvider for ConformanceModern {
                     .get("region")
                     .and_then(|r| r.as_str())
                     .unwrap_or("none");
-                Ok(text(&format!("region={region}")))
+                Ok(text_result(format!("region={region}")))
             }
             "test_missing_capability" => {
                 if cx.client_capabilities().sampling.is_none() {
@@ -98,7 +92,7 @@ impl ToolProvider for ConformanceModern {
                         ClientCapabilities::builder().enable_sampling().build(),
                     ));
                 }
-                Ok(text("The client declared sampling"))
+                Ok(text_result("The client declared sampling"))
             }
             "test_streaming_elicitation" => {
                 if cx.client_capabilities().elicitation.is_none() {
@@ -112,7 +106,7 @@ impl ToolProvider for ConformanceModern {
                     .await?
                 {
                     Asked::Pending(pending) => Ok(pending.into()),
-                    Asked::Answered(_) => Ok(text("Confirmed")),
+                    Asked::Answered(_) => Ok(text_result("Confirmed")),
                 }
             }
             "test_logging_tool" => {
@@ -122,15 +116,15 @@ impl ToolProvider for ConformanceModern {
                     json!("test_logging_tool ran"),
                 )
                 .await;
-                Ok(text("Logged if the request asked for log lines"))
+                Ok(text_result("Logged if the request asked for log lines"))
             }
             "test_trigger_tool_change" => {
                 self.bus.publish(ChangeEvent::ToolsListChanged);
-                Ok(text("Tool list change announced"))
+                Ok(text_result("Tool list change announced"))
             }
             "test_trigger_prompt_change" => {
                 self.bus.publish(ChangeEvent::PromptsListChanged);
-                Ok(text("Prompt list change announced"))
+                Ok(text_result("Prompt list change announced"))
             }
             other => Err(McpError::invalid_params(
                 format!("Unknown tool: {other}"),

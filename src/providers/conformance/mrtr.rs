@@ -11,10 +11,11 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::{declare, text_result};
 use crate::{
     mcp::{
-        Asked, CallToolResponse, CallToolResult, ClientCapabilities, GetPromptResponse,
-        GetPromptResult, InputRequest, InputRequests, JsonObject, McpError, Prompt, Tool,
+        Asked, CallToolResponse, ClientCapabilities, GetPromptResponse, GetPromptResult,
+        InputRequest, InputRequests, JsonObject, McpError, Prompt, Tool,
     },
     providers::wire,
     registry::{CallContext, PromptProvider, ToolProvider},
@@ -77,11 +78,6 @@ fn requests<const N: usize>(items: [(&str, InputRequest); N]) -> InputRequests {
     items.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
 
-fn text(message: String) -> CallToolResponse {
-    let result: CallToolResult = wire(json!({"content": [{"type": "text", "text": message}]}));
-    result.into()
-}
-
 /// `content.<field>` of an accepted elicitation answer.
 fn field(answer: &Value, field: &str) -> String {
     match &answer["content"][field] {
@@ -113,8 +109,11 @@ impl ToolProvider for ConformanceMrtr {
         TOOLS
             .iter()
             .map(|(name, description)| {
-                wire(json!({"name": name, "description": description,
-                    "inputSchema": {"type": "object", "properties": {}}}))
+                declare(
+                    name,
+                    description,
+                    json!({"type": "object", "properties": {}}),
+                )
             })
             .collect()
     }
@@ -145,7 +144,7 @@ impl ToolProvider for ConformanceMrtr {
                     cx.ask(requests([("user_name", name_request())]), None)
                         .await
                 );
-                Ok(text(format!(
+                Ok(text_result(format!(
                     "Hello, {}!",
                     field(&answers["user_name"], "name")
                 )))
@@ -157,7 +156,7 @@ impl ToolProvider for ConformanceMrtr {
                         .await
                 );
                 let reply = &answers["capital_question"]["content"]["text"];
-                Ok(text(format!(
+                Ok(text_result(format!(
                     "The model answered: {}",
                     reply.as_str().unwrap_or_default()
                 )))
@@ -168,7 +167,7 @@ impl ToolProvider for ConformanceMrtr {
                     .as_array()
                     .map(|r| r.iter().filter_map(|root| root["uri"].as_str()).collect())
                     .unwrap_or_default();
-                Ok(text(format!(
+                Ok(text_result(format!(
                     "The client has {} root(s): {}",
                     uris.len(),
                     uris.join(", ")
@@ -183,7 +182,7 @@ impl ToolProvider for ConformanceMrtr {
                     cx.ask(requests([("confirm", confirm())]), Some(state))
                         .await
                 );
-                Ok(text(format!(
+                Ok(text_result(format!(
                     "state-ok: confirmed={}",
                     field(&answers["confirm"], "ok")
                 )))
@@ -197,7 +196,7 @@ impl ToolProvider for ConformanceMrtr {
                     ("client_roots", roots()),
                 ]);
                 let answers = answers!(cx.ask(all, Some(state)).await);
-                Ok(text(format!(
+                Ok(text_result(format!(
                     "Received {} inputs for {}",
                     answers.len(),
                     field(&answers["user_name"], "name")
@@ -222,7 +221,7 @@ impl ToolProvider for ConformanceMrtr {
                     ));
                 }
                 let answers = answers!(cx.ask(wanted, None).await);
-                Ok(text(format!(
+                Ok(text_result(format!(
                     "Received {} inputs the client can give",
                     answers.len()
                 )))
@@ -267,7 +266,7 @@ async fn multi_round(cx: &CallContext) -> Result<CallToolResponse, McpError> {
         &["color"],
     );
     let answers = answers!(cx.ask(requests([("step2", step2)]), Some(state)).await);
-    Ok(text(format!(
+    Ok(text_result(format!(
         "{name} likes {}",
         field(&answers["step2"], "color")
     )))

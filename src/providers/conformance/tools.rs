@@ -8,7 +8,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{PNG, WAV};
+use super::{PNG, WAV, declare};
 use crate::{
     mcp::{CallToolResponse, CallToolResult, JsonObject, LoggingLevel, McpError, Tool},
     providers::wire,
@@ -127,9 +127,7 @@ impl ToolProvider for ConformanceTools {
     fn tools(&self) -> Vec<Tool> {
         declarations()
             .into_iter()
-            .map(|(name, description, schema)| {
-                wire(json!({"name": name, "description": description, "inputSchema": schema}))
-            })
+            .map(|(name, description, schema)| declare(name, description, schema))
             .collect()
     }
 
