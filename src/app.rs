@@ -34,10 +34,11 @@ pub struct App {
 impl App {
     /// Builds registries and shared state once; binds nothing.
     pub fn build(config: Config) -> anyhow::Result<Self> {
-        let registry = Arc::new(build_registry(&config)?);
+        let bus = ChangeBus::default();
+        let registry = Arc::new(build_registry(&config, &bus)?);
         let shared = Arc::new(Shared::new(
             registry,
-            ChangeBus::default(),
+            bus,
             &config.mcp.server_name,
             &config.mcp.instructions,
         ));
@@ -47,6 +48,27 @@ impl App {
             health: Health::default(),
             engine_shutdown: CancellationToken::new(),
         })
+    }
+
+    /// Rebuilds every provider from `config` and swaps the registry whole;
+    /// clients hear `list_changed` for what changed. A configuration that
+    /// does not build is refused and the current registry keeps serving.
+    /// Only capabilities reload: listener, limits and the like need a restart.
+    pub fn reload(&self, config: &Config) -> anyhow::Result<()> {
+        self.reloader().reload(config)
+    }
+
+    /// A handle that reloads this app's capabilities, usable after `serve`
+    /// has taken the app.
+    pub fn reloader(&self) -> Reloader {
+        Reloader {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The registry serving right now (for the identity layer's scope checks).
+    pub fn registry(&self) -> Arc<Registry> {
+        self.shared.registry()
     }
 
     /// A handler over the same registry, for the stdio transport.
@@ -135,8 +157,23 @@ impl App {
     }
 }
 
-/// Registers the providers the configuration enables.
-fn build_registry(config: &Config) -> anyhow::Result<Registry> {
+/// Swaps in capabilities built from a new configuration (see `App::reload`).
+#[derive(Clone)]
+pub struct Reloader {
+    shared: Arc<Shared>,
+}
+
+impl Reloader {
+    pub fn reload(&self, config: &Config) -> anyhow::Result<()> {
+        let registry = build_registry(config, &self.shared.bus)?;
+        self.shared.replace_registry(Arc::new(registry));
+        Ok(())
+    }
+}
+
+/// Registers the providers the configuration enables. `_bus` is where
+/// providers that watch their sources will raise change events.
+fn build_registry(config: &Config, _bus: &ChangeBus) -> anyhow::Result<Registry> {
     let providers = &config.providers;
     let mut builder = Registry::builder();
     if providers.builtin.enabled {

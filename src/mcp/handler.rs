@@ -10,11 +10,12 @@ use std::{
     sync::{Arc, Mutex},
 };
 
+use arc_swap::ArcSwap;
 use rmcp::{
     ServerHandler,
     model::CallToolRequestParams,
     model::{
-        CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+        CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
         InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
         ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, Reference,
         SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
@@ -29,9 +30,10 @@ use super::{
 };
 use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
 
-/// State shared by every session and request: built once per configuration.
+/// State shared by every session and request. The registry is swapped whole
+/// on hot reload; each request reads the current one once and keeps it.
 pub struct Shared {
-    pub registry: Arc<Registry>,
+    registry: ArcSwap<Registry>,
     pub bus: ChangeBus,
     info: InitializeResult,
 }
@@ -43,10 +45,52 @@ impl Shared {
             .with_instructions(instructions)
             .with_protocol_version(ProtocolVersion::V_2025_11_25);
         Self {
-            registry,
+            registry: ArcSwap::new(registry),
             bus,
             info,
         }
+    }
+
+    /// The registry serving right now.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.load_full()
+    }
+
+    /// Serves `registry` from the next request on, and tells listening
+    /// clients which lists changed.
+    pub fn replace_registry(&self, registry: Arc<Registry>) {
+        let old = self.registry.swap(registry.clone());
+        let changed = |a: serde_json::Result<serde_json::Value>,
+                       b: serde_json::Result<serde_json::Value>| {
+            a.ok() != b.ok()
+        };
+        if changed(
+            serde_json::to_value(old.tools()),
+            serde_json::to_value(registry.tools()),
+        ) {
+            self.bus.publish(ChangeEvent::ToolsListChanged);
+        }
+        if changed(
+            serde_json::to_value(old.prompts()),
+            serde_json::to_value(registry.prompts()),
+        ) {
+            self.bus.publish(ChangeEvent::PromptsListChanged);
+        }
+        let resources = |r: &Registry| (r.resources(), r.templates().to_vec());
+        if changed(
+            serde_json::to_value(resources(&old)),
+            serde_json::to_value(resources(&registry)),
+        ) {
+            self.bus.publish(ChangeEvent::ResourcesListChanged);
+        }
+    }
+
+    /// Capabilities follow the current registry, so a session started after a
+    /// reload that added the first prompt sees `prompts`.
+    fn info(&self) -> InitializeResult {
+        let mut info = self.info.clone();
+        info.capabilities = self.registry().capabilities();
+        info
     }
 }
 
@@ -153,13 +197,25 @@ fn is_modern(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
+/// `ttlMs` and `cacheScope` of a list result (2026-07-28; rmcp strips them
+/// for older clients).
+fn list_hints(registry: &Registry) -> (Option<u64>, Option<CacheScope>) {
+    let (ttl, private) = registry.list_cache_hints();
+    let scope = if private {
+        CacheScope::Private
+    } else {
+        CacheScope::Public
+    };
+    (Some(ttl), Some(scope))
+}
+
 fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
     request.as_ref().and_then(|r| r.cursor.as_deref())
 }
 
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> InitializeResult {
-        self.shared.info.clone()
+        self.shared.info()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -168,7 +224,7 @@ impl ServerHandler for McpHandler {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared
-            .registry
+            .registry()
             .tool(name)
             .map(|(_, tool)| tool.clone())
     }
@@ -197,9 +253,11 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let (tools, next) = page(self.shared.registry.tools(), cursor(&request))?;
+        let registry = self.shared.registry();
+        let (tools, next) = page(registry.tools(), cursor(&request))?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
+        (result.ttl_ms, result.cache_scope) = list_hints(&registry);
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -208,18 +266,19 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some((provider, _)) = self.shared.registry.tool(&request.name) else {
+        let registry = self.shared.registry();
+        let modern = is_modern(&context);
+        let cx = self
+            .call_context(context)
+            .with_input_responses(request.input_responses.unwrap_or_default());
+        let arguments = request.arguments.unwrap_or_default();
+        let Some(response) = registry.call_tool(&request.name, arguments, &cx).await else {
             return Err(McpError::invalid_params(
                 format!("Unknown tool: {}", request.name),
                 None,
             ));
         };
-        let modern = is_modern(&context);
-        let cx = self.call_context(context);
-        let response = provider
-            .call(&request.name, request.arguments.unwrap_or_default(), &cx)
-            .await?;
-        Ok(self.finish(modern, response))
+        Ok(self.finish(modern, response?))
     }
 
     async fn list_resources(
@@ -227,9 +286,11 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let (resources, next) = page(self.shared.registry.resources(), cursor(&request))?;
+        let registry = self.shared.registry();
+        let (resources, next) = page(&registry.resources(), cursor(&request))?;
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
+        (result.ttl_ms, result.cache_scope) = list_hints(&registry);
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -238,9 +299,11 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let (templates, next) = page(self.shared.registry.templates(), cursor(&request))?;
+        let registry = self.shared.registry();
+        let (templates, next) = page(registry.templates(), cursor(&request))?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
+        (result.ttl_ms, result.cache_scope) = list_hints(&registry);
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -249,7 +312,8 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let Some(provider) = self.shared.registry.resource_owner(&request.uri) else {
+        let registry = self.shared.registry();
+        let Some(provider) = registry.resource_owner(&request.uri) else {
             // rmcp turns -32002 into -32602 for 2026-07-28 clients.
             return Err(McpError::resource_not_found(
                 "Resource not found",
@@ -267,12 +331,13 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if !self.shared.registry.subscribable() {
+        let registry = self.shared.registry();
+        if !registry.subscribable() {
             return Err(McpError::method_not_found::<
                 rmcp::model::SubscribeRequestMethod,
             >());
         }
-        if self.shared.registry.resource_owner(&request.uri).is_none() {
+        if registry.resource_owner(&request.uri).is_none() {
             return Err(McpError::resource_not_found(
                 "Resource not found",
                 Some(serde_json::json!({ "uri": request.uri })),
@@ -304,7 +369,7 @@ impl ServerHandler for McpHandler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let registry = &self.shared.registry;
+        let registry = self.shared.registry();
         let mut accepted = requested.clone();
         if !registry.subscribable() {
             accepted.resource_subscriptions = None;
@@ -361,9 +426,11 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let (prompts, next) = page(self.shared.registry.prompts(), cursor(&request))?;
+        let registry = self.shared.registry();
+        let (prompts, next) = page(registry.prompts(), cursor(&request))?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
+        (result.ttl_ms, result.cache_scope) = list_hints(&registry);
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -372,7 +439,7 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let registry = &self.shared.registry;
+        let registry = self.shared.registry();
         let (Some(provider), Some(prompt)) = (
             registry.prompt(&request.name),
             registry.prompts().iter().find(|p| p.name == request.name),
@@ -419,7 +486,7 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let registry = &self.shared.registry;
+        let registry = self.shared.registry();
         let argument = &request.argument;
         let mut values = match &request.r#ref {
             Reference::Prompt(prompt) => match registry.prompt(&prompt.name) {

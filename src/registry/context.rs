@@ -3,6 +3,8 @@
 
 #![allow(deprecated)] // LoggingLevel: deprecated in 2026-07-28, still served to 2025-era clients.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -36,6 +38,9 @@ pub struct CallContext {
     caller: Caller,
     /// Lowest level a log line must have to be sent; `None` sends none.
     log_threshold: Option<LoggingLevel>,
+    /// 2026-07-28 MRTR: the client's answers to the `inputRequests` of an
+    /// earlier `input_required` result, by key (untrusted client input).
+    input_responses: BTreeMap<String, Value>,
 }
 
 impl CallContext {
@@ -48,7 +53,18 @@ impl CallContext {
             request,
             caller,
             log_threshold,
+            input_responses: BTreeMap::new(),
         }
+    }
+
+    pub fn with_input_responses(mut self, responses: BTreeMap<String, Value>) -> Self {
+        self.input_responses = responses;
+        self
+    }
+
+    /// The client's answer to the input request `key`, if it sent one.
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.input_responses.get(key)
     }
 
     pub fn caller(&self) -> &Caller {

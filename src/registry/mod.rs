@@ -1,12 +1,15 @@
-//! The capability registry: what the server offers, built once at start-up.
+//! The capability registry: what the server offers, built once per
+//! configuration (at start-up and on each hot reload, then swapped whole).
 //!
 //! Providers implement one small trait per kind. The registry indexes them by
-//! name/URI so a call costs one hash lookup, and derives the advertised
-//! capabilities from what is registered, never more.
+//! name/URI so a call costs one hash lookup, derives the advertised
+//! capabilities from what is registered, never more, records the scopes each
+//! capability requires, and scrubs configured secrets from every tool result.
 //! It knows nothing of HTTP, sessions or JSON-RPC envelopes.
 
 mod context;
 mod events;
+mod scrub;
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -14,6 +17,7 @@ use async_trait::async_trait;
 
 pub use context::{CallContext, Caller};
 pub use events::{ChangeBus, ChangeEvent};
+pub use scrub::{REDACTED, Scrubber};
 
 use crate::mcp::{
     CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
@@ -33,6 +37,10 @@ pub trait ToolProvider: Send + Sync {
         arguments: JsonObject,
         cx: &CallContext,
     ) -> Result<CallToolResponse, McpError>;
+    /// Scopes a caller needs for the tool `name` (none by default).
+    fn scopes(&self, _name: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Offers resources and resource templates.
@@ -47,6 +55,10 @@ pub trait ResourceProvider: Send + Sync {
     async fn read(&self, uri: &str, cx: &CallContext) -> Result<ReadResourceResponse, McpError>;
     /// Values for a template variable being typed (`completion/complete`).
     fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
+        Vec::new()
+    }
+    /// Scopes a caller needs to list or read `uri` (none by default).
+    fn scopes(&self, _uri: &str) -> Vec<String> {
         Vec::new()
     }
 }
@@ -65,6 +77,10 @@ pub trait PromptProvider: Send + Sync {
     fn complete(&self, _prompt: &str, _argument: &str, _prefix: &str) -> Vec<String> {
         Vec::new()
     }
+    /// Scopes a caller needs for the prompt `name` (none by default).
+    fn scopes(&self, _name: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Providers of every kind, as registered at start-up.
@@ -74,6 +90,7 @@ pub struct RegistryBuilder {
     resources: Vec<Arc<dyn ResourceProvider>>,
     prompts: Vec<Arc<dyn PromptProvider>>,
     subscribable: bool,
+    secrets: Vec<String>,
 }
 
 impl RegistryBuilder {
@@ -94,15 +111,22 @@ impl RegistryBuilder {
         self.subscribable = true;
         self
     }
+    /// Values scrubbed from every tool result and tool error.
+    pub fn secrets(mut self, secrets: impl IntoIterator<Item = String>) -> Self {
+        self.secrets.extend(secrets);
+        self
+    }
 
     /// Indexes every provider. Duplicate tool or prompt names are a
     /// configuration error: a name must mean one thing.
     pub fn build(self) -> Result<Registry, RegistryError> {
         let mut tools = Vec::new();
         let mut tool_index = HashMap::new();
+        let mut scopes = HashMap::new();
         for provider in &self.tools {
             for tool in provider.tools() {
                 let name = tool.name.to_string();
+                scopes.insert(("tool", name.clone()), provider.scopes(&name));
                 if tool_index
                     .insert(name.clone(), (provider.clone(), tools.len()))
                     .is_some()
@@ -117,6 +141,7 @@ impl RegistryBuilder {
         for provider in &self.prompts {
             for prompt in provider.prompts() {
                 let name = prompt.name.clone();
+                scopes.insert(("prompt", name.clone()), provider.scopes(&name));
                 if prompt_index
                     .insert(name.clone(), provider.clone())
                     .is_some()
@@ -126,17 +151,23 @@ impl RegistryBuilder {
                 prompts.push(prompt);
             }
         }
-        let resources = self.resources.iter().flat_map(|p| p.resources()).collect();
         let templates = self.resources.iter().flat_map(|p| p.templates()).collect();
+        let scoped = scopes.values().any(|s: &Vec<String>| !s.is_empty())
+            || self
+                .resources
+                .iter()
+                .any(|p| p.resources().iter().any(|r| !p.scopes(&r.uri).is_empty()));
         Ok(Registry {
             tools,
             tool_index,
             prompts,
             prompt_index,
-            resources,
             templates,
             resource_providers: self.resources,
             subscribable: self.subscribable,
+            scopes,
+            scoped,
+            scrubber: Scrubber::new(self.secrets),
         })
     }
 }
@@ -153,11 +184,22 @@ pub struct Registry {
     tool_index: HashMap<String, (Arc<dyn ToolProvider>, usize)>,
     prompts: Vec<Prompt>,
     prompt_index: HashMap<String, Arc<dyn PromptProvider>>,
-    resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
+    /// Resources are asked of their providers on each list: a watched
+    /// source adds and removes documents between reloads.
     resource_providers: Vec<Arc<dyn ResourceProvider>>,
     subscribable: bool,
+    /// Scopes per (kind, name) of tools and prompts.
+    scopes: HashMap<(&'static str, String), Vec<String>>,
+    /// Some capability needs a scope, so lists may differ by caller.
+    scoped: bool,
+    scrubber: Scrubber,
 }
+
+/// How long a client may reuse a list result (2026-07-28 `ttlMs`). Lists
+/// change only on reload or a watched source's change, both announced with
+/// `list_changed`.
+const LIST_TTL_MS: u64 = 60_000;
 
 impl Registry {
     pub fn builder() -> RegistryBuilder {
@@ -167,7 +209,7 @@ impl Registry {
     /// Exactly what is registered: a kind with nothing in it is not advertised.
     pub fn capabilities(&self) -> ServerCapabilities {
         let mut caps = ServerCapabilities::default();
-        let has_resources = !self.resources.is_empty() || !self.templates.is_empty();
+        let has_resources = !self.resource_providers.is_empty();
         if !self.tools.is_empty() {
             caps.tools = Some(
                 serde_json::from_value(serde_json::json!({"listChanged": true}))
@@ -211,8 +253,11 @@ impl Registry {
     pub fn prompt(&self, name: &str) -> Option<&Arc<dyn PromptProvider>> {
         self.prompt_index.get(name)
     }
-    pub fn resources(&self) -> &[Resource] {
-        &self.resources
+    pub fn resources(&self) -> Vec<Resource> {
+        self.resource_providers
+            .iter()
+            .flat_map(|p| p.resources())
+            .collect()
     }
     pub fn templates(&self) -> &[ResourceTemplate] {
         &self.templates
@@ -225,5 +270,48 @@ impl Registry {
     }
     pub fn subscribable(&self) -> bool {
         self.subscribable
+    }
+
+    /// Runs the tool `name`, or `None` if no provider offers it. Configured
+    /// secrets are scrubbed from the result and from any error.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        cx: &CallContext,
+    ) -> Option<Result<CallToolResponse, McpError>> {
+        let (provider, _) = self.tool(name)?;
+        Some(match provider.call(name, arguments, cx).await {
+            Ok(response) => Ok(self.scrubber.result(response)),
+            Err(error) => Err(self.scrubber.error(error)),
+        })
+    }
+
+    pub fn scrubber(&self) -> &Scrubber {
+        &self.scrubber
+    }
+
+    /// Scopes a caller needs for the tool `name` (`None`: no such tool).
+    pub fn tool_scopes(&self, name: &str) -> Option<&[String]> {
+        self.scopes
+            .get(&("tool", name.to_owned()))
+            .map(Vec::as_slice)
+    }
+    /// Scopes a caller needs for the prompt `name` (`None`: no such prompt).
+    pub fn prompt_scopes(&self, name: &str) -> Option<&[String]> {
+        self.scopes
+            .get(&("prompt", name.to_owned()))
+            .map(Vec::as_slice)
+    }
+    /// Scopes a caller needs for the resource `uri` (`None`: nobody owns it).
+    pub fn resource_scopes(&self, uri: &str) -> Option<Vec<String>> {
+        self.resource_owner(uri).map(|p| p.scopes(uri))
+    }
+
+    /// 2026-07-28 cache hints for list results: (`ttlMs`, private). Lists are
+    /// private as soon as a capability needs a scope: they may then differ by
+    /// caller once the identity layer filters them.
+    pub fn list_cache_hints(&self) -> (u64, bool) {
+        (LIST_TTL_MS, self.scoped)
     }
 }
