@@ -13,7 +13,7 @@ use crate::{
     config::Config,
     http::{self, GuardConfig, Health, HttpParts},
     mcp::{McpHandler, Sessions, Shared, StreamableHttpServerConfig, StreamableHttpService},
-    providers::{builtin::Builtin, conformance},
+    providers::{self, builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
     store::{MemoryEventStore, Retention},
 };
@@ -171,20 +171,13 @@ impl Reloader {
     }
 }
 
-/// Registers the providers the configuration enables. `_bus` is where
-/// providers that watch their sources will raise change events.
-fn build_registry(config: &Config, _bus: &ChangeBus) -> anyhow::Result<Registry> {
+/// Registers the providers the configuration enables.
+fn build_registry(config: &Config, bus: &ChangeBus) -> anyhow::Result<Registry> {
     let providers = &config.providers;
     let mut builder = Registry::builder();
     if providers.builtin.enabled {
-        let builtin = Arc::new(Builtin::new(
-            &config.mcp.server_name,
-            &providers.builtin.documents,
-        ));
-        builder = builder
-            .tools(builtin.clone())
-            .resources(builtin.clone())
-            .prompts(builtin);
+        let builtin = Arc::new(Builtin::new(&config.mcp.server_name));
+        builder = builder.tools(builtin.clone()).prompts(builtin);
     }
     if providers.conformance.enabled {
         builder = builder
@@ -193,5 +186,6 @@ fn build_registry(config: &Config, _bus: &ChangeBus) -> anyhow::Result<Registry>
             .prompts(Arc::new(conformance::ConformancePrompts))
             .subscribable();
     }
+    builder = providers::declare(config, bus, builder)?;
     Ok(builder.build()?)
 }

@@ -9,7 +9,7 @@ use figment::providers::Serialized;
 use crate::{
     app::App,
     config::{Config, ConfigSources},
-    telemetry,
+    reload, telemetry,
 };
 
 #[derive(Debug, Parser)]
@@ -51,8 +51,12 @@ pub struct ConfigArgs {
 }
 
 impl ConfigArgs {
+    fn sources(&self) -> ConfigSources {
+        ConfigSources::standard(self.files.clone())
+    }
+
     fn load(&self, listen: Option<SocketAddr>) -> anyhow::Result<Config> {
-        let sources = ConfigSources::standard(self.files.clone());
+        let sources = self.sources();
         let config = sources.load_with(|figment| match listen {
             Some(addr) => figment.merge(Serialized::default("server.listen", addr.to_string())),
             None => figment,
@@ -63,7 +67,7 @@ impl ConfigArgs {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { config, listen } => serve(config.load(listen)?).await,
+        Command::Serve { config, listen } => serve(config.load(listen)?, config.sources()).await,
         Command::Stdio { config } => stdio(config.load(None)?).await,
         Command::CheckConfig { config } => {
             let config = config.load(None)?;
@@ -77,11 +81,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
+async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     telemetry::init(&config.log)?;
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
+    let reload = config.reload.clone();
     let app = App::build(config)?;
+    // Hot reload: SIGHUP always, file changes when `reload.watch` is on.
+    reload::on_sighup(app.reloader(), sources.clone())?;
+    let _watcher = if reload.watch {
+        Some(reload::watch(app.reloader(), sources, reload.debounce)?)
+    } else {
+        None
+    };
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot bind {listen}"))?;

@@ -35,6 +35,22 @@ fn every_shipped_configuration_file_loads() {
         files.len() >= 2,
         "config/default.toml and config/conformance.toml at least"
     );
+    let examples: Vec<_> = files
+        .iter()
+        .filter(|f| f.starts_with(repo_path("config/examples")))
+        .collect();
+    for kind in [
+        "http-tools",
+        "command-tools",
+        "docs-source",
+        "files-source",
+        "prompts",
+    ] {
+        assert!(
+            examples.iter().any(|f| f.ends_with(format!("{kind}.toml"))),
+            "config/examples/{kind}.toml exists"
+        );
+    }
     for file in files {
         ConfigSources::files_only(vec![file.clone()])
             .load()
@@ -137,4 +153,24 @@ fn environment_overrides_apply_and_secrets_are_masked() {
         error.contains("listn") && error.contains("TEAMGATE__SERVER__LISTN"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn examples_that_need_no_secrets_build_a_server() {
+    for kind in ["docs-source", "files-source", "prompts"] {
+        let file = repo_path(&format!("config/examples/{kind}.toml"));
+        let mut config = ConfigSources::files_only(vec![file]).load().unwrap();
+        for docs in &mut config.sources.docs {
+            docs.watch = false;
+        }
+        let app = teamgate::App::build(config).unwrap_or_else(|e| panic!("{kind}: {e:#}"));
+        assert!(!app.registry().tools().is_empty(), "{kind}");
+    }
+    // The HTTP example names its secret; without it the build says which.
+    let file = repo_path("config/examples/http-tools.toml");
+    let config = ConfigSources::files_only(vec![file]).load().unwrap();
+    let error = teamgate::App::build(config)
+        .err()
+        .expect("needs GITHUB_TOKEN");
+    assert!(format!("{error:#}").contains("GITHUB_TOKEN"), "{error:#}");
 }

@@ -4,7 +4,7 @@ use std::{net::SocketAddr, path::PathBuf};
 
 use reqwest::{Response, header::HeaderMap};
 use serde_json::{Value, json};
-use teamgate::{App, Config, config::ConfigSources};
+use teamgate::{App, Config, app::Reloader, config::ConfigSources};
 use tokio::sync::oneshot;
 
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -16,6 +16,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     shutdown: Option<oneshot::Sender<()>>,
     pub served: tokio::task::JoinHandle<anyhow::Result<()>>,
+    /// Hot reload of the running app's capabilities.
+    pub reloader: Reloader,
 }
 
 pub fn repo_path(relative: &str) -> PathBuf {
@@ -36,6 +38,11 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = test_config();
     config.server.listen = "127.0.0.1:0".parse().unwrap();
+    // One OS watcher per test server would exhaust inotify instances; tests
+    // that exercise watching turn it back on.
+    for docs in &mut config.sources.docs {
+        docs.watch = false;
+    }
     adjust(&mut config);
     let listener = tokio::net::TcpListener::bind(config.server.listen)
         .await
@@ -43,6 +50,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     let addr = listener.local_addr().unwrap();
     let path = config.mcp.path.clone();
     let app = App::build(config).expect("app builds");
+    let reloader = app.reloader();
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
         let _ = rx.await;
@@ -53,6 +61,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         client: reqwest::Client::new(),
         shutdown: Some(tx),
         served,
+        reloader,
     }
 }
 

@@ -1,11 +1,21 @@
 //! The one integration-test binary: every test talks to a real server on a
-//! loopback port through `helpers::spawn_app`.
+//! loopback port through `helpers::spawn_app` (or the real binary through
+//! `binary::serve`), most of them with the official SDK client in `sdk`.
 
 mod bad_input;
+mod binary;
+mod command_tools;
 mod config;
+mod docs_source;
+mod files_source;
 mod health;
 mod helpers;
+mod http_tools;
 mod legacy;
 mod modern;
+mod prompts;
+mod reload;
+mod safety;
+mod sdk;
 mod stdio;
 mod tidy;

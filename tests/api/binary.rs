@@ -1,0 +1,66 @@
+//! The real `teamgate serve` binary as a child process: for what only a
+//! process shows (environment secrets, SIGHUP). Its environment is set on
+//! the child, never on the test process.
+
+use std::{
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use crate::helpers::repo_path;
+
+pub struct Served {
+    pub child: Child,
+    pub url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, signal).expect("signal delivered");
+    }
+}
+
+/// Starts `teamgate serve --config <config>` on a free loopback port with
+/// `envs` and returns once it logged the URL it serves.
+pub fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
+    command
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(config)
+        .current_dir(repo_path(""))
+        .env("TEAMGATE__LOG__FORMAT", "json")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("teamgate starts");
+    let stderr = child.stderr.take().expect("stderr piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(start) = line.find("http://127.0.0.1:") {
+                let url: String = line[start..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '"')
+                    .collect();
+                let _ = tx.send(url);
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("teamgate logs its URL");
+    Served { child, url }
+}

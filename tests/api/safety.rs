@@ -1,0 +1,165 @@
+//! Behaviour hints and safety of declared tools: `confirm = true` through
+//! elicitation (legacy) and `input_required` (2026-07-28), scopes recorded
+//! per capability, cache hints on lists, and secrets scrubbed from results.
+
+use serde_json::{Value, json};
+
+use crate::{
+    binary,
+    command_tools::command,
+    helpers::{spawn_app_with, test_config},
+    sdk::{self, Heard, call, text},
+};
+
+fn confirmed_tool() -> teamgate::config::CommandToolConfig {
+    command(
+        json!({"name": "wipe", "description": "Dangerous", "program": "/bin/echo",
+        "args": ["wiped", "{target}"], "confirm": true, "destructive": true,
+        "scopes": ["ops:write"],
+        "input_schema": {"type": "object", "properties": {"target": {"type": "string"}}}}),
+    )
+}
+
+#[tokio::test]
+async fn confirm_asks_the_user_and_runs_only_on_yes() {
+    let app = spawn_app_with(|c| c.tools.command = vec![confirmed_tool()]).await;
+
+    let (yes, mut heard) = sdk::connect(&app.url, Some(true)).await;
+    let result = call(&yes, "wipe", json!({"target": "cache"})).await;
+    assert_eq!(
+        result["structuredContent"]["stdout"], "wiped cache\n",
+        "{result}"
+    );
+    let Some(Heard::Elicited(message)) = heard.recv().await else {
+        panic!("the user was asked")
+    };
+    assert!(
+        message.contains("wipe") && message.contains("cache"),
+        "{message}"
+    );
+    yes.cancel().await.unwrap();
+
+    let (no, _) = sdk::connect(&app.url, Some(false)).await;
+    let result = call(&no, "wipe", json!({"target": "cache"})).await;
+    assert_eq!(result["isError"], true);
+    assert!(text(&result).contains("declined"), "{result}");
+    no.cancel().await.unwrap();
+
+    let (cannot, _) = sdk::connect(&app.url, None).await;
+    let result = call(&cannot, "wipe", json!({"target": "cache"})).await;
+    assert_eq!(result["isError"], true);
+    assert!(text(&result).contains("cannot ask"), "{result}");
+    cannot.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn confirm_on_2026_07_28_is_an_input_required_round_trip() {
+    let app = spawn_app_with(|c| c.tools.command = vec![confirmed_tool()]).await;
+    let caps = json!({"elicitation": {"form": {}}});
+    let modern = |id: i64, extra: Value| {
+        let mut params = json!({"name": "wipe", "arguments": {"target": "db"},
+            "_meta": {"io.modelcontextprotocol/clientCapabilities": caps}});
+        if let Value::Object(extra) = extra {
+            params.as_object_mut().unwrap().extend(extra);
+        }
+        let app = &app;
+        async move { app.modern_call(id, "tools/call", params).await.1.remove(0) }
+    };
+    let first = modern(1, json!({})).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"]["confirm"]["method"],
+        "elicitation/create"
+    );
+
+    let accept = json!({"action": "accept", "content": {"confirm": true}});
+    let done = modern(2, json!({"inputResponses": {"confirm": accept}})).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["stdout"], "wiped db\n",
+        "{done}"
+    );
+
+    let decline = json!({"action": "decline"});
+    let refused = modern(3, json!({"inputResponses": {"confirm": decline}})).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+}
+
+#[tokio::test]
+async fn scopes_are_recorded_and_make_lists_private() {
+    let mut config = test_config();
+    config.tools.command = vec![confirmed_tool()];
+    for docs in &mut config.sources.docs {
+        docs.watch = false;
+        docs.scopes = vec!["docs:read".into()];
+    }
+    let app = teamgate::App::build(config).unwrap();
+    let registry = app.registry();
+    assert_eq!(
+        registry.tool_scopes("wipe"),
+        Some(&["ops:write".to_owned()][..])
+    );
+    assert_eq!(
+        registry.tool_scopes("search_docs"),
+        Some(&["docs:read".to_owned()][..])
+    );
+    assert_eq!(registry.tool_scopes("teamgate_info"), Some(&[][..]));
+    assert_eq!(registry.tool_scopes("nope"), None);
+    assert_eq!(
+        registry.resource_scopes("docs://project/README.md"),
+        Some(vec!["docs:read".to_owned()])
+    );
+    assert_eq!(registry.prompt_scopes("teamgate_guide"), Some(&[][..]));
+    assert!(registry.list_cache_hints().1, "lists may differ by caller");
+
+    let plain = spawn_app_with(|_| {}).await;
+    let (_, replies) = plain.modern_call(1, "tools/list", json!({})).await;
+    assert_eq!(replies[0]["result"]["cacheScope"], "public");
+    let scoped = spawn_app_with(|c| c.tools.command = vec![confirmed_tool()]).await;
+    let (_, replies) = scoped.modern_call(1, "tools/list", json!({})).await;
+    assert_eq!(replies[0]["result"]["cacheScope"], "private");
+    assert_eq!(replies[0]["result"]["ttlMs"], 60_000);
+    let wipe = replies[0]["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "wipe")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        wipe["annotations"],
+        json!({"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": false})
+    );
+}
+
+#[tokio::test]
+async fn secrets_given_to_commands_are_scrubbed_from_results_and_progress() {
+    let secret = "deploy-9d8c7b6a5f4e";
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("command.toml");
+    std::fs::write(
+        &config,
+        r#"
+[[tools.command]]
+name = "leaky"
+description = "Prints its environment"
+program = "/usr/bin/env"
+secret_env = ["TEAMGATE_TEST_DEPLOY_TOKEN"]
+"#,
+    )
+    .unwrap();
+    let served = binary::serve(&config, &[("TEAMGATE_TEST_DEPLOY_TOKEN", secret)]);
+    let (client, _) = sdk::connect(&served.url, None).await;
+    let result = call(&client, "leaky", json!({})).await;
+    let stdout = result["structuredContent"]["stdout"].as_str().unwrap();
+    assert!(
+        stdout.contains("TEAMGATE_TEST_DEPLOY_TOKEN=[redacted]"),
+        "{stdout}"
+    );
+    assert!(!result.to_string().contains(secret));
+    assert!(
+        !stdout.contains("PATH="),
+        "only allowed variables reach the program"
+    );
+    client.cancel().await.unwrap();
+}
