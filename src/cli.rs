@@ -68,7 +68,7 @@ impl ConfigArgs {
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { config, listen } => serve(config.load(listen)?, config.sources()).await,
-        Command::Stdio { config } => stdio(config.load(None)?).await,
+        Command::Stdio { config } => stdio(config.load(None)?, config.sources()).await,
         Command::CheckConfig { config } => {
             let config = config.load(None)?;
             print!(
@@ -85,15 +85,8 @@ async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     telemetry::init(&config.log)?;
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
-    let reload = config.reload.clone();
     let app = App::build(config)?;
-    // Hot reload: SIGHUP always, file changes when `reload.watch` is on.
-    reload::on_sighup(app.reloader(), sources.clone())?;
-    let _watcher = if reload.watch {
-        Some(reload::watch(app.reloader(), sources, reload.debounce)?)
-    } else {
-        None
-    };
+    let _watcher = start_reload(&app, sources)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot bind {listen}"))?;
@@ -102,10 +95,25 @@ async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     app.serve(listener, shutdown_signal()).await
 }
 
-async fn stdio(config: Config) -> anyhow::Result<()> {
+async fn stdio(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     telemetry::init_stderr(&config.log)?;
     let app = App::build(config)?;
+    let _watcher = start_reload(&app, sources)?;
     crate::mcp::serve_stdio(app.handler(), shutdown_signal()).await
+}
+
+/// Hot reload: SIGHUP always, configuration-file changes when `reload.watch`
+/// is on. The returned watcher stops watching when dropped.
+fn start_reload(
+    app: &App,
+    sources: ConfigSources,
+) -> anyhow::Result<Option<reload::ConfigWatcher>> {
+    reload::on_sighup(app.reloader(), sources.clone())?;
+    let settings = &app.config.reload;
+    if !settings.watch {
+        return Ok(None);
+    }
+    reload::watch(app.reloader(), sources, settings.debounce).map(Some)
 }
 
 /// Resolves on SIGINT or SIGTERM.

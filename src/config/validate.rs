@@ -1,7 +1,7 @@
 //! Rules over declared capabilities that serde cannot express: names, URL
 //! allowlists, schemas, shells, caller bindings. Each failure names its key.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -73,7 +73,47 @@ pub(super) fn capabilities(config: &Config) -> Result<(), ConfigError> {
             ));
         }
     }
-    sources_and_prompts(config)
+    sources_and_prompts(config)?;
+    unique_tool_names(config)
+}
+
+/// Two declarations naming the same tool are refused here, naming both
+/// keys, rather than as a duplicate when the registry is built.
+fn unique_tool_names(config: &Config) -> Result<(), ConfigError> {
+    let mut seen: HashMap<&str, String> = HashMap::new();
+    let declared = (config.tools.http.iter().enumerate())
+        .map(|(i, t)| (t.name.as_str(), format!("tools.http[{i}].name")))
+        .chain(
+            (config.tools.command.iter().enumerate())
+                .map(|(i, t)| (t.name.as_str(), format!("tools.command[{i}].name"))),
+        )
+        .chain(
+            (config.sources.docs.iter().enumerate())
+                .map(|(i, d)| (d.tool.as_str(), format!("sources.docs[{i}].tool"))),
+        )
+        .chain(config.sources.files.iter().enumerate().flat_map(|(i, f)| {
+            [
+                (
+                    f.read_tool.as_str(),
+                    format!("sources.files[{i}].read_tool"),
+                ),
+                (
+                    f.search_tool.as_str(),
+                    format!("sources.files[{i}].search_tool"),
+                ),
+            ]
+        }));
+    for (name, key) in declared {
+        if let Some(first) = seen.insert(name, key.clone()) {
+            return Err(invalid(
+                key,
+                format!(
+                    "names the tool {name:?}, already declared by `{first}`; tool names must be unique"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn sources_and_prompts(config: &Config) -> Result<(), ConfigError> {

@@ -270,7 +270,8 @@ impl ServerHandler for McpHandler {
         let modern = is_modern(&context);
         let cx = self
             .call_context(context)
-            .with_input_responses(request.input_responses.unwrap_or_default());
+            .with_input_responses(request.input_responses.unwrap_or_default())
+            .with_scrubber(registry.scrubber().clone());
         let arguments = request.arguments.unwrap_or_default();
         let Some(response) = registry.call_tool(&request.name, arguments, &cx).await else {
             return Err(McpError::invalid_params(

@@ -22,7 +22,7 @@ use super::declared::{
 use crate::{
     config::CommandToolConfig,
     mcp::{CallToolResult, JsonObject},
-    registry::{CallContext, Scrubber},
+    registry::CallContext,
 };
 
 mod capture;
@@ -45,7 +45,6 @@ pub struct CommandRunner {
     timeout: Duration,
     max_bytes: usize,
     structured: bool,
-    scrubber: Scrubber,
 }
 
 impl CommandRunner {
@@ -62,17 +61,15 @@ impl CommandRunner {
                 env.insert(name.clone(), value);
             }
         }
-        let mut own_secrets = Vec::new();
         for name in &config.secret_env {
             let value = std::env::var(name).map_err(|_| {
                 anyhow::anyhow!(
                     "tools.command[{index}].secret_env: environment variable {name} is not set"
                 )
             })?;
-            own_secrets.push(value.clone());
+            secrets.push(value.clone());
             env.insert(name.clone(), value);
         }
-        secrets.extend(own_secrets.iter().cloned());
         let runner = Self {
             name: config.name.clone(),
             program: config.program.clone(),
@@ -82,7 +79,6 @@ impl CommandRunner {
             timeout: config.timeout,
             max_bytes: config.max_output_bytes,
             structured: config.output_schema.is_some(),
-            scrubber: Scrubber::new(own_secrets),
         };
         let defaults = KindDefaults {
             open_world: false,
@@ -201,7 +197,8 @@ impl Runner for CommandRunner {
                 () = cx.cancellation().cancelled() => break Ending::Cancelled,
                 Some(line) = lines.recv() => {
                     sent += 1;
-                    cx.progress(f64::from(sent), None, Some(&self.scrubber.text(&line))).await;
+                    // The context scrubs configured secrets from the message.
+                    cx.progress(f64::from(sent), None, Some(&line)).await;
                 }
             }
         };

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::Scrubber;
+
 use crate::mcp::{
     ClientCapabilities, LoggingLevel, Peer, ProtocolVersion, RequestContext, RequestMetaObject,
     RoleServer,
@@ -41,6 +43,8 @@ pub struct CallContext {
     /// 2026-07-28 MRTR: the client's answers to the `inputRequests` of an
     /// earlier `input_required` result, by key (untrusted client input).
     input_responses: BTreeMap<String, Value>,
+    /// Configured secrets, removed from progress messages and log lines.
+    scrubber: Scrubber,
 }
 
 impl CallContext {
@@ -54,7 +58,13 @@ impl CallContext {
             caller,
             log_threshold,
             input_responses: BTreeMap::new(),
+            scrubber: Scrubber::default(),
         }
+    }
+
+    pub fn with_scrubber(mut self, scrubber: Scrubber) -> Self {
+        self.scrubber = scrubber;
+        self
     }
 
     pub fn with_input_responses(mut self, responses: BTreeMap<String, Value>) -> Self {
@@ -115,7 +125,7 @@ impl CallContext {
             params["total"] = total.into();
         }
         if let Some(message) = message {
-            params["message"] = message.into();
+            params["message"] = self.scrubber.text(message).into();
         }
         if let Ok(params) = serde_json::from_value(params) {
             let _ = self.request.peer.notify_progress(params).await;
@@ -130,6 +140,8 @@ impl CallContext {
         if rank(level) < rank(threshold) {
             return;
         }
+        let mut data = data;
+        self.scrubber.value(&mut data);
         let params = serde_json::json!({"level": level, "logger": logger, "data": data});
         if let Ok(params) = serde_json::from_value(params) {
             let _ = self.request.peer.notify_logging_message(params).await;

@@ -4,6 +4,8 @@
 //! provider that echoes an upstream error or a process's environment cannot
 //! leak a token even when it forgets to scrub on its own.
 
+use std::sync::Arc;
+
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
@@ -13,10 +15,11 @@ use crate::mcp::{CallToolResponse, McpError};
 const MIN_SECRET_LEN: usize = 4;
 pub const REDACTED: &str = "[redacted]";
 
+/// Cheap to clone: every call context carries one.
 #[derive(Debug, Clone, Default)]
 pub struct Scrubber {
     /// Longest first, so a secret containing another is replaced whole.
-    secrets: Vec<String>,
+    secrets: Arc<[String]>,
 }
 
 impl Scrubber {
@@ -27,7 +30,9 @@ impl Scrubber {
             .collect();
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
-        Self { secrets }
+        Self {
+            secrets: secrets.into(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -36,7 +41,7 @@ impl Scrubber {
 
     pub fn text(&self, text: &str) -> String {
         let mut out = text.to_owned();
-        for secret in &self.secrets {
+        for secret in self.secrets.iter() {
             if out.contains(secret.as_str()) {
                 out = out.replace(secret.as_str(), REDACTED);
             }
@@ -44,7 +49,7 @@ impl Scrubber {
         out
     }
 
-    fn value(&self, value: &mut Value) {
+    pub fn value(&self, value: &mut Value) {
         match value {
             Value::String(s) if self.secrets.iter().any(|x| s.contains(x.as_str())) => {
                 *s = self.text(s);

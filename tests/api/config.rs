@@ -107,6 +107,45 @@ fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
 }
 
 #[test]
+fn declared_capabilities_are_checked_naming_the_key() {
+    let error = load_snippet(
+        "[[sources.docs]]\nname = \"a\"\npaths = [\"docs\"]\n[[sources.docs]]\nname = \"b\"\npaths = [\"docs\"]\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("sources.docs[1].tool") && error.contains("sources.docs[0].tool"),
+        "{error}"
+    );
+
+    let error = load_snippet("[[tools.command]]\nname = \"x\"\ndescription = \"d\"\nprogram = \"/bin/echo\"\ncache_ttl = \"1s\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("tools.command[0].cache_ttl"), "{error}");
+
+    let error = load_snippet("[[tools.command]]\nname = \"x\"\ndescription = \"d\"\nprogram = \"/bin/echo\"\nfrom_caller = { who = \"user\" }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("tools.command[0].from_caller.who"),
+        "{error}"
+    );
+
+    let error = load_snippet("[[tools.command]]\nname = \"x\"\ndescription = \"d\"\nprogram = \"/bin/echo\"\nshell = true\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("shell"), "unknown keys are refused: {error}");
+
+    let error = load_snippet("[[prompts]]\nname = \"p\"\ntemplate = \"t\"\narguments = [{ name = \"a\", complete_from = \"docs:nope\" }]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("prompts[0].arguments[0].complete_from"),
+        "{error}"
+    );
+}
+
+#[test]
 fn later_files_win() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.toml");

@@ -131,7 +131,7 @@ impl ToolProvider for DocsSource {
         &self,
         _name: &str,
         arguments: JsonObject,
-        _cx: &CallContext,
+        cx: &CallContext,
     ) -> Result<CallToolResponse, McpError> {
         let query = arguments
             .get("query")
@@ -160,6 +160,13 @@ impl ToolProvider for DocsSource {
             })
             .collect();
         let mut result = structured_result(json!({ "hits": hits }), false);
+        // `resource_link` content exists from 2025-06-18 on.
+        let links_known = cx
+            .protocol_version()
+            .is_none_or(|v| v.as_str() >= "2025-06-18");
+        if !links_known {
+            return Ok(result.into());
+        }
         let links: Vec<Value> = hits
             .iter()
             .map(|h| {
