@@ -271,6 +271,7 @@ impl ServerHandler for McpHandler {
         let cx = self
             .call_context(context)
             .with_input_responses(request.input_responses.unwrap_or_default())
+            .with_request_state(request.request_state)
             .with_scrubber(registry.scrubber().clone());
         let arguments = request.arguments.unwrap_or_default();
         let Some(response) = registry.call_tool(&request.name, arguments, &cx).await else {

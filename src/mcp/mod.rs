@@ -20,8 +20,8 @@ pub use rmcp::{
         CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse,
         GetPromptResult, Implementation, InputRequest, InputRequiredResult, JsonObject, Prompt,
         PromptArgument, PromptMessage, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
-        RequestId, RequestMetaObject, Resource, ResourceContents, ResourceTemplate,
-        ServerCapabilities, SubscriptionFilter, Tool,
+        RequestId, RequestMetaObject, RequestStateCodec, Resource, ResourceContents,
+        ResourceTemplate, SealOptions, ServerCapabilities, SubscriptionFilter, Tool,
     },
     service::{Peer, RequestContext, SubscriptionContext},
     transport::{

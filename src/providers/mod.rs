@@ -71,7 +71,14 @@ pub fn declare(
             Box::new(runner),
         )?);
     }
-    let declared = declared::DeclaredTools::new(tools, config.tools.cache_max_entries);
+    let keys: Vec<&str> = config
+        .mcp
+        .request_state_keys
+        .iter()
+        .map(|k| k.expose())
+        .collect();
+    let sealer = declared::Sealer::new(&keys)?;
+    let declared = declared::DeclaredTools::new(tools, config.tools.cache_max_entries, sealer);
     if !declared.is_empty() {
         builder = builder.tools(declared);
     }

@@ -43,6 +43,8 @@ pub struct CallContext {
     /// 2026-07-28 MRTR: the client's answers to the `inputRequests` of an
     /// earlier `input_required` result, by key (untrusted client input).
     input_responses: BTreeMap<String, Value>,
+    /// 2026-07-28 MRTR: the `requestState` echoed by the client (untrusted).
+    request_state: Option<String>,
     /// Configured secrets, removed from progress messages and log lines.
     scrubber: Scrubber,
 }
@@ -58,6 +60,7 @@ impl CallContext {
             caller,
             log_threshold,
             input_responses: BTreeMap::new(),
+            request_state: None,
             scrubber: Scrubber::default(),
         }
     }
@@ -70,6 +73,17 @@ impl CallContext {
     pub fn with_input_responses(mut self, responses: BTreeMap<String, Value>) -> Self {
         self.input_responses = responses;
         self
+    }
+
+    pub fn with_request_state(mut self, state: Option<String>) -> Self {
+        self.request_state = state;
+        self
+    }
+
+    /// The `requestState` a retried request carries: attacker-controlled
+    /// until its integrity is verified.
+    pub fn request_state(&self) -> Option<&str> {
+        self.request_state.as_deref()
     }
 
     /// The client's answer to the input request `key`, if it sent one.

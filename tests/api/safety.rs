@@ -72,16 +72,49 @@ async fn confirm_on_2026_07_28_is_an_input_required_round_trip() {
         result["inputRequests"]["confirm"]["method"],
         "elicitation/create"
     );
+    let state = result["requestState"].clone();
+    assert!(state.is_string(), "{first}");
 
     let accept = json!({"action": "accept", "content": {"confirm": true}});
-    let done = modern(2, json!({"inputResponses": {"confirm": accept}})).await;
+    // An approval the server did not ask for, or forged state, is asked again.
+    let unasked = modern(2, json!({"inputResponses": {"confirm": accept}})).await;
+    assert_eq!(
+        unasked["result"]["resultType"], "input_required",
+        "{unasked}"
+    );
+    let forged = modern(
+        3,
+        json!({"inputResponses": {"confirm": accept}, "requestState": "rs1.forged"}),
+    )
+    .await;
+    assert_eq!(forged["result"]["resultType"], "input_required", "{forged}");
+
+    let done = modern(
+        4,
+        json!({"inputResponses": {"confirm": accept}, "requestState": state}),
+    )
+    .await;
     assert_eq!(
         done["result"]["structuredContent"]["stdout"], "wiped db\n",
         "{done}"
     );
 
+    // The approval was for these arguments, not others.
+    let mut other = json!({"name": "wipe", "arguments": {"target": "everything"},
+        "inputResponses": {"confirm": accept}, "requestState": state,
+        "_meta": {"io.modelcontextprotocol/clientCapabilities": caps}});
+    let (_, replies) = app.modern_call(5, "tools/call", other.take()).await;
+    assert_eq!(
+        replies[0]["result"]["resultType"], "input_required",
+        "{replies:?}"
+    );
+
     let decline = json!({"action": "decline"});
-    let refused = modern(3, json!({"inputResponses": {"confirm": decline}})).await;
+    let refused = modern(
+        6,
+        json!({"inputResponses": {"confirm": decline}, "requestState": state}),
+    )
+    .await;
     assert_eq!(refused["result"]["isError"], true, "{refused}");
 }
 

@@ -1,19 +1,70 @@
 //! `confirm = true`: the user approves each run. Legacy sessions ask through
 //! an `elicitation/create` request; 2026-07-28 answers `input_required` and
-//! runs when the retry carries an accepting response. A client that cannot
-//! ask, a refusal, or a cancel means the tool does not run.
+//! runs when the retry carries an accepting response together with the
+//! `requestState` it was given. That state is sealed (HMAC) and bound to the
+//! tool, the caller and the exact arguments, with a short expiry, so an
+//! approval cannot be forged, replayed for other arguments, or sent unasked.
+//! A client that cannot ask, a refusal, or a cancel means the tool does not run.
+
+use std::{sync::OnceLock, time::Duration};
 
 use serde_json::{Value, json};
 
+use super::template::canonical;
 use crate::{
     config::ToolDecl,
-    mcp::{InputRequiredResult, JsonObject},
+    mcp::{InputRequiredResult, JsonObject, RequestStateCodec, SealOptions},
     providers::wire,
     registry::CallContext,
 };
 
 /// Key of the confirmation in `inputRequests` / `inputResponses`.
 const KEY: &str = "confirm";
+/// How long an issued confirmation request stays answerable.
+const STATE_TTL: Duration = Duration::from_secs(600);
+const SEALED_PAYLOAD: &[u8] = b"confirm";
+
+/// Seals and opens the `requestState` of confirmation round trips.
+pub struct Sealer {
+    /// The first seals; every one opens (key rotation).
+    codecs: Vec<RequestStateCodec>,
+}
+
+impl Sealer {
+    /// From `mcp.request_state_keys`; without any, a random key made once
+    /// per process, so reloads keep pending confirmations answerable.
+    pub fn new(keys: &[&str]) -> anyhow::Result<Self> {
+        static PROCESS_KEY: OnceLock<[u8; 32]> = OnceLock::new();
+        let mut codecs = Vec::new();
+        for key in keys {
+            codecs.push(RequestStateCodec::try_new(key.as_bytes().to_vec())?);
+        }
+        if codecs.is_empty() {
+            let key = PROCESS_KEY.get_or_init(rand::random);
+            codecs.push(RequestStateCodec::try_new(key.to_vec())?);
+        }
+        Ok(Self { codecs })
+    }
+
+    fn seal(&self, context: &[u8]) -> String {
+        let options = SealOptions::new().associated_data(context).ttl(STATE_TTL);
+        self.codecs[0].seal_with(SEALED_PAYLOAD, &options)
+    }
+
+    fn opens(&self, sealed: &str, context: &[u8]) -> bool {
+        self.codecs.iter().any(|codec| {
+            codec
+                .open_with(sealed, context)
+                .is_ok_and(|p| p == SEALED_PAYLOAD)
+        })
+    }
+}
+
+/// What an approval is bound to: this tool, this caller, these arguments.
+fn binding(decl: &ToolDecl, arguments: &JsonObject, cx: &CallContext) -> Vec<u8> {
+    let arguments = canonical(&Value::Object(arguments.clone()));
+    format!("{}\0{}\0{arguments}", decl.name, cx.caller().user).into_bytes()
+}
 /// Longest argument summary shown to the user.
 const MAX_SUMMARY: usize = 500;
 
@@ -57,11 +108,21 @@ fn refused(decl: &ToolDecl, why: &str) -> Answer {
     ))
 }
 
-pub async fn ask(decl: &ToolDecl, arguments: &JsonObject, cx: &CallContext) -> Answer {
+pub async fn ask(
+    decl: &ToolDecl,
+    arguments: &JsonObject,
+    cx: &CallContext,
+    sealer: &Sealer,
+) -> Answer {
     if !decl.confirm {
         return Answer::Granted;
     }
+    let bound = binding(decl, arguments, cx);
+    // A response counts only with the state this server issued for exactly
+    // this call; anything else is asked again.
+    let issued = cx.request_state().is_some_and(|s| sealer.opens(s, &bound));
     if cx.is_modern()
+        && issued
         && let Some(response) = cx.input_response(KEY)
     {
         return if approves(response) {
@@ -81,6 +142,7 @@ pub async fn ask(decl: &ToolDecl, arguments: &JsonObject, cx: &CallContext) -> A
         return Answer::Ask(wire(json!({
             "resultType": "input_required",
             "inputRequests": {KEY: {"method": "elicitation/create", "params": params}},
+            "requestState": sealer.seal(&bound),
         })));
     }
     match cx.peer().create_elicitation(wire(params)).await {

@@ -6,6 +6,8 @@
 mod confirm;
 pub mod template;
 
+pub use confirm::Sealer;
+
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
@@ -137,10 +139,11 @@ pub struct DeclaredTools {
     tools: Vec<DeclaredTool>,
     index: HashMap<String, usize>,
     cache: Cache<CacheKey, Cached>,
+    sealer: Sealer,
 }
 
 impl DeclaredTools {
-    pub fn new(tools: Vec<DeclaredTool>, cache_max_entries: u64) -> Arc<Self> {
+    pub fn new(tools: Vec<DeclaredTool>, cache_max_entries: u64, sealer: Sealer) -> Arc<Self> {
         let index = tools
             .iter()
             .enumerate()
@@ -154,6 +157,7 @@ impl DeclaredTools {
             tools,
             index,
             cache,
+            sealer,
         })
     }
 
@@ -243,7 +247,7 @@ impl ToolProvider for DeclaredTools {
         let Value::Object(arguments) = value else {
             unreachable!("built from an object above")
         };
-        match confirm::ask(&tool.decl, &arguments, cx).await {
+        match confirm::ask(&tool.decl, &arguments, cx, &self.sealer).await {
             confirm::Answer::Granted => {}
             confirm::Answer::Refused(message) => return Ok(text_result(message, true).into()),
             confirm::Answer::Ask(input_required) => {
