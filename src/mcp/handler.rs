@@ -60,28 +60,8 @@ impl Shared {
     /// clients which lists changed.
     pub fn replace_registry(&self, registry: Arc<Registry>) {
         let old = self.registry.swap(registry.clone());
-        let changed = |a: serde_json::Result<serde_json::Value>,
-                       b: serde_json::Result<serde_json::Value>| {
-            a.ok() != b.ok()
-        };
-        if changed(
-            serde_json::to_value(old.tools()),
-            serde_json::to_value(registry.tools()),
-        ) {
-            self.bus.publish(ChangeEvent::ToolsListChanged);
-        }
-        if changed(
-            serde_json::to_value(old.prompts()),
-            serde_json::to_value(registry.prompts()),
-        ) {
-            self.bus.publish(ChangeEvent::PromptsListChanged);
-        }
-        let resources = |r: &Registry| (r.resources(), r.templates().to_vec());
-        if changed(
-            serde_json::to_value(resources(&old)),
-            serde_json::to_value(resources(&registry)),
-        ) {
-            self.bus.publish(ChangeEvent::ResourcesListChanged);
+        for event in registry.changes_since(&old) {
+            self.bus.publish(event);
         }
     }
 

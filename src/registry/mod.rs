@@ -308,6 +308,26 @@ impl Registry {
         self.resource_owner(uri).map(|p| p.scopes(uri))
     }
 
+    /// The `list_changed` events a client must hear when this registry
+    /// replaces `old`: one per kind whose list differs.
+    pub fn changes_since(&self, old: &Registry) -> Vec<ChangeEvent> {
+        fn same<T: serde::Serialize>(a: &T, b: &T) -> bool {
+            serde_json::to_value(a).ok() == serde_json::to_value(b).ok()
+        }
+        let mut events = Vec::new();
+        if !same(&self.tools, &old.tools) {
+            events.push(ChangeEvent::ToolsListChanged);
+        }
+        if !same(&self.prompts, &old.prompts) {
+            events.push(ChangeEvent::PromptsListChanged);
+        }
+        let resources = |r: &Registry| (r.resources(), r.templates.clone());
+        if !same(&resources(self), &resources(old)) {
+            events.push(ChangeEvent::ResourcesListChanged);
+        }
+        events
+    }
+
     /// 2026-07-28 cache hints for list results: (`ttlMs`, private). Lists are
     /// private as soon as a capability needs a scope: they may then differ by
     /// caller once the identity layer filters them.

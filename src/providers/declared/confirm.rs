@@ -65,6 +65,7 @@ fn binding(decl: &ToolDecl, arguments: &JsonObject, cx: &CallContext) -> Vec<u8>
     let arguments = canonical(&Value::Object(arguments.clone()));
     format!("{}\0{}\0{arguments}", decl.name, cx.caller().user).into_bytes()
 }
+
 /// Longest argument summary shown to the user.
 const MAX_SUMMARY: usize = 500;
 
