@@ -43,6 +43,12 @@ pub(super) fn capabilities(config: &Config) -> Result<(), ConfigError> {
                 ),
             ));
         }
+        if tool.result_pointer.is_some() && tool.output_schema.is_none() {
+            return Err(invalid(
+                format!("{key}.result_pointer"),
+                "needs output_schema: it selects the structuredContent",
+            ));
+        }
         if tool.method.parse::<http::Method>().is_err() {
             return Err(invalid(format!("{key}.method"), "is not an HTTP method"));
         }

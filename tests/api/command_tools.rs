@@ -9,7 +9,7 @@ use teamgate::config::CommandToolConfig;
 
 use crate::{
     helpers::{messages, spawn_app_with},
-    sdk::{self, call},
+    sdk::{self, call, text},
 };
 
 pub fn command(value: Value) -> CommandToolConfig {
@@ -85,6 +85,9 @@ async fn runs_programs_with_argv_templates_and_caller_bound_arguments() {
             })),
             command(json!({"name": "noisy", "description": "lots of output", "program": noisy,
                 "max_output_bytes": 200})),
+            command(json!({"name": "team_report", "description": "needs a claim", "program": "/bin/echo",
+                "args": ["{team}"], "from_caller": {"team": "claim:team"},
+                "input_schema": {"type": "object", "properties": {"team": {"type": "string"}}}})),
         ];
     })
     .await;
@@ -114,6 +117,11 @@ async fn runs_programs_with_argv_templates_and_caller_bound_arguments() {
     assert!(stdout.ends_with("line-399\n"), "{stdout}");
     assert!(stdout.contains("bytes omitted"), "{stdout}");
     assert_eq!(result["structuredContent"]["exitCode"], 3);
+
+    // A claim the caller's identity lacks is a tool error, and nothing runs.
+    let result = call(&client, "team_report", json!({"team": "forged"})).await;
+    assert_eq!(result["isError"], true);
+    assert!(text(&result).contains("`team` claim"), "{result}");
     client.cancel().await.unwrap();
 }
 

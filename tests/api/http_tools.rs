@@ -68,6 +68,15 @@ async fn upstream() -> (String, Seen) {
             ),
         )
         .route(
+            "/api/echo",
+            axum::routing::post(
+                |State(seen): State<Seen>, headers: HeaderMap, Json(body): Json<Value>| async move {
+                    record(&seen, "/api/echo".into(), &headers).await;
+                    Json(json!({"received": body}))
+                },
+            ),
+        )
+        .route(
             "/api/big",
             get(|State(seen): State<Seen>, headers: HeaderMap| async move {
                 record(&seen, "/api/big".into(), &headers).await;
@@ -125,6 +134,11 @@ async fn calls_upstream_validates_first_and_caches_read_only_results() {
             tool(json!({"name": "slow", "description": "5 s", "url": format!("{base}/api/slow"),
                 "timeout": "200ms"})),
             tool(json!({"name": "missing", "description": "404", "url": format!("{base}/api/nothing")})),
+            tool(json!({"name": "create", "description": "POSTs a body", "method": "POST",
+                "url": format!("{base}/api/echo"), "output_schema": {"type": "object"},
+                "body": {"title": "{title}", "count": "{count}", "note": "by {title}"},
+                "input_schema": {"type": "object", "properties": {
+                    "title": {"type": "string"}, "count": {"type": "integer"}}}})),
         ];
     })
     .await;
@@ -165,6 +179,12 @@ async fn calls_upstream_validates_first_and_caches_read_only_results() {
     let missing = call(&client, "missing", json!({})).await;
     assert_eq!(missing["isError"], true);
     assert!(text(&missing).contains("404"), "{missing}");
+    let created = call(&client, "create", json!({"title": "hi", "count": 3})).await;
+    assert_eq!(
+        created["structuredContent"]["received"],
+        json!({"title": "hi", "count": 3, "note": "by hi"}),
+        "body templates keep argument types: {created}"
+    );
     client.cancel().await.unwrap();
 }
 
