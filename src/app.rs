@@ -10,12 +10,15 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    config::Config,
-    http::{self, GuardConfig, Health, HttpParts},
-    mcp::{McpHandler, Sessions, Shared, StreamableHttpServerConfig, StreamableHttpService},
+    config::{Config, Secret},
+    http::{self, Admission, GuardConfig, Health, HttpParts},
+    mcp::{
+        McpHandler, SessionSettings, Sessions, Shared, StateKeys, StoredSessions,
+        StreamableHttpServerConfig, StreamableHttpService,
+    },
     providers::{self, builtin::Builtin, conformance},
-    registry::{ChangeBus, Registry},
-    store::{MemoryEventStore, Retention},
+    registry::{Caller, ChangeBus, Registry},
+    store::{self, Backend, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
 };
 
 /// Loopback names always accepted in `Host` (DNS-rebinding protection).
@@ -27,26 +30,63 @@ pub struct App {
     pub config: Config,
     shared: Arc<Shared>,
     health: Health,
+    store: Store,
+    events: Arc<SqlEventStore>,
+    sessions: Arc<Sessions>,
     /// Ends every rmcp session and stream when cancelled.
     engine_shutdown: CancellationToken,
 }
 
 impl App {
-    /// Builds registries and shared state once; binds nothing.
-    pub fn build(config: Config) -> anyhow::Result<Self> {
+    /// Connects and migrates the store, then builds registries and shared
+    /// state once; binds nothing.
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        Self::build_with_clock(config, Arc::new(SystemClock)).await
+    }
+
+    /// `build` with the clock the store reads (tests move time with it).
+    pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        let store = Store::connect(config.store.url.expose(), clock).await?;
+        store.migrate().await?;
         let bus = ChangeBus::default();
+        let engine_shutdown = CancellationToken::new();
+        store::bridge(
+            &store,
+            config.store.url.expose(),
+            &bus,
+            engine_shutdown.clone(),
+        )
+        .await
+        .context("cannot LISTEN for changes from other replicas")?;
         let registry = Arc::new(build_registry(&config, &bus)?);
         let shared = Arc::new(Shared::new(
             registry,
             bus,
+            state_keys(&config, &store).await?,
             &config.mcp.server_name,
             &config.mcp.instructions,
         ));
+        let retention = Retention {
+            max_events: config.store.events_max,
+            max_age: config.store.events_max_age,
+        };
+        let events = SqlEventStore::new(store.clone(), retention);
+        let sessions = Arc::new(Sessions::new(
+            Arc::new(store.clone()),
+            events.clone(),
+            &SessionSettings {
+                idle_ttl: config.store.session_idle_ttl,
+                memory_idle: config.store.session_memory_idle,
+            },
+        ));
         Ok(Self {
+            health: Health::new(Some(store.clone())),
             config,
             shared,
-            health: Health::default(),
-            engine_shutdown: CancellationToken::new(),
+            store,
+            events,
+            sessions,
+            engine_shutdown,
         })
     }
 
@@ -71,24 +111,31 @@ impl App {
         self.shared.registry()
     }
 
-    /// A handler over the same registry, for the stdio transport.
-    pub fn handler(&self) -> McpHandler {
-        McpHandler::new(self.shared.clone())
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The session manager, to observe what is held in memory.
+    pub fn sessions(&self) -> Arc<Sessions> {
+        self.sessions.clone()
     }
 
     pub fn router(&self) -> Router {
         let shared = self.shared.clone();
         let mcp = StreamableHttpService::new(
             move || Ok(McpHandler::new(shared.clone())),
-            Arc::new(Sessions::new(Arc::new(MemoryEventStore::new(
-                Retention::default(),
-            )))),
+            self.sessions.clone(),
             self.engine_config(),
         );
+        let admission = SessionCaps {
+            repo: Arc::new(self.store.clone()),
+            max: self.config.store.max_sessions,
+            per_owner: self.config.store.max_sessions_per_owner,
+        };
         http::router(HttpParts {
             mcp_path: self.config.mcp.path.clone(),
             mcp,
-            guard: GuardConfig::from_config(&self.config),
+            guard: GuardConfig::from_config(&self.config, Some(Arc::new(admission))),
             health: self.health.clone(),
         })
     }
@@ -104,7 +151,7 @@ impl App {
             .iter()
             .map(|o| o.to_string())
             .chain(server.allowed_origins.iter().cloned());
-        StreamableHttpServerConfig::default()
+        let mut engine = StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
             .with_allowed_origins(origins)
             .enforce_origin_validation()
@@ -113,7 +160,10 @@ impl App {
             .with_json_response(mcp.json_responses)
             .with_legacy_session_mode(mcp.legacy_sessions)
             .with_max_request_body_bytes(server.max_body_bytes)
-            .with_cancellation_token(self.engine_shutdown.clone())
+            .with_cancellation_token(self.engine_shutdown.clone());
+        // rmcp restores a session it does not hold from this store.
+        engine.session_store = Some(Arc::new(StoredSessions(Arc::new(self.store.clone()))));
+        engine
     }
 
     /// Serves on `listener` until `shutdown` resolves, then drains: readiness
@@ -138,6 +188,12 @@ impl App {
             tokio::time::sleep(grace).await;
             engine_shutdown.cancel();
         });
+        tokio::spawn(purge_loop(
+            self.store.clone(),
+            self.events.clone(),
+            self.config.store.purge_interval,
+            self.engine_shutdown.clone(),
+        ));
         // rmcp writes an SSE reply in several small writes; without NODELAY,
         // Nagle plus delayed ACKs stall each of them by ~40 ms.
         let listener = listener.tap_io(|tcp| {
@@ -171,20 +227,130 @@ impl Reloader {
     }
 }
 
+/// Deletes expired sessions and old stream events every `interval`.
+async fn purge_loop(
+    store: Store,
+    events: Arc<SqlEventStore>,
+    interval: std::time::Duration,
+    stop: CancellationToken,
+) {
+    let mut ticks = tokio::time::interval(interval);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            () = stop.cancelled() => return,
+        }
+        match store.purge_expired().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(sessions = n, "expired sessions deleted"),
+            Err(error) => tracing::warn!(%error, "session purge failed"),
+        }
+        if let Err(error) = events.purge().await {
+            tracing::warn!(%error, "stream event purge failed");
+        }
+    }
+}
+
+/// The keys sealing MRTR `requestState`. Replicas must share them, so on
+/// PostgreSQL they must be configured; a lone SQLite instance may generate
+/// one and keep it in its database.
+async fn state_keys(config: &Config, store: &Store) -> anyhow::Result<StateKeys> {
+    if !config.mcp.request_state_keys.is_empty() {
+        return StateKeys::new(&config.mcp.request_state_keys);
+    }
+    match store.backend() {
+        Backend::Postgres => anyhow::bail!(
+            "mcp.request_state_keys is empty but store.url is PostgreSQL: every replica must open the \
+             requestState the others sealed, so they need the same key. Set for example \
+             TEAMGATE__MCP__REQUEST_STATE_KEYS='[\"<at least 32 random characters>\"]' on every replica"
+        ),
+        Backend::Sqlite => {
+            let key = store
+                .setting_or_insert("mrtr_request_state_key", || {
+                    hex::encode(rand::random::<[u8; 32]>())
+                })
+                .await?;
+            StateKeys::new(&[Secret::new(key)])
+        }
+    }
+}
+
+/// A handler for `teamgate stdio`: the configured registry, no store (one
+/// local client, no sessions to keep), a per-process requestState key; and
+/// the `Reloader` that swaps its capabilities.
+pub fn stdio_handler(config: &Config) -> anyhow::Result<(McpHandler, Reloader)> {
+    let bus = ChangeBus::default();
+    let registry = Arc::new(build_registry(config, &bus)?);
+    let shared = Arc::new(Shared::new(
+        registry,
+        bus,
+        StateKeys::new(&config.mcp.request_state_keys)?,
+        &config.mcp.server_name,
+        &config.mcp.instructions,
+    ));
+    let reloader = Reloader {
+        shared: shared.clone(),
+    };
+    Ok((McpHandler::new(shared), reloader))
+}
+
+/// Refuses `initialize` beyond the configured session caps.
+struct SessionCaps {
+    repo: Arc<dyn SessionRepo>,
+    max: i64,
+    per_owner: i64,
+}
+
+#[async_trait::async_trait]
+impl Admission for SessionCaps {
+    async fn admit(&self, caller: Option<&Caller>) -> Result<(), String> {
+        let owner = caller.map_or_else(|| Caller::anonymous().user, |c| c.user.clone());
+        let (all, mine) = match (
+            self.repo.count(None).await,
+            self.repo.count(Some(&owner)).await,
+        ) {
+            (Ok(all), Ok(mine)) => (all, mine),
+            // Without the store no session could be kept: say so.
+            (Err(e), _) | (_, Err(e)) => {
+                return Err(format!("the session store is unavailable: {e}"));
+            }
+        };
+        if all >= self.max {
+            return Err(format!(
+                "the server holds its maximum of {} sessions; try again later",
+                self.max
+            ));
+        }
+        if mine >= self.per_owner {
+            return Err(format!(
+                "{owner} already has {mine} open sessions (the limit is {}); end unused ones with DELETE",
+                self.per_owner
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Registers the providers the configuration enables.
 fn build_registry(config: &Config, bus: &ChangeBus) -> anyhow::Result<Registry> {
     let providers = &config.providers;
     let mut builder = Registry::builder();
+    if providers.conformance.enabled {
+        // The suite calls the first listed tool with `{}` and reads the first
+        // listed resource, so the conformance fixtures come first.
+        let mrtr = Arc::new(conformance::ConformanceMrtr);
+        builder = builder
+            .tools(Arc::new(conformance::ConformanceTools))
+            .tools(mrtr.clone())
+            .tools(Arc::new(conformance::ConformanceModern::new(bus.clone())))
+            .resources(Arc::new(conformance::ConformanceResources))
+            .prompts(Arc::new(conformance::ConformancePrompts))
+            .prompts(mrtr)
+            .subscribable();
+    }
     if providers.builtin.enabled {
         let builtin = Arc::new(Builtin::new(&config.mcp.server_name));
         builder = builder.tools(builtin.clone()).prompts(builtin);
-    }
-    if providers.conformance.enabled {
-        builder = builder
-            .tools(Arc::new(conformance::ConformanceTools))
-            .resources(Arc::new(conformance::ConformanceResources))
-            .prompts(Arc::new(conformance::ConformancePrompts))
-            .subscribable();
     }
     builder = providers::declare(config, bus, builder)?;
     Ok(builder.build()?)

@@ -6,10 +6,14 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use figment::providers::Serialized;
 
+use std::sync::Arc;
+
 use crate::{
     app::App,
     config::{Config, ConfigSources},
-    reload, telemetry,
+    reload,
+    store::{SessionRepo, Store, SystemClock},
+    telemetry,
 };
 
 #[derive(Debug, Parser)]
@@ -41,6 +45,36 @@ pub enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// Apply the database migrations and exit (serve also applies them).
+    Migrate {
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+    /// Inspect or end 2025-era sessions.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List live sessions, oldest first.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Show at most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: i64,
+    },
+    /// End a session: its next request, on any replica, gets 404.
+    End {
+        /// The session id (Mcp-Session-Id).
+        id: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -69,6 +103,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { config, listen } => serve(config.load(listen)?, config.sources()).await,
         Command::Stdio { config } => stdio(config.load(None)?, config.sources()).await,
+        Command::Migrate { config } => {
+            let config = config.load(None)?;
+            let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
+            store.migrate().await?;
+            println!("migrations applied to {}", config.store.url.masked());
+            Ok(())
+        }
+        Command::Sessions { command, config } => sessions(command, config.load(None)?).await,
         Command::CheckConfig { config } => {
             let config = config.load(None)?;
             print!(
@@ -85,8 +127,8 @@ async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     telemetry::init(&config.log)?;
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
-    let app = App::build(config)?;
-    let _watcher = start_reload(&app, sources)?;
+    let app = App::build(config).await?;
+    let _watcher = start_reload(app.reloader(), &app.config.reload, sources)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot bind {listen}"))?;
@@ -97,23 +139,70 @@ async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
 
 async fn stdio(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     telemetry::init_stderr(&config.log)?;
-    let app = App::build(config)?;
-    let _watcher = start_reload(&app, sources)?;
-    crate::mcp::serve_stdio(app.handler(), shutdown_signal()).await
+    // No store: a stdio client is one local process with no sessions to keep.
+    let (handler, reloader) = crate::app::stdio_handler(&config)?;
+    let _watcher = start_reload(reloader, &config.reload, sources)?;
+    crate::mcp::serve_stdio(handler, shutdown_signal()).await
+}
+
+async fn sessions(command: SessionsCommand, config: Config) -> anyhow::Result<()> {
+    let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
+    store.migrate().await?;
+    match command {
+        SessionsCommand::List { json, limit } => {
+            let rows = store.list(limit).await?;
+            if json {
+                let rows: Vec<_> = rows
+                    .iter()
+                    .map(|r| {
+                        serde_json::json!({
+                            "id": r.id, "owner": r.owner, "protocolVersion": r.protocol_version,
+                            "client": {"name": r.client_name, "version": r.client_version},
+                            "createdMs": r.created_ms, "lastSeenMs": r.last_seen_ms, "expiresMs": r.expires_ms,
+                        })
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                println!(
+                    "{:<38} {:<20} {:<11} {:<24} {:>8}",
+                    "ID", "OWNER", "VERSION", "CLIENT", "IDLE"
+                );
+                let now = store.now_ms();
+                for r in &rows {
+                    let client = format!("{} {}", r.client_name, r.client_version);
+                    let idle = format!("{}s", (now - r.last_seen_ms).max(0) / 1000);
+                    println!(
+                        "{:<38} {:<20} {:<11} {:<24} {:>8}",
+                        r.id, r.owner, r.protocol_version, client, idle
+                    );
+                }
+                eprintln!("{} session(s)", rows.len());
+            }
+        }
+        SessionsCommand::End { id } => {
+            if store.delete(&id).await? {
+                println!("session {id} ended");
+            } else {
+                anyhow::bail!("no live session {id}");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Hot reload: SIGHUP always, configuration-file changes when `reload.watch`
 /// is on. The returned watcher stops watching when dropped.
 fn start_reload(
-    app: &App,
+    reloader: crate::app::Reloader,
+    settings: &crate::config::ReloadConfig,
     sources: ConfigSources,
 ) -> anyhow::Result<Option<reload::ConfigWatcher>> {
-    reload::on_sighup(app.reloader(), sources.clone())?;
-    let settings = &app.config.reload;
+    reload::on_sighup(reloader.clone(), sources.clone())?;
     if !settings.watch {
         return Ok(None);
     }
-    reload::watch(app.reloader(), sources, settings.debounce).map(Some)
+    reload::watch(reloader, sources, settings.debounce).map(Some)
 }
 
 /// Resolves on SIGINT or SIGTERM.

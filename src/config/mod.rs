@@ -18,7 +18,7 @@ pub use capabilities::{
     PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
 };
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
-pub use secret::Secret;
+pub use secret::{DatabaseUrl, Secret};
 pub use validate::allowed as url_allowed;
 
 /// The whole configuration, as `serve`, `stdio` and `check-config` see it.
@@ -28,12 +28,38 @@ pub struct Config {
     pub server: ServerConfig,
     pub mcp: McpConfig,
     pub log: LogConfig,
+    pub store: StoreConfig,
     pub providers: ProvidersConfig,
     pub tools: ToolsConfig,
     pub sources: SourcesConfig,
     pub prompts: Vec<PromptConfig>,
     pub prompt_files: PromptFilesConfig,
     pub reload: ReloadConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// `sqlite://path` (default, created on first start) or `postgres://...`.
+    pub url: DatabaseUrl,
+    /// A legacy session unused this long is deleted.
+    #[serde(with = "humantime_serde")]
+    pub session_idle_ttl: Duration,
+    /// A session with no request or stream this long leaves memory; its
+    /// next request restores it from the store.
+    #[serde(with = "humantime_serde")]
+    pub session_memory_idle: Duration,
+    /// Live legacy sessions allowed in total and per owner.
+    pub max_sessions: i64,
+    pub max_sessions_per_owner: i64,
+    /// How often expired sessions and old stream events are deleted.
+    #[serde(with = "humantime_serde")]
+    pub purge_interval: Duration,
+    /// Stream events kept for `Last-Event-ID` resumption: at most this many,
+    /// and none older than `events_max_age`.
+    pub events_max: usize,
+    #[serde(with = "humantime_serde")]
+    pub events_max_age: Duration,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -157,6 +183,31 @@ impl Config {
                     "must be at least 32 characters of secret material".into(),
                 ));
             }
+        }
+        let store = &self.store;
+        if !store.url.is_supported() {
+            return Err(invalid(
+                "store.url",
+                "must start with sqlite:// or postgres://".into(),
+            ));
+        }
+        if store.session_memory_idle > store.session_idle_ttl {
+            return Err(invalid(
+                "store.session_memory_idle",
+                "must not exceed store.session_idle_ttl".into(),
+            ));
+        }
+        if store.max_sessions < 1 || store.max_sessions_per_owner < 1 || store.events_max < 1 {
+            return Err(invalid(
+                "store",
+                "max_sessions, max_sessions_per_owner and events_max must be at least 1".into(),
+            ));
+        }
+        if store.purge_interval.is_zero() {
+            return Err(invalid(
+                "store.purge_interval",
+                "must be greater than zero".into(),
+            ));
         }
         tracing_subscriber::EnvFilter::try_new(&self.log.level)
             .map_err(|e| invalid("log.level", e.to_string()))?;

@@ -46,6 +46,57 @@ impl<'de> Deserialize<'de> for Secret {
     }
 }
 
+/// A database URL whose password is never printed.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct DatabaseUrl(String);
+
+impl DatabaseUrl {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self(url.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_supported(&self) -> bool {
+        ["sqlite:", "postgres:", "postgresql:"]
+            .iter()
+            .any(|scheme| self.0.starts_with(scheme))
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        self.0.starts_with("postgres")
+    }
+
+    /// The URL with any password replaced by `<redacted>`.
+    pub fn masked(&self) -> String {
+        let Some((scheme, rest)) = self.0.split_once("://") else {
+            return self.0.clone();
+        };
+        let Some((userinfo, host)) = rest.split_once('@') else {
+            return self.0.clone();
+        };
+        match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:{REDACTED}@{host}"),
+            None => self.0.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for DatabaseUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.masked())
+    }
+}
+
+impl Serialize for DatabaseUrl {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.masked())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +107,19 @@ mod tests {
         assert_eq!(format!("{s:?} {s}"), "<redacted> <redacted>");
         assert_eq!(serde_json::to_string(&s).unwrap(), "\"<redacted>\"");
         assert_eq!(s.expose(), "hunter2-hunter2");
+    }
+
+    #[test]
+    fn database_urls_hide_only_the_password() {
+        let url = DatabaseUrl::new("postgres://app:s3cret@db:5432/teamgate");
+        assert_eq!(url.masked(), "postgres://app:<redacted>@db:5432/teamgate");
+        assert_eq!(
+            format!("{url:?}"),
+            "postgres://app:<redacted>@db:5432/teamgate"
+        );
+        assert_eq!(
+            DatabaseUrl::new("sqlite://data/x.db").masked(),
+            "sqlite://data/x.db"
+        );
     }
 }

@@ -17,6 +17,8 @@ pub mod code {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INTERNAL_ERROR: i64 = -32603;
     pub const SESSION_NOT_FOUND: i64 = -32001;
+    /// Outside the range the spec reserves (-32000..-32099): "try again later".
+    pub const SERVER_BUSY: i64 = -31001;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +41,8 @@ pub enum HttpError {
     SessionNotFound,
     #[error("Method Not Allowed")]
     MethodNotAllowed,
+    #[error("Service Unavailable: {0}")]
+    Unavailable(String),
     /// An error status rmcp answered with a plain-text body; the text is kept.
     #[error("{1}")]
     Engine(StatusCode, String),
@@ -54,6 +58,7 @@ impl HttpError {
             Self::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             Self::SessionNotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Engine(status, _) => *status,
         }
     }
@@ -63,6 +68,7 @@ impl HttpError {
             Self::Parse(_) => code::PARSE_ERROR,
             Self::SessionNotFound => code::SESSION_NOT_FOUND,
             Self::MethodNotAllowed => code::METHOD_NOT_FOUND,
+            Self::Unavailable(_) => code::SERVER_BUSY,
             Self::Engine(status, _) if status.is_server_error() => code::INTERNAL_ERROR,
             Self::Engine(StatusCode::NOT_FOUND, _) => code::SESSION_NOT_FOUND,
             _ => code::INVALID_REQUEST,
@@ -80,6 +86,11 @@ impl HttpError {
             body["id"] = id;
         }
         let mut response = (self.status(), Json(body)).into_response();
+        if matches!(self, Self::Unavailable(_)) {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
+        }
         if matches!(self, Self::MethodNotAllowed) {
             response
                 .headers_mut()

@@ -18,8 +18,17 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{collapse, error::HttpError};
+use crate::registry::Caller;
+
+/// Decides whether a new 2025-era session may start (session caps).
+#[async_trait::async_trait]
+pub trait Admission: Send + Sync {
+    /// `Err` carries the reason given to the client.
+    async fn admit(&self, caller: Option<&Caller>) -> Result<(), String>;
+}
 
 pub struct GuardConfig {
+    pub admission: Option<Arc<dyn Admission>>,
     pub max_body_bytes: usize,
     pub max_json_depth: usize,
     pub body_timeout: Duration,
@@ -49,10 +58,18 @@ pub async fn guard(
         Ok(bytes) => bytes,
         Err(error) => return error.into_response(),
     };
-    let id = match inspect(&bytes, &parts.headers, config.max_json_depth) {
-        Ok(id) => id,
+    let envelope = match inspect(&bytes, &parts.headers, config.max_json_depth) {
+        Ok(envelope) => envelope,
         Err((error, id)) => return error.into_response_with_id(id),
     };
+    let id = envelope.id;
+    let starts_session = envelope.method.as_deref() == Some("initialize")
+        && !parts.headers.contains_key("mcp-session-id");
+    if let (true, Some(admission)) = (starts_session, &config.admission)
+        && let Err(reason) = admission.admit(parts.extensions.get::<Caller>()).await
+    {
+        return HttpError::Unavailable(reason).into_response_with_id(id);
+    }
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -83,15 +100,17 @@ async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError>
 struct Envelope {
     #[serde(default)]
     id: Option<Value>,
+    #[serde(default)]
+    method: Option<String>,
 }
 
-/// Checks a POST body and returns its JSON-RPC id. On error, returns the id
-/// too when it could be read, so the error reply can carry it.
+/// Checks a POST body and returns its id and method. On error, returns the
+/// id too when it could be read, so the error reply can carry it.
 fn inspect(
     bytes: &[u8],
     headers: &HeaderMap,
     max_depth: usize,
-) -> Result<Option<Value>, (HttpError, Option<Value>)> {
+) -> Result<Envelope, (HttpError, Option<Value>)> {
     if json_depth(bytes) > max_depth {
         return Err((HttpError::TooDeep(max_depth), None));
     }
@@ -115,7 +134,7 @@ fn inspect(
     if !is_json(headers.get(header::CONTENT_TYPE)) {
         return Err((HttpError::UnsupportedMediaType, envelope.id));
     }
-    Ok(envelope.id)
+    Ok(envelope)
 }
 
 fn is_json(value: Option<&axum::http::HeaderValue>) -> bool {

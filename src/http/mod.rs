@@ -12,7 +12,7 @@ use std::{sync::Arc, time::Duration};
 use axum::{Router, middleware, routing::get};
 use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 
-pub use guard::GuardConfig;
+pub use guard::{Admission, GuardConfig};
 pub use health::Health;
 
 use crate::mcp::{McpHandler, Sessions, StreamableHttpService};
@@ -29,8 +29,12 @@ pub struct HttpParts {
 }
 
 impl GuardConfig {
-    pub fn from_config(config: &crate::config::Config) -> Self {
+    pub fn from_config(
+        config: &crate::config::Config,
+        admission: Option<Arc<dyn Admission>>,
+    ) -> Self {
         Self {
+            admission,
             max_body_bytes: config.server.max_body_bytes,
             max_json_depth: config.server.max_json_depth,
             body_timeout: BODY_TIMEOUT,

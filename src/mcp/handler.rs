@@ -24,9 +24,9 @@ use rmcp::{
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{
-    CallToolResponse, GetPromptResponse, Implementation, LoggingLevel, McpError, ProtocolVersion,
-    ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, SubscriptionContext,
-    SubscriptionFilter, Tool, listing::page, stamp::Stamp,
+    CallToolResponse, GetPromptResponse, Implementation, InputResponses, LoggingLevel, McpError,
+    Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS,
+    StateKeys, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
 use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
 
@@ -35,11 +35,18 @@ use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
 pub struct Shared {
     registry: ArcSwap<Registry>,
     pub bus: ChangeBus,
+    state_keys: Arc<StateKeys>,
     info: InitializeResult,
 }
 
 impl Shared {
-    pub fn new(registry: Arc<Registry>, bus: ChangeBus, name: &str, instructions: &str) -> Self {
+    pub fn new(
+        registry: Arc<Registry>,
+        bus: ChangeBus,
+        state_keys: StateKeys,
+        name: &str,
+        instructions: &str,
+    ) -> Self {
         let info = InitializeResult::new(registry.capabilities())
             .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions)
@@ -47,6 +54,7 @@ impl Shared {
         Self {
             registry: ArcSwap::new(registry),
             bus,
+            state_keys: Arc::new(state_keys),
             info,
         }
     }
@@ -106,7 +114,16 @@ impl McpHandler {
         result
     }
 
-    fn call_context(&self, request: RequestContext<RoleServer>) -> CallContext {
+    /// The context of a call to `method` on `target`, with what the client
+    /// sent back for MRTR.
+    fn call_context(
+        &self,
+        request: RequestContext<RoleServer>,
+        method: &str,
+        target: &str,
+        responses: Option<InputResponses>,
+        state: Option<String>,
+    ) -> CallContext {
         let modern = is_modern(&request);
         // Modern clients opt into log lines per request; legacy sessions get
         // info and above until they call logging/setLevel.
@@ -121,7 +138,14 @@ impl McpHandler {
                     .unwrap_or(LoggingLevel::Info),
             )
         };
-        CallContext::new(request, Caller::anonymous(), threshold)
+        let caller = Caller::anonymous();
+        let mrtr = Mrtr::new(
+            self.shared.state_keys.clone(),
+            &[&caller.user, method, target],
+            responses,
+            state,
+        );
+        CallContext::new(request, caller, threshold, mrtr)
     }
 
     /// Forwards change events to a legacy session's GET stream until the
@@ -249,9 +273,13 @@ impl ServerHandler for McpHandler {
         let registry = self.shared.registry();
         let modern = is_modern(&context);
         let cx = self
-            .call_context(context)
-            .with_input_responses(request.input_responses.unwrap_or_default())
-            .with_request_state(request.request_state)
+            .call_context(
+                context,
+                "tools/call",
+                &request.name,
+                request.input_responses,
+                request.request_state,
+            )
             .with_scrubber(registry.scrubber().clone());
         let arguments = request.arguments.unwrap_or_default();
         let Some(response) = registry.call_tool(&request.name, arguments, &cx).await else {
@@ -303,7 +331,13 @@ impl ServerHandler for McpHandler {
             ));
         };
         let modern = is_modern(&context);
-        let cx = self.call_context(context);
+        let cx = self.call_context(
+            context,
+            "resources/read",
+            &request.uri,
+            request.input_responses,
+            request.request_state,
+        );
         let response = provider.read(&request.uri, &cx).await?;
         Ok(self.finish(modern, response))
     }
@@ -458,7 +492,13 @@ impl ServerHandler for McpHandler {
             ));
         }
         let modern = is_modern(&context);
-        let cx = self.call_context(context);
+        let cx = self.call_context(
+            context,
+            "prompts/get",
+            &request.name,
+            request.input_responses,
+            request.request_state,
+        );
         let response = provider.get(&request.name, arguments, &cx).await?;
         Ok(self.finish(modern, response))
     }

@@ -5,11 +5,13 @@
 
 mod handler;
 mod listing;
+mod mrtr;
 mod sessions;
 mod stamp;
 
 pub use handler::{McpHandler, Shared};
-pub use sessions::Sessions;
+pub use mrtr::{Asked, Mrtr, StateKeys};
+pub use sessions::{SessionSettings, Sessions, StoredSessions};
 
 #[allow(deprecated)]
 // Logging is deprecated in 2026-07-28 but still served to 2025-era clients.
@@ -18,10 +20,10 @@ pub use rmcp::{
     ErrorData as McpError, RoleServer,
     model::{
         CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse,
-        GetPromptResult, Implementation, InputRequest, InputRequiredResult, JsonObject, Prompt,
-        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
-        RequestId, RequestMetaObject, RequestStateCodec, Resource, ResourceContents,
-        ResourceTemplate, SealOptions, ServerCapabilities, SubscriptionFilter, Tool,
+        GetPromptResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+        InputResponses, JsonObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+        ReadResourceResponse, ReadResourceResult, RequestId, RequestMetaObject, Resource,
+        ResourceContents, ResourceTemplate, ServerCapabilities, SubscriptionFilter, Tool,
     },
     service::{Peer, RequestContext, SubscriptionContext},
     transport::{

@@ -1,32 +1,143 @@
-//! teamgate's `SessionManager`: rmcp's in-memory manager for 2025-era
-//! sessions, with the event store kept for those sessions only.
+//! teamgate's `SessionManager`: rmcp's in-memory session workers, backed by
+//! the session store so a session survives restarts, moves between replicas
+//! and costs nothing while idle.
 //!
-//! rmcp also persists 2026-07-28 (stateless) streams when the manager
-//! exposes an event store, giving them event ids and a priming event; that
-//! revision has no resumability and requires the subscription acknowledgment
-//! to be the first thing on a listen stream. So the store stays private here.
+//! - On `initialize`, the session row (owner, negotiated version, client,
+//!   capabilities) is written; rmcp replays the stored `initialize` to bring
+//!   the session back wherever its next request lands (`StoredSessions`).
+//! - A worker idle for `store.session_memory_idle` is dropped from memory by
+//!   rmcp; its row stays until `store.session_idle_ttl` passes.
+//! - A session whose row is gone (ended, expired, purged) is closed here too,
+//!   so every replica answers 404 for it.
+//! - The event store stays private: rmcp would also persist 2026-07-28
+//!   streams if the manager exposed it, and that revision has no event ids.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use futures::Stream;
 use rmcp::{
-    model::{ClientJsonRpcMessage, ServerJsonRpcMessage},
+    model::{
+        ClientJsonRpcMessage, ClientRequest, GetExtensions, ServerJsonRpcMessage, ServerResult,
+    },
     transport::streamable_http_server::session::{
         EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
-        local::{LocalSessionManager, LocalSessionManagerError},
+        SessionRestoreMarker, SessionState, SessionStore, SessionStoreError,
+        local::{LocalSessionManager, LocalSessionManagerError, SessionConfig},
     },
 };
 
+use crate::{
+    registry::Caller,
+    store::{SessionRepo, SessionRow},
+};
+
+/// How long a "this session still exists" answer is trusted before the
+/// store is asked again; bounds how long an ended session lingers elsewhere.
+const PRESENCE_TTL: Duration = Duration::from_secs(5);
+/// Minimum time between two `last_seen` writes for one session.
+const TOUCH_EVERY: Duration = Duration::from_secs(30);
+
+pub struct SessionSettings {
+    pub idle_ttl: Duration,
+    pub memory_idle: Duration,
+}
+
 pub struct Sessions {
     inner: LocalSessionManager,
+    repo: Arc<dyn SessionRepo>,
+    idle_ttl_ms: i64,
+    /// Session id to the expiry its row had when last read.
+    present: moka::future::Cache<String, Option<i64>>,
+    touched: moka::future::Cache<String, ()>,
 }
 
 impl Sessions {
-    /// Legacy sessions whose streams are recorded in `events` for `Last-Event-ID`.
-    pub fn new(events: Arc<dyn EventStore>) -> Self {
+    /// Sessions stored in `repo`, whose streams are recorded in `events`.
+    pub fn new(
+        repo: Arc<dyn SessionRepo>,
+        events: Arc<dyn EventStore>,
+        settings: &SessionSettings,
+    ) -> Self {
+        let mut session_config = SessionConfig::default();
+        session_config.keep_alive = Some(settings.memory_idle);
+        let mut inner = LocalSessionManager::default().with_event_store(events);
+        inner.session_config = session_config;
         Self {
-            inner: LocalSessionManager::default().with_event_store(events),
+            inner,
+            repo,
+            idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
+            present: moka::future::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(PRESENCE_TTL)
+                .build(),
+            touched: moka::future::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_live(TOUCH_EVERY)
+                .build(),
         }
+    }
+
+    /// Sessions whose worker is in memory now (the rest live only in the store).
+    pub async fn in_memory(&self) -> usize {
+        self.inner.sessions.read().await.len()
+    }
+
+    /// Records a fresh session. Failing to store it is logged, not fatal:
+    /// the session then works on this replica until it idles out.
+    async fn record(
+        &self,
+        id: &SessionId,
+        message: &ClientJsonRpcMessage,
+        response: &ServerJsonRpcMessage,
+    ) {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return;
+        };
+        let ClientRequest::InitializeRequest(init) = &request.request else {
+            return;
+        };
+        let ServerJsonRpcMessage::Response(response) = response else {
+            return;
+        };
+        let ServerResult::InitializeResult(result) = &response.result else {
+            return;
+        };
+        let owner = request
+            .request
+            .extensions()
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Caller>())
+            .map(|caller| caller.user.clone())
+            .unwrap_or_else(|| Caller::anonymous().user);
+        let now = self.repo.clock_ms();
+        let row = SessionRow {
+            id: id.to_string(),
+            owner,
+            protocol_version: result.protocol_version.to_string(),
+            client_name: init.params.client_info.name.clone(),
+            client_version: init.params.client_info.version.clone(),
+            init_params: serde_json::to_string(&init.params).unwrap_or_default(),
+            server_capabilities: serde_json::to_string(&result.capabilities).unwrap_or_default(),
+            state: "{}".into(),
+            created_ms: now,
+            last_seen_ms: now,
+            expires_ms: now + self.idle_ttl_ms,
+        };
+        if let Err(error) = self.repo.create(&row).await {
+            tracing::error!(%error, "session not stored; it will not survive a restart");
+        }
+    }
+
+    /// Refreshes the session's expiry, at most once per `TOUCH_EVERY`.
+    async fn touch(&self, id: &SessionId) {
+        if self.touched.contains_key(id.as_ref()) {
+            return;
+        }
+        self.touched.insert(id.to_string(), ()).await;
+        if let Err(error) = self.repo.touch(id, self.idle_ttl_ms).await {
+            tracing::warn!(%error, "session expiry not refreshed");
+        }
+        self.present.invalidate(id.as_ref()).await;
     }
 }
 
@@ -43,14 +154,48 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.inner.initialize_session(id, message).await
+        let restoring = match &message {
+            ClientJsonRpcMessage::Request(r) => r
+                .request
+                .extensions()
+                .get::<SessionRestoreMarker>()
+                .is_some(),
+            _ => false,
+        };
+        let copy = (!restoring).then(|| message.clone());
+        let response = self.inner.initialize_session(id, message).await?;
+        if let Some(message) = copy {
+            self.record(id, &message, &response).await;
+        }
+        Ok(response)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        self.inner.has_session(id).await
+        if !self.inner.has_session(id).await? {
+            return Ok(false);
+        }
+        // In memory; is its row still there and unexpired? A database error
+        // keeps serving (None = unknown).
+        let repo = self.repo.clone();
+        let key = id.to_string();
+        let expires = self
+            .present
+            .get_with(key.clone(), async move {
+                match repo.get(&key).await {
+                    Ok(row) => Some(row.map_or(i64::MIN, |r| r.expires_ms)),
+                    Err(_) => None,
+                }
+            })
+            .await;
+        if expires.is_some_and(|expires| expires <= self.repo.clock_ms()) {
+            let _ = self.inner.close_session(id).await;
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.present.invalidate(id.as_ref()).await;
         self.inner.close_session(id).await
     }
 
@@ -59,6 +204,7 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id).await;
         self.inner.create_stream(id, message).await
     }
 
@@ -67,6 +213,7 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
+        self.touch(id).await;
         self.inner.accept_message(id, message).await
     }
 
@@ -74,6 +221,7 @@ impl SessionManager for Sessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id).await;
         self.inner.create_standalone_stream(id).await
     }
 
@@ -82,6 +230,7 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.touch(id).await;
         self.inner.resume(id, last_event_id).await
     }
 
@@ -94,5 +243,34 @@ impl SessionManager for Sessions {
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         None
+    }
+}
+
+/// rmcp's view of the session rows: what it replays to restore a session.
+/// Rows are written by [`Sessions`] (which knows the owner), so `store` only
+/// fills a gap and `delete` is the client's DELETE.
+pub struct StoredSessions(pub Arc<dyn SessionRepo>);
+
+#[async_trait::async_trait]
+impl SessionStore for StoredSessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let Some(row) = self.0.get(session_id).await? else {
+            return Ok(None);
+        };
+        let params = serde_json::from_str(&row.init_params)?;
+        Ok(Some(SessionState::new(params)))
+    }
+
+    async fn store(
+        &self,
+        _session_id: &str,
+        _state: &SessionState,
+    ) -> Result<(), SessionStoreError> {
+        Ok(())
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        self.0.delete(session_id).await?;
+        Ok(())
     }
 }

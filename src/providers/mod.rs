@@ -71,14 +71,7 @@ pub fn declare(
             Box::new(runner),
         )?);
     }
-    let keys: Vec<&str> = config
-        .mcp
-        .request_state_keys
-        .iter()
-        .map(|k| k.expose())
-        .collect();
-    let sealer = declared::Sealer::new(&keys)?;
-    let declared = declared::DeclaredTools::new(tools, config.tools.cache_max_entries, sealer);
+    let declared = declared::DeclaredTools::new(tools, config.tools.cache_max_entries);
     if !declared.is_empty() {
         builder = builder.tools(declared);
     }

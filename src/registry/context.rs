@@ -3,16 +3,14 @@
 
 #![allow(deprecated)] // LoggingLevel: deprecated in 2026-07-28, still served to 2025-era clients.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Scrubber;
 
 use crate::mcp::{
-    ClientCapabilities, LoggingLevel, Peer, ProtocolVersion, RequestContext, RequestMetaObject,
-    RoleServer,
+    Asked, ClientCapabilities, InputRequests, LoggingLevel, McpError, Mrtr, Peer, ProtocolVersion,
+    RequestContext, RequestMetaObject, RoleServer,
 };
 
 /// The authenticated caller. Filled by the identity layer; `anonymous` until then.
@@ -40,11 +38,7 @@ pub struct CallContext {
     caller: Caller,
     /// Lowest level a log line must have to be sent; `None` sends none.
     log_threshold: Option<LoggingLevel>,
-    /// 2026-07-28 MRTR: the client's answers to the `inputRequests` of an
-    /// earlier `input_required` result, by key (untrusted client input).
-    input_responses: BTreeMap<String, Value>,
-    /// 2026-07-28 MRTR: the `requestState` echoed by the client (untrusted).
-    request_state: Option<String>,
+    mrtr: Mrtr,
     /// Configured secrets, removed from progress messages and log lines.
     scrubber: Scrubber,
 }
@@ -54,13 +48,13 @@ impl CallContext {
         request: RequestContext<RoleServer>,
         caller: Caller,
         log_threshold: Option<LoggingLevel>,
+        mrtr: Mrtr,
     ) -> Self {
         Self {
             request,
             caller,
             log_threshold,
-            input_responses: BTreeMap::new(),
-            request_state: None,
+            mrtr,
             scrubber: Scrubber::default(),
         }
     }
@@ -70,25 +64,21 @@ impl CallContext {
         self
     }
 
-    pub fn with_input_responses(mut self, responses: BTreeMap<String, Value>) -> Self {
-        self.input_responses = responses;
-        self
+    /// Input the client sent back (`inputResponses`, `requestState`).
+    pub fn mrtr(&self) -> &Mrtr {
+        &self.mrtr
     }
 
-    pub fn with_request_state(mut self, state: Option<String>) -> Self {
-        self.request_state = state;
-        self
-    }
-
-    /// The `requestState` a retried request carries: attacker-controlled
-    /// until its integrity is verified.
-    pub fn request_state(&self) -> Option<&str> {
-        self.request_state.as_deref()
-    }
-
-    /// The client's answer to the input request `key`, if it sent one.
-    pub fn input_response(&self, key: &str) -> Option<&Value> {
-        self.input_responses.get(key)
+    /// Asks the client for input, in whichever way its protocol era allows;
+    /// see [`Mrtr::ask`]. `state` travels with an `input_required` result.
+    pub async fn ask(
+        &self,
+        requests: InputRequests,
+        state: Option<String>,
+    ) -> Result<Asked, McpError> {
+        self.mrtr
+            .ask(&self.request.peer, self.is_modern(), requests, state)
+            .await
     }
 
     pub fn caller(&self) -> &Caller {

@@ -1,9 +1,10 @@
 //! An in-process event store for resumable SSE streams, bounded by count
 //! and by age so memory cannot grow with traffic.
 //!
-//! Event ids are `<sequence>.<tag>`: the sequence orders events globally and
-//! the random tag makes an id impossible to guess, so nobody can replay a
-//! stream whose ids they were never sent.
+//! Event ids are `<prefix><sequence>.<tag>`: the sequence orders events, the
+//! prefix names the replica (ids stay unique across replicas) and the random
+//! tag makes an id impossible to guess, so nobody can replay a stream whose
+//! ids they were never sent.
 
 use std::{
     collections::VecDeque,
@@ -42,6 +43,7 @@ struct Stored {
 
 pub struct MemoryEventStore {
     retention: Retention,
+    prefix: String,
     inner: Mutex<Inner>,
 }
 
@@ -53,10 +55,74 @@ struct Inner {
 
 impl MemoryEventStore {
     pub fn new(retention: Retention) -> Self {
+        Self::with_prefix(retention, "")
+    }
+
+    /// Ids start with `prefix`; ids without it are not this store's.
+    pub fn with_prefix(retention: Retention, prefix: &str) -> Self {
         Self {
             retention,
+            prefix: prefix.to_owned(),
             inner: Mutex::default(),
         }
+    }
+
+    /// Whether `id` was issued here (and may still be held).
+    pub fn issued(&self, id: &str) -> bool {
+        id.strip_prefix(self.prefix.as_str())
+            .is_some_and(|rest| parse(rest).is_some())
+    }
+
+    /// Stores `event` and returns it with its new id.
+    pub fn record(&self, stream_id: &str, event: &ServerSseMessage) -> ServerSseMessage {
+        let tag: u64 = rand::random();
+        let now = Instant::now();
+        let mut inner = self.inner.lock().expect("event store lock");
+        let sequence = inner.next;
+        inner.next += 1;
+        let mut event = event.clone();
+        event.event_id = Some(format!("{}{sequence}.{tag:016x}", self.prefix));
+        inner.events.push_back(Stored {
+            sequence,
+            tag,
+            stream: stream_id.to_owned(),
+            at: now,
+            event: event.clone(),
+        });
+        while inner.events.len() > self.retention.max_events
+            || inner
+                .events
+                .front()
+                .is_some_and(|e| now.duration_since(e.at) > self.retention.max_age)
+        {
+            inner.events.pop_front();
+        }
+        event
+    }
+
+    /// Events after `last_event_id` on its stream, or `None` if this store
+    /// does not hold that id (never issued here, or already evicted).
+    pub fn replay(&self, last_event_id: &str) -> Option<Vec<ServerSseMessage>> {
+        let (sequence, tag) = parse(last_event_id.strip_prefix(self.prefix.as_str())?)?;
+        let inner = self.inner.lock().expect("event store lock");
+        // Sequences are increasing, so the position is a binary search.
+        let start = inner.events.partition_point(|e| e.sequence < sequence);
+        let anchor = inner
+            .events
+            .get(start)
+            .filter(|e| e.sequence == sequence && e.tag == tag)?;
+        let stream = anchor.stream.clone();
+        let cutoff = Instant::now()
+            .checked_sub(self.retention.max_age)
+            .unwrap_or_else(Instant::now);
+        Some(
+            inner
+                .events
+                .range(start + 1..)
+                .filter(|e| e.stream == stream && e.at >= cutoff)
+                .map(|e| e.event.clone())
+                .collect(),
+        )
     }
 
     pub fn len(&self) -> usize {
@@ -80,55 +146,17 @@ impl EventStore for MemoryEventStore {
         stream_id: &str,
         event: &ServerSseMessage,
     ) -> Result<String, EventStoreError> {
-        let tag: u64 = rand::random();
-        let now = Instant::now();
-        let mut inner = self.inner.lock().expect("event store lock");
-        let sequence = inner.next;
-        inner.next += 1;
-        let id = format!("{sequence}.{tag:016x}");
-        let mut event = event.clone();
-        event.event_id = Some(id.clone());
-        inner.events.push_back(Stored {
-            sequence,
-            tag,
-            stream: stream_id.to_owned(),
-            at: now,
-            event,
-        });
-        while inner.events.len() > self.retention.max_events
-            || inner
-                .events
-                .front()
-                .is_some_and(|e| now.duration_since(e.at) > self.retention.max_age)
-        {
-            inner.events.pop_front();
-        }
-        Ok(id)
+        let event = self.record(stream_id, event);
+        Ok(event.event_id.unwrap_or_default())
     }
 
     async fn replay_events_after(
         &self,
         last_event_id: &str,
     ) -> Result<EventStream, EventStoreError> {
-        let (sequence, tag) = parse(last_event_id).ok_or("malformed Last-Event-ID")?;
-        let inner = self.inner.lock().expect("event store lock");
-        // Sequences are increasing, so the position is a binary search.
-        let start = inner.events.partition_point(|e| e.sequence < sequence);
-        let anchor = inner
-            .events
-            .get(start)
-            .filter(|e| e.sequence == sequence && e.tag == tag)
+        let replay = self
+            .replay(last_event_id)
             .ok_or("unknown or expired Last-Event-ID")?;
-        let stream = anchor.stream.clone();
-        let cutoff = Instant::now()
-            .checked_sub(self.retention.max_age)
-            .unwrap_or_else(Instant::now);
-        let replay: Vec<ServerSseMessage> = inner
-            .events
-            .range(start + 1..)
-            .filter(|e| e.stream == stream && e.at >= cutoff)
-            .map(|e| e.event.clone())
-            .collect();
         Ok(Box::pin(futures::stream::iter(replay)))
     }
 }

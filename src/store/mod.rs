@@ -1,6 +1,176 @@
-//! Persistence: where sessions and resumable stream events live.
-//! For now the in-memory event store; the SQL backends plug in here.
+//! Persistence: the only module that talks SQL (and the only one importing sqlx).
+//!
+//! One implementation over sqlx's `Any` driver serves both backends: SQLite
+//! (the zero-setup default) and PostgreSQL (several replicas). The schema
+//! keeps to what both dialects share, so each query is written once; each
+//! backend has its own migration folder with the same versions.
 
+mod clock;
+mod events;
 mod memory;
+mod notify;
+mod sessions;
+mod settings;
 
+use std::{str::FromStr, time::Duration};
+
+use sqlx::{
+    AnyPool,
+    any::{AnyConnectOptions, AnyPoolOptions},
+};
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use events::SqlEventStore;
 pub use memory::{MemoryEventStore, Retention};
+pub use notify::bridge;
+pub use sessions::{SessionRepo, SessionRow};
+
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store.url {0:?} is not a sqlite:// or postgres:// URL")]
+    UnsupportedUrl(String),
+    #[error("cannot open the database ({backend:?}): {source}")]
+    Connect {
+        backend: Backend,
+        source: sqlx::Error,
+    },
+    #[error("cannot apply migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("database error while trying to {action}: {source}")]
+    Query {
+        action: &'static str,
+        source: sqlx::Error,
+    },
+    #[error("stored data is corrupt ({0})")]
+    Corrupt(String),
+}
+
+/// Wraps a sqlx error with what we were doing, for messages an operator can act on.
+pub(crate) fn query_error(action: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
+    move |source| StoreError::Query { action, source }
+}
+
+/// A connection pool to the configured database, plus the clock every
+/// expiry decision reads (so tests can move time).
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    clock: Arc<dyn Clock>,
+}
+
+impl Store {
+    /// Connects (creating a SQLite file and its folder on first start) but
+    /// does not migrate.
+    pub async fn connect(url: &str, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            return Err(StoreError::UnsupportedUrl(url.to_owned()));
+        };
+        let url = match backend {
+            Backend::Sqlite => prepare_sqlite(url),
+            Backend::Postgres => url.to_owned(),
+        };
+        let connect = |source| StoreError::Connect { backend, source };
+        let options = AnyConnectOptions::from_str(&url).map_err(connect)?;
+        let pool = AnyPoolOptions::new()
+            // SQLite has one writer at a time; more connections only queue on its lock.
+            .max_connections(if backend == Backend::Sqlite { 4 } else { 16 })
+            .acquire_timeout(Duration::from_secs(5))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers run beside the writer; the busy timeout
+                        // waits for the lock instead of failing at once.
+                        sqlx::query("pragma journal_mode = wal")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("pragma busy_timeout = 5000")
+                            .execute(&mut *conn)
+                            .await?;
+                        sqlx::query("pragma synchronous = normal")
+                            .execute(&mut *conn)
+                            .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await
+            .map_err(connect)?;
+        Ok(Self {
+            pool,
+            backend,
+            clock,
+        })
+    }
+
+    /// Applies the embedded migrations of this backend. On PostgreSQL sqlx
+    /// takes an advisory lock, so replicas starting together are safe.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        match self.backend {
+            Backend::Sqlite => sqlx::migrate!("migrations/sqlite").run(&self.pool).await?,
+            Backend::Postgres => {
+                sqlx::migrate!("migrations/postgres")
+                    .run(&self.pool)
+                    .await?
+            }
+        }
+        Ok(())
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// True when the database answers a trivial query within a second.
+    pub async fn ping(&self) -> bool {
+        let probe = sqlx::query("select 1").execute(&self.pool);
+        matches!(
+            tokio::time::timeout(Duration::from_secs(1), probe).await,
+            Ok(Ok(_))
+        )
+    }
+
+    pub(crate) fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+}
+
+/// `sqlite://path` with `mode=rwc` (create the file) and the folder made.
+fn prepare_sqlite(url: &str) -> String {
+    let path = url
+        .trim_start_matches("sqlite://")
+        .trim_start_matches("sqlite:")
+        .split('?')
+        .next()
+        .unwrap_or_default();
+    if let Some(parent) = std::path::Path::new(path).parent()
+        && !parent.as_os_str().is_empty()
+    {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    if url.contains("mode=") {
+        url.to_owned()
+    } else if url.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    }
+}

@@ -202,13 +202,16 @@ async fn examples_that_need_no_secrets_build_a_server() {
         for docs in &mut config.sources.docs {
             docs.watch = false;
         }
-        let app = teamgate::App::build(config).unwrap_or_else(|e| panic!("{kind}: {e:#}"));
+        let (app, _store) = crate::helpers::build_app(config)
+            .await
+            .unwrap_or_else(|e| panic!("{kind}: {e:#}"));
         assert!(!app.registry().tools().is_empty(), "{kind}");
     }
     // The HTTP example names its secret; without it the build says which.
     let file = repo_path("config/examples/http-tools.toml");
     let config = ConfigSources::files_only(vec![file]).load().unwrap();
-    let error = teamgate::App::build(config)
+    let error = crate::helpers::build_app(config)
+        .await
         .err()
         .expect("needs GITHUB_TOKEN");
     assert!(format!("{error:#}").contains("GITHUB_TOKEN"), "{error:#}");

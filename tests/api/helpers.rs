@@ -1,16 +1,23 @@
 //! `spawn_app()` and the small HTTP vocabulary the tests share.
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{net::SocketAddr, path::PathBuf, sync::Arc};
 
 use reqwest::{Response, header::HeaderMap};
 use serde_json::{Value, json};
-use teamgate::{App, Config, app::Reloader, config::ConfigSources};
+use teamgate::{
+    App, Config,
+    app::Reloader,
+    config::{ConfigSources, DatabaseUrl},
+    store::{Clock, SystemClock},
+};
 use tokio::sync::oneshot;
 
 pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub const MODERN: &str = "2026-07-28";
 
 pub struct TestApp {
+    pub sessions: Arc<teamgate::mcp::Sessions>,
+    _dir: tempfile::TempDir,
     pub addr: SocketAddr,
     pub url: String,
     pub client: reqwest::Client,
@@ -31,11 +38,24 @@ pub fn test_config() -> Config {
         .expect("test configuration loads")
 }
 
+/// Builds (without serving) an app whose store lives in a temp dir, kept
+/// alive by the returned guard.
+pub async fn build_app(mut config: Config) -> anyhow::Result<(App, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
+    Ok((App::build(config).await?, dir))
+}
+
 pub async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
 }
 
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
+    spawn_app_clocked(adjust, Arc::new(SystemClock)).await
+}
+
+/// `spawn_app_with` whose store reads `clock`.
+pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn Clock>) -> TestApp {
     let mut config = test_config();
     config.server.listen = "127.0.0.1:0".parse().unwrap();
     // One OS watcher per test server would exhaust inotify instances; tests
@@ -43,19 +63,27 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     for docs in &mut config.sources.docs {
         docs.watch = false;
     }
+    // Each app gets its own SQLite file, removed with the temp dir.
+    let dir = tempfile::tempdir().expect("temp dir");
+    config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
     adjust(&mut config);
     let listener = tokio::net::TcpListener::bind(config.server.listen)
         .await
         .expect("bind loopback");
     let addr = listener.local_addr().unwrap();
     let path = config.mcp.path.clone();
-    let app = App::build(config).expect("app builds");
+    let app = App::build_with_clock(config, clock)
+        .await
+        .expect("app builds");
+    let sessions = app.sessions();
     let reloader = app.reloader();
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
         let _ = rx.await;
     }));
     TestApp {
+        sessions,
+        _dir: dir,
         addr,
         url: format!("http://{addr}{path}"),
         client: reqwest::Client::new(),
@@ -70,11 +98,19 @@ impl TestApp {
         format!("http://{}", self.addr)
     }
 
-    /// Sends SIGTERM's equivalent and returns the serve task.
+    /// Sends SIGTERM's equivalent.
     pub fn shutdown(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
+    }
+
+    /// Shuts down and waits until the server has stopped.
+    pub async fn stop(mut self) {
+        self.shutdown();
+        let served =
+            tokio::time::timeout(std::time::Duration::from_secs(15), &mut self.served).await;
+        served.expect("stops in time").unwrap().expect("clean exit");
     }
 
     /// POSTs raw bytes with the given extra headers.

@@ -126,7 +126,7 @@ async fn scopes_are_recorded_and_make_lists_private() {
         docs.watch = false;
         docs.scopes = vec!["docs:read".into()];
     }
-    let app = teamgate::App::build(config).unwrap();
+    let (app, _store) = crate::helpers::build_app(config).await.unwrap();
     let registry = app.registry();
     assert_eq!(
         registry.tool_scopes("wipe"),

@@ -2,10 +2,14 @@
 //! prompts, completion), with the exact names, schemas and outputs it checks.
 //! Enabled only by `config/conformance.toml`; never in a default deployment.
 
+mod modern;
+mod mrtr;
 mod prompts;
 mod resources;
 mod tools;
 
+pub use modern::ConformanceModern;
+pub use mrtr::ConformanceMrtr;
 pub use prompts::ConformancePrompts;
 pub use resources::ConformanceResources;
 pub use tools::ConformanceTools;

@@ -6,8 +6,6 @@
 mod confirm;
 pub mod template;
 
-pub use confirm::Sealer;
-
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
@@ -139,11 +137,10 @@ pub struct DeclaredTools {
     tools: Vec<DeclaredTool>,
     index: HashMap<String, usize>,
     cache: Cache<CacheKey, Cached>,
-    sealer: Sealer,
 }
 
 impl DeclaredTools {
-    pub fn new(tools: Vec<DeclaredTool>, cache_max_entries: u64, sealer: Sealer) -> Arc<Self> {
+    pub fn new(tools: Vec<DeclaredTool>, cache_max_entries: u64) -> Arc<Self> {
         let index = tools
             .iter()
             .enumerate()
@@ -157,7 +154,6 @@ impl DeclaredTools {
             tools,
             index,
             cache,
-            sealer,
         })
     }
 
@@ -247,7 +243,7 @@ impl ToolProvider for DeclaredTools {
         let Value::Object(arguments) = value else {
             unreachable!("built from an object above")
         };
-        match confirm::ask(&tool.decl, &arguments, cx, &self.sealer).await {
+        match confirm::ask(&tool.decl, &arguments, cx).await {
             confirm::Answer::Granted => {}
             confirm::Answer::Refused(message) => return Ok(text_result(message, true).into()),
             confirm::Answer::Ask(input_required) => {

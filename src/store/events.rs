@@ -1,0 +1,254 @@
+//! Resumable SSE events shared by every replica.
+//!
+//! Each event is kept in this process's memory (fast replay on the replica
+//! that streamed it) and written to the database in batches by one
+//! background task, so streaming never waits on a database round trip per
+//! event. A client that reconnects to another replica is served from the
+//! database. The write queue is bounded: when it is full, streaming waits
+//! rather than dropping events.
+
+use std::{sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use sqlx::Row;
+use tokio::sync::mpsc;
+
+use super::{MemoryEventStore, Retention, Store, StoreError, query_error};
+use crate::mcp::{EventStore, EventStoreError, EventStream, ServerSseMessage};
+
+/// Events waiting to be written; beyond this, streaming waits.
+const QUEUE: usize = 4096;
+/// Rows per insert statement.
+const BATCH: usize = 128;
+
+struct Pending {
+    id: String,
+    stream_id: String,
+    position: i64,
+    payload: String,
+    created_ms: i64,
+}
+
+pub struct SqlEventStore {
+    store: Store,
+    replica: String,
+    retention: Retention,
+    memory: MemoryEventStore,
+    queue: mpsc::Sender<Pending>,
+}
+
+impl SqlEventStore {
+    /// Starts the batch writer; it stops when the store is dropped.
+    pub fn new(store: Store, retention: Retention) -> Arc<Self> {
+        let replica = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+        let (queue, receiver) = mpsc::channel(QUEUE);
+        tokio::spawn(write_batches(store.clone(), replica.clone(), receiver));
+        Arc::new(Self {
+            memory: MemoryEventStore::with_prefix(retention, &format!("{replica}-")),
+            store,
+            replica,
+            retention,
+            queue,
+        })
+    }
+
+    /// Deletes events past the retention age or beyond the retained count.
+    pub async fn purge(&self) -> Result<u64, StoreError> {
+        let cutoff = self.store.now_ms() - self.retention.max_age.as_millis() as i64;
+        let pool = self.store.pool();
+        let mut removed = sqlx::query("delete from stream_events where created_ms < $1")
+            .bind(cutoff)
+            .execute(pool)
+            .await
+            .map_err(query_error("purge old stream events"))?
+            .rows_affected();
+        let boundary = sqlx::query(
+            "select created_ms from stream_events order by created_ms desc limit 1 offset $1",
+        )
+        .bind(self.retention.max_events as i64)
+        .fetch_optional(pool)
+        .await
+        .map_err(query_error("find the stream event retention boundary"))?;
+        if let Some(row) = boundary {
+            let oldest_kept: i64 = row.try_get(0).map_err(query_error("read a stream event"))?;
+            removed += sqlx::query("delete from stream_events where created_ms <= $1")
+                .bind(oldest_kept)
+                .execute(pool)
+                .await
+                .map_err(query_error("purge surplus stream events"))?
+                .rows_affected();
+        }
+        Ok(removed)
+    }
+
+    async fn replay_from_database(
+        &self,
+        last_event_id: &str,
+    ) -> Result<Vec<ServerSseMessage>, StoreError> {
+        let pool = self.store.pool();
+        let Some(anchor) = sqlx::query(
+            "select stream_id, replica, position, created_ms from stream_events where id = $1",
+        )
+        .bind(last_event_id)
+        .fetch_optional(pool)
+        .await
+        .map_err(query_error("find a stream event"))?
+        else {
+            return Ok(Vec::new());
+        };
+        let stream_id: String = anchor
+            .try_get("stream_id")
+            .map_err(query_error("read a stream event"))?;
+        let replica: String = anchor
+            .try_get("replica")
+            .map_err(query_error("read a stream event"))?;
+        let position: i64 = anchor
+            .try_get("position")
+            .map_err(query_error("read a stream event"))?;
+        let created: i64 = anchor
+            .try_get("created_ms")
+            .map_err(query_error("read a stream event"))?;
+        // A stream may have been served by several replicas over time (a GET
+        // stream after a move): order by time, then replica, then position.
+        let rows = sqlx::query(
+            "select id, payload from stream_events where stream_id = $1 and \
+             (created_ms > $2 or (created_ms = $2 and (replica > $3 or (replica = $3 and position > $4)))) \
+             order by created_ms, replica, position limit 10000",
+        )
+        .bind(&stream_id)
+        .bind(created)
+        .bind(&replica)
+        .bind(position)
+        .fetch_all(pool)
+        .await
+        .map_err(query_error("replay stream events"))?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row
+                    .try_get("id")
+                    .map_err(query_error("read a stream event"))?;
+                let payload: String = row
+                    .try_get("payload")
+                    .map_err(query_error("read a stream event"))?;
+                decode(id, &payload)
+            })
+            .collect()
+    }
+}
+
+fn encode(event: &ServerSseMessage) -> String {
+    json!({
+        "message": event.message.as_deref(),
+        "retry_ms": event.retry.map(|r| r.as_millis() as u64),
+    })
+    .to_string()
+}
+
+fn decode(id: String, payload: &str) -> Result<ServerSseMessage, StoreError> {
+    let value: Value =
+        serde_json::from_str(payload).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let mut event = match value.get("message").filter(|m| !m.is_null()) {
+        Some(message) => {
+            let message = serde_json::from_value(message.clone())
+                .map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            ServerSseMessage::new(id.clone(), message)
+        }
+        None => ServerSseMessage::retry(Duration::from_millis(
+            value["retry_ms"].as_u64().unwrap_or(3000),
+        )),
+    };
+    if let Some(retry) = value["retry_ms"].as_u64() {
+        event.retry = Some(Duration::from_millis(retry));
+    }
+    event.event_id = Some(id);
+    Ok(event)
+}
+
+async fn write_batches(store: Store, replica: String, mut receiver: mpsc::Receiver<Pending>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while receiver.recv_many(&mut batch, BATCH).await > 0 {
+        if let Err(error) = insert(&store, &replica, &batch).await {
+            // The events stay replayable from memory on this replica.
+            tracing::warn!(%error, events = batch.len(), "stream events not persisted");
+        }
+        batch.clear();
+    }
+}
+
+async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), sqlx::Error> {
+    let mut sql = String::from(
+        "insert into stream_events (id, stream_id, replica, position, payload, created_ms) values ",
+    );
+    for i in 0..batch.len() {
+        let n = i * 6;
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push_str(&format!(
+            "(${}, ${}, ${}, ${}, ${}, ${})",
+            n + 1,
+            n + 2,
+            n + 3,
+            n + 4,
+            n + 5,
+            n + 6
+        ));
+    }
+    sql.push_str(" on conflict (id) do nothing");
+    let mut query = sqlx::query(&sql);
+    for event in batch {
+        query = query
+            .bind(&event.id)
+            .bind(&event.stream_id)
+            .bind(replica)
+            .bind(event.position)
+            .bind(&event.payload)
+            .bind(event.created_ms);
+    }
+    query.execute(store.pool()).await.map(|_| ())
+}
+
+#[async_trait]
+impl EventStore for SqlEventStore {
+    async fn store_event(
+        &self,
+        stream_id: &str,
+        event: &ServerSseMessage,
+    ) -> Result<String, EventStoreError> {
+        let event = self.memory.record(stream_id, event);
+        let id = event.event_id.clone().unwrap_or_default();
+        let position = id
+            .strip_prefix(&format!("{}-", self.replica))
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_default();
+        let pending = Pending {
+            id: id.clone(),
+            stream_id: stream_id.to_owned(),
+            position,
+            payload: encode(&event),
+            created_ms: self.store.now_ms(),
+        };
+        self.queue
+            .send(pending)
+            .await
+            .map_err(|_| "event writer stopped")?;
+        Ok(id)
+    }
+
+    async fn replay_events_after(
+        &self,
+        last_event_id: &str,
+    ) -> Result<EventStream, EventStoreError> {
+        if let Some(events) = self.memory.replay(last_event_id) {
+            return Ok(Box::pin(futures::stream::iter(events)));
+        }
+        let events = self.replay_from_database(last_event_id).await?;
+        if events.is_empty() && !self.memory.issued(last_event_id) {
+            // Unknown everywhere: an expired or foreign id.
+            return Err("unknown or expired Last-Event-ID".into());
+        }
+        Ok(Box::pin(futures::stream::iter(events)))
+    }
+}

@@ -1,0 +1,338 @@
+//! Sessions outlive a restart (SQLite) and move between replicas with no
+//! sticky routing (PostgreSQL): restore, resumed streams, shared changes.
+
+use std::{sync::Arc, time::Duration};
+
+use serde_json::json;
+use teamgate::{config::DatabaseUrl, store::ManualClock};
+
+use crate::{
+    databases::TestDb,
+    helpers::{MODERN, TestApp, messages, spawn_app_clocked, spawn_app_with},
+};
+
+const KEY: &str = "0123456789abcdef0123456789abcdef-shared-by-replicas";
+
+async fn on(url: &str) -> TestApp {
+    let url = url.to_owned();
+    spawn_app_with(move |c| {
+        c.store.url = DatabaseUrl::new(url);
+        c.mcp.request_state_keys = vec![teamgate::config::Secret::new(KEY)];
+        c.server.shutdown_grace = Duration::from_millis(100);
+    })
+    .await
+}
+
+fn simple_text(app: &TestApp) -> impl Fn(serde_json::Value) -> bool + '_ {
+    let _ = app;
+    |reply| reply["result"]["content"][0]["text"] == "This is a simple text response for testing."
+}
+
+#[tokio::test]
+async fn a_session_survives_a_restart() {
+    let db = TestDb::sqlite();
+    let first = on(&db.url).await;
+    let session = first.initialize("2025-11-25").await;
+    first.stop().await;
+
+    let second = on(&db.url).await;
+    let reply = second
+        .session_call(
+            &session,
+            5,
+            "tools/call",
+            json!({"name": "test_simple_text"}),
+        )
+        .await;
+    assert!(
+        simple_text(&second)(reply.clone()),
+        "restored after restart: {reply}"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_session_is_not_found() {
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let app = spawn_app_clocked(|_| {}, clock.clone()).await;
+    let session = app.initialize("2025-11-25").await;
+    clock.advance(31 * 60 * 1000);
+    let response = app
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            &[
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        response.status(),
+        404,
+        "expired sessions get 404 so clients re-initialize"
+    );
+}
+
+#[tokio::test]
+async fn replicas_on_postgres_share_sessions_streams_and_changes() {
+    let Some(db) = TestDb::postgres().await else {
+        return;
+    };
+    let (a, b) = (on(&db.url).await, on(&db.url).await);
+    let session = a.initialize("2025-11-25").await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+
+    // The next request lands on the other replica.
+    let reply = b
+        .session_call(
+            &session,
+            2,
+            "tools/call",
+            json!({"name": "test_simple_text"}),
+        )
+        .await;
+    assert!(
+        simple_text(&b)(reply.clone()),
+        "continued on replica B: {reply}"
+    );
+
+    // A stream from A, resumed on B after its second event.
+    let streamed = a
+        .post(
+            &json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{
+            "name":"test_tool_with_progress","_meta":{"progressToken":"x"}}}),
+            &headers,
+        )
+        .await
+        .text()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = streamed
+        .lines()
+        .filter_map(|l| l.strip_prefix("id:"))
+        .map(str::trim)
+        .collect();
+    assert!(ids.len() >= 4, "{streamed}");
+    let mut replayed = Vec::new();
+    for _ in 0..50 {
+        let resumed = b
+            .client
+            .get(&b.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("last-event-id", ids[1])
+            .send()
+            .await
+            .unwrap();
+        replayed = tokio::time::timeout(Duration::from_secs(5), messages(resumed))
+            .await
+            .unwrap();
+        if replayed.last().is_some_and(|m| m["id"] == 3) {
+            break;
+        }
+        // The batch writer may not have flushed yet.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        replayed.last().unwrap()["id"],
+        3,
+        "B replays what A streamed: {replayed:?}"
+    );
+    assert!(replayed.iter().all(|m| m["params"]["progress"] != 0.0));
+
+    // A change raised on A reaches a subscription held by B.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut listen = b
+        .post(
+            &json!({"jsonrpc":"2.0","id":9,"method":"subscriptions/listen","params":{
+            "_meta": meta, "notifications": {"toolsListChanged": true}}}),
+            &[
+                ("mcp-protocol-version", MODERN),
+                ("mcp-method", "subscriptions/listen"),
+            ],
+        )
+        .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let mut seen = String::new();
+    while !seen.contains("acknowledged") {
+        let chunk = tokio::time::timeout_at(deadline, listen.chunk())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    a.modern_call(
+        10,
+        "tools/call",
+        json!({"name": "test_trigger_tool_change"}),
+    )
+    .await;
+    while !seen.contains("notifications/tools/list_changed") {
+        let chunk = tokio::time::timeout_at(deadline, listen.chunk())
+            .await
+            .expect("change crosses replicas");
+        seen.push_str(&String::from_utf8_lossy(&chunk.unwrap().unwrap()));
+    }
+    drop(listen);
+    a.stop().await;
+    b.stop().await;
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn readiness_follows_the_database_and_recovers() {
+    let Some(db) = TestDb::postgres().await else {
+        return;
+    };
+    let app = on(&db.url).await;
+    let ready = |app: &TestApp| {
+        let request = app.client.get(format!("{}/readyz", app.base()));
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(ready(&app).await, 200);
+    let name = db.url.rsplit('/').next().unwrap().to_owned();
+    let admin = crate::databases::admin_connection().await;
+    let mut admin = admin.expect("postgres reachable");
+    use sqlx::Executor;
+    admin
+        .execute(format!("drop database {name} with (force)").as_str())
+        .await
+        .unwrap();
+    let mut status = 0;
+    for _ in 0..50 {
+        status = ready(&app).await;
+        if status == 503 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 503, "readyz turns false without the database");
+    admin
+        .execute(format!("create database {name}").as_str())
+        .await
+        .unwrap();
+    for _ in 0..50 {
+        status = ready(&app).await;
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "and recovers without a restart");
+    app.stop().await;
+    db.cleanup().await;
+}
+
+#[tokio::test]
+async fn session_caps_refuse_with_503_and_retry_after() {
+    let app = spawn_app_with(|c| c.store.max_sessions_per_owner = 2).await;
+    app.initialize("2025-11-25").await;
+    app.initialize("2025-11-25").await;
+    let third = app
+        .post(&json!({"jsonrpc":"2.0","id":"third","method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}), &[])
+        .await;
+    assert_eq!(third.status(), 503);
+    assert!(third.headers().get("retry-after").is_some());
+    let body: serde_json::Value = third.json().await.unwrap();
+    assert_eq!(body["id"], "third");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit is 2"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn sessions_can_be_listed_and_ended_from_the_command_line() {
+    let db = TestDb::sqlite();
+    let app = on(&db.url).await;
+    let session = app.initialize("2025-06-18").await;
+    let cli = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_teamgate"))
+            .args(args)
+            .env("TEAMGATE__STORE__URL", &db.url)
+            .current_dir(crate::helpers::repo_path(""))
+            .output()
+            .unwrap()
+    };
+    let listed = cli(&["sessions", "list", "--json"]);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == session.as_str())
+        .expect("listed");
+    assert_eq!(row["owner"], "anonymous");
+    assert_eq!(row["protocolVersion"], "2025-06-18");
+    assert_eq!(row["client"]["name"], "teamgate-tests");
+
+    let ended = cli(&["sessions", "end", &session]);
+    assert!(ended.status.success());
+    // Every replica, this one included, stops serving it within the presence cache time.
+    let mut status = 200;
+    for _ in 0..80 {
+        status = app
+            .post(
+                &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+                &[
+                    ("mcp-session-id", &session),
+                    ("mcp-protocol-version", "2025-06-18"),
+                ],
+            )
+            .await
+            .status()
+            .as_u16();
+        if status == 404 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 404);
+    assert!(
+        !cli(&["sessions", "end", &session]).status.success(),
+        "ending twice is an error"
+    );
+}
+
+#[tokio::test]
+async fn idle_sessions_leave_memory_and_come_back_on_demand() {
+    let app = spawn_app_with(|c| c.store.session_memory_idle = Duration::from_millis(300)).await;
+    let sessions: Vec<String> =
+        futures::future::join_all((0..5).map(|_| app.initialize("2025-11-25"))).await;
+    assert_eq!(app.sessions.in_memory().await, 5);
+    let mut held = 5;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        held = app.sessions.in_memory().await;
+        if held == 0 {
+            break;
+        }
+    }
+    assert_eq!(held, 0, "idle sessions cost no memory");
+    let reply = app
+        .session_call(
+            &sessions[2],
+            1,
+            "tools/call",
+            json!({"name": "test_simple_text"}),
+        )
+        .await;
+    assert!(
+        simple_text(&app)(reply),
+        "and are restored by their next request"
+    );
+    assert_eq!(app.sessions.in_memory().await, 1);
+}

@@ -1,0 +1,199 @@
+//! The store contract, run unchanged on every backend (SQLite, PostgreSQL).
+
+use std::{sync::Arc, time::Duration};
+
+use futures::StreamExt;
+use teamgate::{
+    mcp::{EventStore, ServerSseMessage},
+    store::{ManualClock, Retention, SessionRepo, SessionRow, SqlEventStore, Store},
+};
+
+use crate::databases::TestDb;
+
+const START: i64 = 1_800_000_000_000;
+const TTL: i64 = 60_000;
+
+fn row(id: &str, owner: &str, now: i64) -> SessionRow {
+    SessionRow {
+        id: id.into(),
+        owner: owner.into(),
+        protocol_version: "2025-11-25".into(),
+        client_name: "client".into(),
+        client_version: "1.0".into(),
+        init_params: "{}".into(),
+        server_capabilities: "{}".into(),
+        state: "{}".into(),
+        created_ms: now,
+        last_seen_ms: now,
+        expires_ms: now + TTL,
+    }
+}
+
+async fn session_contract(store: &Store, clock: &ManualClock, backend: &str) {
+    let a = row("a", "alice", START);
+    store.create(&a).await.unwrap();
+    assert!(store.create(&a).await.is_err(), "{backend}: ids are unique");
+    assert_eq!(
+        store.get("a").await.unwrap(),
+        Some(a.clone()),
+        "{backend}: round trip"
+    );
+    assert_eq!(store.get("nope").await.unwrap(), None);
+
+    store.create(&row("b", "bob", START)).await.unwrap();
+    store.create(&row("c", "alice", START)).await.unwrap();
+    assert_eq!(store.count(None).await.unwrap(), 3);
+    assert_eq!(store.count(Some("alice")).await.unwrap(), 2);
+    let ids: Vec<String> = store
+        .list(10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ids, ["a", "b", "c"], "{backend}: oldest first");
+
+    store
+        .set_state("a", r#"{"logLevel":"debug"}"#)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.get("a").await.unwrap().unwrap().state,
+        r#"{"logLevel":"debug"}"#
+    );
+
+    // Touching "a" halfway keeps it alive past the others' expiry.
+    clock.advance(TTL / 2);
+    assert!(store.touch("a", TTL).await.unwrap());
+    clock.advance(TTL / 2 + 1);
+    assert!(
+        store.get("b").await.unwrap().is_none(),
+        "{backend}: expired rows are never returned"
+    );
+    assert!(
+        !store.touch("b", TTL).await.unwrap(),
+        "{backend}: an expired session cannot be revived"
+    );
+    assert_eq!(store.count(None).await.unwrap(), 1);
+    assert_eq!(store.purge_expired().await.unwrap(), 2);
+    assert!(store.get("a").await.unwrap().is_some());
+
+    assert!(store.delete("a").await.unwrap());
+    assert!(!store.delete("a").await.unwrap());
+    assert_eq!(store.count(None).await.unwrap(), 0);
+}
+
+async fn concurrent_writers(store: &Store, backend: &str) {
+    let now = store.now_ms();
+    let tasks: Vec<_> = (0..24)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.create(&row(&format!("w{i}"), "writer", now)).await })
+        })
+        .collect();
+    for task in tasks {
+        task.await
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{backend}: concurrent insert failed: {e}"));
+    }
+    assert_eq!(store.count(Some("writer")).await.unwrap(), 24);
+    let settings: Vec<_> = (0..8)
+        .map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                store
+                    .setting_or_insert("k", || format!("v{i}"))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut values = Vec::new();
+    for task in settings {
+        values.push(task.await.unwrap());
+    }
+    values.dedup();
+    assert_eq!(
+        values.len(),
+        1,
+        "{backend}: the first writer wins for everyone"
+    );
+}
+
+fn event(n: i64) -> ServerSseMessage {
+    let message = serde_json::from_value(serde_json::json!({
+        "jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": "t", "progress": n}}))
+    .unwrap();
+    ServerSseMessage::from_message(message)
+}
+
+async fn replay(store: &dyn EventStore, after: &str) -> Vec<String> {
+    match store.replay_events_after(after).await {
+        Ok(stream) => stream.map(|e| e.event_id.unwrap()).collect().await,
+        Err(_) => Vec::new(),
+    }
+}
+
+async fn events_contract(store: &Store, clock: &ManualClock, backend: &str) {
+    let retention = Retention {
+        max_events: 1000,
+        max_age: Duration::from_secs(60),
+    };
+    let replica_a = SqlEventStore::new(store.clone(), retention);
+    let replica_b = SqlEventStore::new(store.clone(), retention);
+    let e1 = replica_a.store_event("s1", &event(1)).await.unwrap();
+    replica_a.store_event("s2", &event(2)).await.unwrap();
+    let e3 = replica_a.store_event("s1", &event(3)).await.unwrap();
+    let e4 = replica_a.store_event("s1", &event(4)).await.unwrap();
+    assert_eq!(
+        replay(replica_a.as_ref(), &e1).await,
+        [e3.clone(), e4.clone()],
+        "{backend}: from memory"
+    );
+    // Another replica reads what the batch writer persisted.
+    let mut from_b = Vec::new();
+    for _ in 0..100 {
+        from_b = replay(replica_b.as_ref(), &e1).await;
+        if from_b.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        from_b,
+        [e3, e4],
+        "{backend}: another replica replays only later events of that stream"
+    );
+    assert!(
+        replica_b.replay_events_after("nope.0").await.is_err(),
+        "{backend}: unknown ids are refused"
+    );
+    let forged = format!("{}0", e1.trim_end_matches(char::is_alphanumeric));
+    assert!(
+        replay(replica_b.as_ref(), &forged).await.is_empty(),
+        "{backend}: a forged id replays nothing"
+    );
+
+    clock.advance(61_000);
+    assert!(
+        replica_b.purge().await.unwrap() >= 4,
+        "{backend}: old events are purged"
+    );
+    assert!(replay(replica_b.as_ref(), &e1).await.is_empty());
+}
+
+#[tokio::test]
+async fn the_store_contract_holds_on_every_backend() {
+    for db in TestDb::all().await {
+        let clock = Arc::new(ManualClock::new(START));
+        let store = db.store(clock.clone()).await;
+        session_contract(&store, &clock, db.name).await;
+        concurrent_writers(&store, db.name).await;
+        events_contract(&store, &clock, db.name).await;
+        assert!(store.ping().await);
+        // Migrating twice is a no-op (replicas start together).
+        store.migrate().await.unwrap();
+        db.cleanup().await;
+    }
+}
