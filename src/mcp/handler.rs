@@ -64,12 +64,13 @@ impl Shared {
         self.registry.load_full()
     }
 
-    /// Serves `registry` from the next request on, and tells listening
-    /// clients which lists changed.
+    /// Serves `registry` from the next request on, and tells this process's
+    /// listening clients which lists changed. Not relayed to other replicas:
+    /// each replica reloads (and announces) its own configuration.
     pub fn replace_registry(&self, registry: Arc<Registry>) {
         let old = self.registry.swap(registry.clone());
         for event in registry.changes_since(&old) {
-            self.bus.publish(event);
+            self.bus.publish_local(event);
         }
     }
 

@@ -1,6 +1,7 @@
 //! Re-indexes a docs source when its files change (notify, debounced) and
 //! tells subscribers: `resources/updated` for each changed or removed
-//! document, `resources/list_changed` when documents come or go.
+//! document, `resources/list_changed` when documents come or go. Events stay
+//! on this process: every replica watches and indexes its own files.
 
 use std::{path::Path, sync::Arc};
 
@@ -79,13 +80,13 @@ async fn reindex(inner: &Arc<Inner>) {
             Some(after) if after.hash == before.hash => {}
             Some(after) => {
                 listed_changed |= after.title != before.title || after.size != before.size;
-                inner.bus.publish(ChangeEvent::ResourceUpdated {
+                inner.bus.publish_local(ChangeEvent::ResourceUpdated {
                     uri: inner.uri(path),
                 });
             }
             None => {
                 listed_changed = true;
-                inner.bus.publish(ChangeEvent::ResourceUpdated {
+                inner.bus.publish_local(ChangeEvent::ResourceUpdated {
                     uri: inner.uri(path),
                 });
             }
@@ -93,7 +94,7 @@ async fn reindex(inner: &Arc<Inner>) {
     }
     listed_changed |= new.documents.keys().any(|p| !old.documents.contains_key(p));
     if listed_changed {
-        inner.bus.publish(ChangeEvent::ResourcesListChanged);
+        inner.bus.publish_local(ChangeEvent::ResourcesListChanged);
     }
     tracing::debug!(source = %inner.config.name, documents = new.documents.len(), "docs re-indexed");
 }
