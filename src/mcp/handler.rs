@@ -10,7 +10,6 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use arc_swap::ArcSwap;
 use rmcp::{
     ServerHandler,
     model::CallToolRequestParams,
@@ -24,64 +23,11 @@ use rmcp::{
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{
-    CallToolResponse, GetPromptResponse, Implementation, InputResponses, LoggingLevel, McpError,
-    Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS,
-    StateKeys, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
+    CallToolResponse, GetPromptResponse, InputResponses, LoggingLevel, McpError, Mrtr,
+    ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, Shared,
+    SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
-use crate::registry::{CallContext, Caller, ChangeBus, ChangeEvent, Registry};
-
-/// State shared by every session and request. The registry is swapped whole
-/// on hot reload; each request reads the current one once and keeps it.
-pub struct Shared {
-    registry: ArcSwap<Registry>,
-    pub bus: ChangeBus,
-    state_keys: Arc<StateKeys>,
-    info: InitializeResult,
-}
-
-impl Shared {
-    pub fn new(
-        registry: Arc<Registry>,
-        bus: ChangeBus,
-        state_keys: StateKeys,
-        name: &str,
-        instructions: &str,
-    ) -> Self {
-        let info = InitializeResult::new(registry.capabilities())
-            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions)
-            .with_protocol_version(ProtocolVersion::V_2025_11_25);
-        Self {
-            registry: ArcSwap::new(registry),
-            bus,
-            state_keys: Arc::new(state_keys),
-            info,
-        }
-    }
-
-    /// The registry serving right now.
-    pub fn registry(&self) -> Arc<Registry> {
-        self.registry.load_full()
-    }
-
-    /// Serves `registry` from the next request on, and tells this process's
-    /// listening clients which lists changed. Not relayed to other replicas:
-    /// each replica reloads (and announces) its own configuration.
-    pub fn replace_registry(&self, registry: Arc<Registry>) {
-        let old = self.registry.swap(registry.clone());
-        for event in registry.changes_since(&old) {
-            self.bus.publish_local(event);
-        }
-    }
-
-    /// Capabilities follow the current registry, so a session started after a
-    /// reload that added the first prompt sees `prompts`.
-    fn info(&self) -> InitializeResult {
-        let mut info = self.info.clone();
-        info.capabilities = self.registry().capabilities();
-        info
-    }
-}
+use crate::registry::{CallContext, Caller, ChangeEvent, Registry};
 
 /// Per-session state of a legacy session (or of one stateless request).
 #[derive(Default)]
@@ -220,7 +166,7 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
 
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> InitializeResult {
-        self.shared.info()
+        self.shared.current_info()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
