@@ -14,6 +14,8 @@ use crate::helpers::repo_path;
 pub struct Served {
     pub child: Child,
     pub url: String,
+    /// The process's own SQLite store, removed when the test ends.
+    _store: tempfile::TempDir,
 }
 
 impl Drop for Served {
@@ -33,8 +35,13 @@ impl Served {
 /// Starts `teamgate serve --config <config>` on a free loopback port with
 /// `envs` and returns once it logged the URL it serves.
 pub fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
+    let store = tempfile::tempdir().expect("temp dir");
     let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
     command
+        .env(
+            "TEAMGATE__STORE__URL",
+            format!("sqlite://{}/teamgate.db", store.path().display()),
+        )
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(config)
         .current_dir(repo_path(""))
@@ -62,5 +69,9 @@ pub fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
     let url = rx
         .recv_timeout(Duration::from_secs(30))
         .expect("teamgate logs its URL");
-    Served { child, url }
+    Served {
+        child,
+        url,
+        _store: store,
+    }
 }
