@@ -12,7 +12,8 @@ use tokio::sync::mpsc;
 
 use crate::{app::Reloader, config::ConfigSources};
 
-/// Loads `sources` and reloads; logs and returns the outcome.
+/// Loads `sources` and reloads; logs and returns the outcome. Blocking:
+/// reading files and indexing docs happen here.
 pub fn reload_now(reloader: &Reloader, sources: &ConfigSources) -> anyhow::Result<()> {
     let outcome = sources
         .load()
@@ -25,6 +26,13 @@ pub fn reload_now(reloader: &Reloader, sources: &ConfigSources) -> anyhow::Resul
         }
     }
     outcome
+}
+
+/// Runs [`reload_now`] on the blocking pool, so indexing a large docs
+/// source does not hold up request handling; the outcome is logged there.
+async fn reload_in_background(reloader: &Reloader, sources: &ConfigSources) {
+    let (reloader, sources) = (reloader.clone(), sources.clone());
+    let _ = tokio::task::spawn_blocking(move || reload_now(&reloader, &sources)).await;
 }
 
 /// Watches the configuration files; dropping it stops the watching.
@@ -86,7 +94,7 @@ pub fn watch(
     }
     let task = tokio::spawn(async move {
         while rx.recv().await.is_some() {
-            let _ = reload_now(&reloader, &sources);
+            reload_in_background(&reloader, &sources).await;
         }
     });
     Ok(ConfigWatcher {
@@ -103,7 +111,7 @@ pub fn on_sighup(reloader: Reloader, sources: ConfigSources) -> anyhow::Result<(
     tokio::spawn(async move {
         while hangups.recv().await.is_some() {
             tracing::info!("SIGHUP: reloading the configuration");
-            let _ = reload_now(&reloader, &sources);
+            reload_in_background(&reloader, &sources).await;
         }
     });
     Ok(())

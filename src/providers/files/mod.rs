@@ -172,7 +172,10 @@ impl ToolProvider for FilesSource {
         _cx: &CallContext,
     ) -> Result<CallToolResponse, McpError> {
         let result = if name == self.config.read_tool {
-            self.read(&arguments)
+            let (root, config) = (self.root.clone(), self.config.clone());
+            tokio::task::spawn_blocking(move || Self { config, root }.read(&arguments))
+                .await
+                .unwrap_or_else(|_| Err("the read failed".into()))
         } else if name == self.config.search_tool {
             let request = search::Request::from_arguments(&arguments, self.config.max_results);
             let (root, config) = (self.root.clone(), self.config.clone());
