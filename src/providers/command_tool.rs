@@ -143,8 +143,21 @@ async fn pump(
     capture
 }
 
+/// Kills the process group when dropped: at the end of every call, and also
+/// when the call's future is dropped mid-run rather than cancelled.
+struct GroupGuard(u32);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
+}
+
 fn kill_group(pid: u32) {
-    if let Ok(pid) = i32::try_from(pid) {
+    // Group 0 would be teamgate's own: never signal it.
+    if let Ok(pid) = i32::try_from(pid)
+        && pid > 0
+    {
         // ESRCH (already gone) is the normal case after a clean exit.
         let _ = nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL);
     }
@@ -181,7 +194,7 @@ impl Runner for CommandRunner {
                 );
             }
         };
-        let pid = child.id().unwrap_or_default();
+        let group = GroupGuard(child.id().unwrap_or_default());
         let (tx, mut lines) = mpsc::channel(PROGRESS_QUEUE);
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -203,7 +216,7 @@ impl Runner for CommandRunner {
             }
         };
         // Whatever ended the call, nothing it started may outlive it.
-        kill_group(pid);
+        drop(group);
         let _ = child.wait().await;
         let drain = |task: tokio::task::JoinHandle<Capture>| async move {
             match tokio::time::timeout(DRAIN, task).await {
