@@ -12,6 +12,11 @@ scripts/install-test-deps.sh || exit 1
 LOGDIR="$ROOT/.cache/interop"; mkdir -p "$LOGDIR"
 LOG="$LOGDIR/server.log"
 
+# A database of its own, and a personal token: every client below authenticates.
+rm -f "$LOGDIR"/teamgate.db*
+export TEAMGATE__STORE__URL="sqlite://$LOGDIR/teamgate.db"
+TOKEN="$("$BIN" token create --user interop --name ci | tail -n 1)" || { echo "interop: cannot create a token"; exit 1; }
+[[ "$TOKEN" == tg_* ]] || { echo "interop: unexpected token output"; exit 1; }
 TEAMGATE__LOG__FORMAT=json "$BIN" serve --config config/conformance.toml --listen 127.0.0.1:0 >"$LOG" 2>&1 &
 SERVER=$!
 trap 'kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null' EXIT
@@ -29,15 +34,20 @@ run() {  # run NAME COMMAND...: one interop step, bounded in time
   echo "=== $name"
   if timeout 1200 "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
 }
-run ts-client node tests/interop/ts_client.mjs --url "$URL"
-run ts-client-2025-06-18 node tests/interop/ts_client.mjs --url "$URL" --offer-version 2025-06-18
+run ts-client node tests/interop/ts_client.mjs --url "$URL" --token "$TOKEN"
+run ts-client-2025-06-18 node tests/interop/ts_client.mjs --url "$URL" --token "$TOKEN" --offer-version 2025-06-18
 for mode in default legacy 2026-07-28; do
-  run "py-client[$mode]" .cache/venv/bin/python tests/interop/py_client.py --url "$URL" --mode "$mode"
+  run "py-client[$mode]" .cache/venv/bin/python tests/interop/py_client.py --url "$URL" --token "$TOKEN" --mode "$mode"
 done
 for era in legacy modern; do
-  run "inspector[$era]" env INSPECTOR_ERA="$era" tests/interop/inspector.sh "$URL"
+  run "inspector[$era]" env INSPECTOR_ERA="$era" tests/interop/inspector.sh "$URL" "$TOKEN"
 done
-run conformance tests/interop/conformance.sh "$URL"
+# The suites cannot send headers: conformance.sh puts a header-adding proxy in front.
+run conformance env MCP_TOKEN="$TOKEN" tests/interop/conformance.sh "$URL"
+# Without a token, the server must refuse.
+code="$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL" -H 'content-type: application/json' \
+  -H 'accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}')"
+if [[ "$code" == 401 ]]; then passed=$((passed + 1)); echo "ok - no token: 401"; else failed=$((failed + 1)); failures+=("no-token:$code"); fi
 
 # A server that survived everything above must still be alive.
 if kill -0 "$SERVER" 2>/dev/null; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("server-alive"); fi

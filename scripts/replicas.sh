@@ -26,6 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+export TEAMGATE__STORE__URL="$URL"
+TOKEN="$("$BIN" token create --user replica-tester --name ci | tail -n 1)" || exit 1
 urls=()
 for name in a b; do
   log="$LOGDIR/$name.log"
@@ -41,4 +43,4 @@ for name in a b; do
   urls+=("$u")
 done
 echo "replicas: A=${urls[0]} B=${urls[1]} on PostgreSQL database $DB"
-timeout 120 node tests/interop/replicas.mjs --a "${urls[0]}" --b "${urls[1]}"
+timeout 120 node tests/interop/replicas.mjs --a "${urls[0]}" --b "${urls[1]}" --token "$TOKEN"

@@ -10,16 +10,22 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    audit::Auditor,
+    auth::{AuthState, Authenticator, PersonalTokens},
     config::{Config, Secret},
-    http::{self, Admission, GuardConfig, Health, HttpParts},
+    gate::TeamGate,
+    http::{self, GuardConfig, Health, HttpParts},
     mcp::{
-        McpHandler, SessionSettings, Sessions, Shared, StateKeys, StoredSessions,
+        AuditSink, McpHandler, SessionSettings, Sessions, Shared, StateKeys, StoredSessions,
         StreamableHttpServerConfig, StreamableHttpService,
     },
     providers::{self, builtin::Builtin, conformance},
-    registry::{Caller, ChangeBus, Registry},
+    registry::{ChangeBus, Registry},
     store::{self, Backend, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
 };
+
+/// How often revocations made elsewhere (CLI, other replicas) are picked up.
+const REVOCATION_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Loopback names always accepted in `Host` (DNS-rebinding protection).
 const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
@@ -29,6 +35,8 @@ const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*",
 pub struct App {
     pub config: Config,
     shared: Arc<Shared>,
+    auditor: Auditor,
+    authenticator: Arc<Authenticator>,
     health: Health,
     store: Store,
     events: Arc<SqlEventStore>,
@@ -59,12 +67,32 @@ impl App {
         .await
         .context("cannot LISTEN for changes from other replicas")?;
         let registry = Arc::new(build_registry(&config, &bus)?);
-        let shared = Arc::new(Shared::new(
-            registry,
-            bus,
-            state_keys(&config, &store).await?,
-            &config.mcp.server_name,
-            &config.mcp.instructions,
+        let auditor = Auditor::start(store.clone(), config.audit.buffer);
+        let clock_store = store.clone();
+        let audit_sink = AuditSink {
+            auditor: auditor.clone(),
+            now_ms: Arc::new(move || clock_store.now_ms()),
+        };
+        let shared = Arc::new(
+            Shared::new(
+                registry,
+                bus,
+                state_keys(&config, &store).await?,
+                &config.mcp.server_name,
+                &config.mcp.instructions,
+            )
+            .with_audit(audit_sink),
+        );
+        let tokens = Arc::new(PersonalTokens::new(
+            store.clone(),
+            config.auth.token_cache_ttl,
+        ));
+        tokens.watch_revocations(REVOCATION_POLL);
+        let authenticator = Arc::new(Authenticator::new(
+            &config.auth,
+            tokens,
+            &config.server.public_url,
+            &config.mcp.path,
         ));
         let retention = Retention {
             max_events: config.store.events_max,
@@ -83,6 +111,8 @@ impl App {
             health: Health::new(Some(store.clone())),
             config,
             shared,
+            auditor,
+            authenticator,
             store,
             events,
             sessions,
@@ -115,6 +145,27 @@ impl App {
         &self.store
     }
 
+    /// Says at start what authentication expects, and how to get a first token.
+    pub async fn announce_auth(&self) {
+        if !self.authenticator.required() {
+            tracing::warn!(
+                "auth.mode = \"none\": every request is served as the anonymous user; use only on this machine"
+            );
+            return;
+        }
+        let no_tokens = self
+            .store
+            .tokens(None)
+            .await
+            .map(|t| t.is_empty())
+            .unwrap_or(false);
+        if no_tokens && !self.authenticator.oauth.is_enabled() {
+            tracing::warn!(
+                "no personal token exists yet; create the first one with: teamgate token create --user <name> (then send Authorization: Bearer <token>)"
+            );
+        }
+    }
+
     /// The session manager, to observe what is held in memory.
     pub fn sessions(&self) -> Arc<Sessions> {
         self.sessions.clone()
@@ -127,16 +178,27 @@ impl App {
             self.sessions.clone(),
             self.engine_config(),
         );
-        let admission = SessionCaps {
+        let gate = TeamGate {
+            shared: self.shared.clone(),
+            sessions: self.sessions.clone(),
             repo: Arc::new(self.store.clone()),
-            max: self.config.store.max_sessions,
-            per_owner: self.config.store.max_sessions_per_owner,
+            auditor: self.auditor.clone(),
+            authenticator: self.authenticator.clone(),
+            max_sessions: self.config.store.max_sessions,
+            max_sessions_per_owner: self.config.store.max_sessions_per_owner,
         };
+        let store = self.store.clone();
         http::router(HttpParts {
             mcp_path: self.config.mcp.path.clone(),
             mcp,
-            guard: GuardConfig::from_config(&self.config, Some(Arc::new(admission))),
+            guard: GuardConfig::from_config(&self.config, Some(Arc::new(gate))),
             health: self.health.clone(),
+            auth: AuthState {
+                authenticator: self.authenticator.clone(),
+                auditor: self.auditor.clone(),
+                scopes_supported: Arc::new(self.config.auth.oauth.scopes_supported.clone()),
+                now_ms: Arc::new(move || store.now_ms()),
+            },
         })
     }
 
@@ -191,7 +253,7 @@ impl App {
         tokio::spawn(purge_loop(
             self.store.clone(),
             self.events.clone(),
-            self.config.store.purge_interval,
+            self.config.clone(),
             self.engine_shutdown.clone(),
         ));
         // rmcp writes an SSE reply in several small writes; without NODELAY,
@@ -231,10 +293,10 @@ impl Reloader {
 async fn purge_loop(
     store: Store,
     events: Arc<SqlEventStore>,
-    interval: std::time::Duration,
+    config: Config,
     stop: CancellationToken,
 ) {
-    let mut ticks = tokio::time::interval(interval);
+    let mut ticks = tokio::time::interval(config.store.purge_interval);
     loop {
         tokio::select! {
             _ = ticks.tick() => {}
@@ -247,6 +309,10 @@ async fn purge_loop(
         }
         if let Err(error) = events.purge().await {
             tracing::warn!(%error, "stream event purge failed");
+        }
+        let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;
+        if let Err(error) = store.purge_audit(horizon).await {
+            tracing::warn!(%error, "audit retention not applied");
         }
     }
 }
@@ -292,43 +358,6 @@ pub fn stdio_handler(config: &Config) -> anyhow::Result<(McpHandler, Reloader)> 
         shared: shared.clone(),
     };
     Ok((McpHandler::new(shared), reloader))
-}
-
-/// Refuses `initialize` beyond the configured session caps.
-struct SessionCaps {
-    repo: Arc<dyn SessionRepo>,
-    max: i64,
-    per_owner: i64,
-}
-
-#[async_trait::async_trait]
-impl Admission for SessionCaps {
-    async fn admit(&self, caller: Option<&Caller>) -> Result<(), String> {
-        let owner = caller.map_or_else(|| Caller::anonymous().user, |c| c.user.clone());
-        let (all, mine) = match (
-            self.repo.count(None).await,
-            self.repo.count(Some(&owner)).await,
-        ) {
-            (Ok(all), Ok(mine)) => (all, mine),
-            // Without the store no session could be kept: say so.
-            (Err(e), _) | (_, Err(e)) => {
-                return Err(format!("the session store is unavailable: {e}"));
-            }
-        };
-        if all >= self.max {
-            return Err(format!(
-                "the server holds its maximum of {} sessions; try again later",
-                self.max
-            ));
-        }
-        if mine >= self.per_owner {
-            return Err(format!(
-                "{owner} already has {mine} open sessions (the limit is {}); end unused ones with DELETE",
-                self.per_owner
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// Registers the providers the configuration enables.

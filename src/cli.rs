@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use crate::{
     app::App,
+    cli_admin::{self as admin, AuditCommand, SessionsCommand, TokenCommand},
     config::{Config, ConfigSources},
     reload,
-    store::{SessionRepo, Store, SystemClock},
+    store::{Store, SystemClock},
     telemetry,
 };
 
@@ -57,23 +58,19 @@ pub enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum SessionsCommand {
-    /// List live sessions, oldest first.
-    List {
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-        /// Show at most this many.
-        #[arg(long, default_value_t = 1000)]
-        limit: i64,
+    /// Create, list and revoke personal access tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+        #[command(flatten)]
+        config: ConfigArgs,
     },
-    /// End a session: its next request, on any replica, gets 404.
-    End {
-        /// The session id (Mcp-Session-Id).
-        id: String,
+    /// Read the audit trail.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+        #[command(flatten)]
+        config: ConfigArgs,
     },
 }
 
@@ -110,7 +107,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("migrations applied to {}", config.store.url.masked());
             Ok(())
         }
-        Command::Sessions { command, config } => sessions(command, config.load(None)?).await,
+        Command::Sessions { command, config } => admin::sessions(command, config.load(None)?).await,
+        Command::Token { command, config } => admin::tokens(command, config.load(None)?).await,
+        Command::Audit { command, config } => admin::audit(command, config.load(None)?).await,
         Command::CheckConfig { config } => {
             let config = config.load(None)?;
             print!(
@@ -133,6 +132,7 @@ async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("cannot bind {listen}"))?;
     let bound = listener.local_addr()?;
+    app.announce_auth().await;
     tracing::info!(url = %format!("http://{bound}{path}"), "teamgate serving MCP at http://{bound}{path}");
     app.serve(listener, shutdown_signal()).await
 }
@@ -143,52 +143,6 @@ async fn stdio(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     let (handler, reloader) = crate::app::stdio_handler(&config)?;
     let _watcher = start_reload(reloader, &config.reload, sources)?;
     crate::mcp::serve_stdio(handler, shutdown_signal()).await
-}
-
-async fn sessions(command: SessionsCommand, config: Config) -> anyhow::Result<()> {
-    let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
-    store.migrate().await?;
-    match command {
-        SessionsCommand::List { json, limit } => {
-            let rows = store.list(limit).await?;
-            if json {
-                let rows: Vec<_> = rows
-                    .iter()
-                    .map(|r| {
-                        serde_json::json!({
-                            "id": r.id, "owner": r.owner, "protocolVersion": r.protocol_version,
-                            "client": {"name": r.client_name, "version": r.client_version},
-                            "createdMs": r.created_ms, "lastSeenMs": r.last_seen_ms, "expiresMs": r.expires_ms,
-                        })
-                    })
-                    .collect();
-                println!("{}", serde_json::to_string_pretty(&rows)?);
-            } else {
-                println!(
-                    "{:<38} {:<20} {:<11} {:<24} {:>8}",
-                    "ID", "OWNER", "VERSION", "CLIENT", "IDLE"
-                );
-                let now = store.now_ms();
-                for r in &rows {
-                    let client = format!("{} {}", r.client_name, r.client_version);
-                    let idle = format!("{}s", (now - r.last_seen_ms).max(0) / 1000);
-                    println!(
-                        "{:<38} {:<20} {:<11} {:<24} {:>8}",
-                        r.id, r.owner, r.protocol_version, client, idle
-                    );
-                }
-                eprintln!("{} session(s)", rows.len());
-            }
-        }
-        SessionsCommand::End { id } => {
-            if store.delete(&id).await? {
-                println!("session {id} ended");
-            } else {
-                anyhow::bail!("no live session {id}");
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Hot reload: SIGHUP always, configuration-file changes when `reload.watch`

@@ -7,8 +7,12 @@
 //! the code map and the rules each module keeps.
 
 pub mod app;
+pub mod audit;
+pub mod auth;
 pub mod cli;
+pub mod cli_admin;
 pub mod config;
+pub mod gate;
 pub mod http;
 pub mod mcp;
 pub mod providers;

@@ -29,12 +29,89 @@ pub struct Config {
     pub mcp: McpConfig,
     pub log: LogConfig,
     pub store: StoreConfig,
+    pub auth: AuthConfig,
+    pub audit: AuditConfig,
     pub providers: ProvidersConfig,
     pub tools: ToolsConfig,
     pub sources: SourcesConfig,
     pub prompts: Vec<PromptConfig>,
     pub prompt_files: PromptFilesConfig,
     pub reload: ReloadConfig,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// Every request carries a personal token or an OAuth access token.
+    Required,
+    /// No authentication; allowed on loopback binds only.
+    None,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    pub mode: AuthMode,
+    /// Scopes of a personal token created without `--scope`.
+    pub default_token_scopes: Vec<String>,
+    /// How long a verified token is trusted before it is looked up again
+    /// (revocation on this or another replica invalidates it at once).
+    #[serde(with = "humantime_serde")]
+    pub token_cache_ttl: Duration,
+    pub oauth: OAuthConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// Identity providers whose JWT access tokens are accepted.
+    pub issuers: Vec<IssuerConfig>,
+    /// Tolerance for `exp` and `nbf` against clock skew.
+    #[serde(with = "humantime_serde")]
+    pub leeway: Duration,
+    /// Least time between two JWKS fetches of one issuer (unknown `kid`).
+    #[serde(with = "humantime_serde")]
+    pub jwks_refresh_min_interval: Duration,
+    /// Scopes listed in the protected-resource metadata.
+    pub scopes_supported: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IssuerConfig {
+    /// The `iss` claim, e.g. `https://login.example.com/realms/team`.
+    pub issuer: String,
+    /// Where the keys are; empty: discovered from the issuer's metadata.
+    #[serde(default)]
+    pub jwks_url: String,
+    /// Required in `aud`; empty: this server's resource URL (RFC 8707).
+    #[serde(default)]
+    pub audience: String,
+    /// Accepted signature algorithms (asymmetric only).
+    #[serde(default = "default_algorithms")]
+    pub algorithms: Vec<String>,
+    /// The claim naming the member.
+    #[serde(default = "default_user_claim")]
+    pub user_claim: String,
+}
+
+fn default_algorithms() -> Vec<String> {
+    vec!["RS256".into(), "ES256".into()]
+}
+
+fn default_user_claim() -> String {
+    "sub".into()
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditConfig {
+    /// Records older than this are deleted.
+    #[serde(with = "humantime_serde")]
+    pub retention: Duration,
+    /// Records waiting to be written; when full, new calls are refused (503)
+    /// rather than a record being lost.
+    pub buffer: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -67,6 +144,9 @@ pub struct StoreConfig {
 pub struct ServerConfig {
     /// Address the HTTP listener binds.
     pub listen: SocketAddr,
+    /// The endpoint's URL as clients reach it (e.g. `https://mcp.example.com/mcp`);
+    /// empty: derived from the request on loopback.
+    pub public_url: String,
     /// Extra `Host` values accepted besides loopback names (DNS-rebinding guard).
     pub allowed_hosts: Vec<String>,
     /// Browser origins allowed to call the endpoint; a present `Origin` not
@@ -208,6 +288,51 @@ impl Config {
                 "store.purge_interval",
                 "must be greater than zero".into(),
             ));
+        }
+        if self.auth.mode == AuthMode::None && !self.server.listen.ip().is_loopback() {
+            return Err(invalid(
+                "auth.mode",
+                format!(
+                    "is \"none\" but server.listen ({}) is not a loopback address; require authentication or bind 127.0.0.1",
+                    self.server.listen
+                ),
+            ));
+        }
+        for (i, issuer) in self.auth.oauth.issuers.iter().enumerate() {
+            let key = |k: &str| format!("auth.oauth.issuers[{i}].{k}");
+            if !issuer.issuer.starts_with("https://") && !issuer.issuer.starts_with("http://") {
+                return Err(invalid(&key("issuer"), "must be an http(s) URL".into()));
+            }
+            if issuer.algorithms.is_empty() {
+                return Err(invalid(
+                    &key("algorithms"),
+                    "must list at least one algorithm".into(),
+                ));
+            }
+            for alg in &issuer.algorithms {
+                if !matches!(
+                    alg.as_str(),
+                    "RS256"
+                        | "RS384"
+                        | "RS512"
+                        | "PS256"
+                        | "PS384"
+                        | "PS512"
+                        | "ES256"
+                        | "ES384"
+                        | "EdDSA"
+                ) {
+                    return Err(invalid(
+                        &key("algorithms"),
+                        format!(
+                            "{alg:?} is not allowed: only asymmetric algorithms (RS*, PS*, ES256, ES384, EdDSA)"
+                        ),
+                    ));
+                }
+            }
+        }
+        if self.audit.buffer < 16 {
+            return Err(invalid("audit.buffer", "must be at least 16".into()));
         }
         tracing_subscriber::EnvFilter::try_new(&self.log.level)
             .map_err(|e| invalid("log.level", e.to_string()))?;

@@ -17,8 +17,10 @@ pub mod code {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INTERNAL_ERROR: i64 = -32603;
     pub const SESSION_NOT_FOUND: i64 = -32001;
-    /// Outside the range the spec reserves (-32000..-32099): "try again later".
+    /// Application codes stay outside the range the spec reserves (-32000..-32099).
     pub const SERVER_BUSY: i64 = -31001;
+    pub const UNAUTHORIZED: i64 = -31002;
+    pub const FORBIDDEN: i64 = -31003;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +45,10 @@ pub enum HttpError {
     MethodNotAllowed,
     #[error("Service Unavailable: {0}")]
     Unavailable(String),
+    #[error("Unauthorized: {message}")]
+    Unauthorized { challenge: String, message: String },
+    #[error("Forbidden: {message}")]
+    Forbidden { challenge: String, message: String },
     /// An error status rmcp answered with a plain-text body; the text is kept.
     #[error("{1}")]
     Engine(StatusCode, String),
@@ -59,6 +65,8 @@ impl HttpError {
             Self::SessionNotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
+            Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::Engine(status, _) => *status,
         }
     }
@@ -69,6 +77,8 @@ impl HttpError {
             Self::SessionNotFound => code::SESSION_NOT_FOUND,
             Self::MethodNotAllowed => code::METHOD_NOT_FOUND,
             Self::Unavailable(_) => code::SERVER_BUSY,
+            Self::Unauthorized { .. } => code::UNAUTHORIZED,
+            Self::Forbidden { .. } => code::FORBIDDEN,
             Self::Engine(status, _) if status.is_server_error() => code::INTERNAL_ERROR,
             Self::Engine(StatusCode::NOT_FOUND, _) => code::SESSION_NOT_FOUND,
             _ => code::INVALID_REQUEST,
@@ -86,10 +96,20 @@ impl HttpError {
             body["id"] = id;
         }
         let mut response = (self.status(), Json(body)).into_response();
-        if matches!(self, Self::Unavailable(_)) {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
+        match &self {
+            Self::Unavailable(_) => {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
+            }
+            Self::Unauthorized { challenge, .. } | Self::Forbidden { challenge, .. } => {
+                if let Ok(value) = HeaderValue::from_str(challenge) {
+                    response
+                        .headers_mut()
+                        .insert(header::WWW_AUTHENTICATE, value);
+                }
+            }
+            _ => {}
         }
         if matches!(self, Self::MethodNotAllowed) {
             response

@@ -20,15 +20,38 @@ use serde_json::Value;
 use super::{collapse, error::HttpError};
 use crate::registry::Caller;
 
-/// Decides whether a new 2025-era session may start (session caps).
+/// The decisions the guard asks of the rest of the server, so this HTTP
+/// module needs no knowledge of sessions, scopes or the audit trail.
 #[async_trait::async_trait]
-pub trait Admission: Send + Sync {
-    /// `Err` carries the reason given to the client.
-    async fn admit(&self, caller: Option<&Caller>) -> Result<(), String>;
+pub trait Gate: Send + Sync {
+    /// Whether `caller` may start a new 2025-era session (caps); `Err` is the reason.
+    async fn admit(&self, caller: &Caller) -> Result<(), String>;
+    /// Who owns a 2025-era session, if it is known.
+    async fn session_owner(&self, session_id: &str) -> Option<String>;
+    /// Scopes a call of `method` on `target` needs; `None` when not gated.
+    fn required_scopes(&self, method: &str, target: &str) -> Option<Vec<String>>;
+    /// The `WWW-Authenticate` value of an insufficient-scope refusal.
+    fn scope_challenge(&self, parts: &http::request::Parts, scopes: &[String]) -> String;
+    /// False when the audit queue is full: new audited calls are shed.
+    fn can_audit(&self) -> bool;
+    /// Records a refused call.
+    async fn audit_refusal(&self, caller: &Caller, refusal: Refusal<'_>);
 }
 
+/// What was refused, for the audit trail.
+pub struct Refusal<'a> {
+    pub parts: &'a http::request::Parts,
+    pub method: &'a str,
+    pub target: &'a str,
+    pub arguments: &'a Value,
+    pub reason: String,
+}
+
+/// Calls that leave an audit record; refused when the trail has no room.
+const AUDITED: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
+
 pub struct GuardConfig {
-    pub admission: Option<Arc<dyn Admission>>,
+    pub gate: Option<Arc<dyn Gate>>,
     pub max_body_bytes: usize,
     pub max_json_depth: usize,
     pub body_timeout: Duration,
@@ -43,6 +66,27 @@ pub async fn guard(
     request: Request,
     next: Next,
 ) -> Response {
+    let caller = request
+        .extensions()
+        .get::<Caller>()
+        .cloned()
+        .unwrap_or_else(Caller::anonymous);
+    if let (Some(gate), Some(session)) = (&config.gate, header(request.headers(), "mcp-session-id"))
+        && let Some(owner) = gate.session_owner(&session).await
+        && owner != caller.user
+    {
+        // Another member's session: as far as this caller knows, it does not exist.
+        let (parts, _) = request.into_parts();
+        let refusal = Refusal {
+            parts: &parts,
+            method: "session",
+            target: "",
+            arguments: &Value::Null,
+            reason: "denied: another member's session".into(),
+        };
+        gate.audit_refusal(&caller, refusal).await;
+        return HttpError::SessionNotFound.into_response();
+    }
     if request.method() != Method::POST {
         let is_delete = request.method() == Method::DELETE;
         let mut response = next.run(request).await;
@@ -62,13 +106,11 @@ pub async fn guard(
         Ok(envelope) => envelope,
         Err((error, id)) => return error.into_response_with_id(id),
     };
-    let id = envelope.id;
-    let starts_session = envelope.method.as_deref() == Some("initialize")
-        && !parts.headers.contains_key("mcp-session-id");
-    if let (true, Some(admission)) = (starts_session, &config.admission)
-        && let Err(reason) = admission.admit(parts.extensions.get::<Caller>()).await
+    let id = envelope.id.clone();
+    if let Some(gate) = &config.gate
+        && let Err(response) = check(gate.as_ref(), &caller, &parts, &envelope).await
     {
-        return HttpError::Unavailable(reason).into_response_with_id(id);
+        return response.into_response_with_id(id);
     }
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
@@ -95,13 +137,79 @@ async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError>
     }
 }
 
-/// Only the id is kept; everything else is checked for syntax and skipped.
+/// What the guard needs of a message; the rest is checked for syntax and skipped.
 #[derive(Deserialize)]
 struct Envelope {
     #[serde(default)]
     id: Option<Value>,
     #[serde(default)]
     method: Option<String>,
+    #[serde(default)]
+    params: Option<Params>,
+}
+
+#[derive(Deserialize, Default)]
+struct Params {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+    #[serde(default)]
+    arguments: Value,
+}
+
+/// Session caps, scopes and audit room, before the call reaches the engine.
+async fn check(
+    gate: &dyn Gate,
+    caller: &Caller,
+    parts: &http::request::Parts,
+    envelope: &Envelope,
+) -> Result<(), HttpError> {
+    let Some(method) = envelope.method.as_deref() else {
+        return Ok(());
+    };
+    if method == "initialize" && !parts.headers.contains_key("mcp-session-id") {
+        gate.admit(caller).await.map_err(HttpError::Unavailable)?;
+    }
+    let params = envelope.params.as_ref();
+    let target = params
+        .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
+        .unwrap_or_default();
+    if let Some(required) = gate.required_scopes(method, target)
+        && !caller.may(&required)
+    {
+        let reason = format!(
+            "{} lacks the scope(s) {} needed for {method} {target}",
+            caller.user,
+            required.join(" ")
+        );
+        let arguments = params.map_or(&Value::Null, |p| &p.arguments);
+        let refusal = Refusal {
+            parts,
+            method,
+            target,
+            arguments,
+            reason: format!("denied: {reason}"),
+        };
+        gate.audit_refusal(caller, refusal).await;
+        return Err(HttpError::Forbidden {
+            challenge: gate.scope_challenge(parts, &required),
+            message: reason,
+        });
+    }
+    if AUDITED.contains(&method) && !gate.can_audit() {
+        return Err(HttpError::Unavailable(
+            "the audit trail is catching up; retry shortly".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 /// Checks a POST body and returns its id and method. On error, returns the

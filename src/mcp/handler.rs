@@ -20,14 +20,16 @@ use rmcp::{
         SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
     },
 };
+use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 
+use super::calls::{Audit, caller_of};
 use super::{
     CallToolResponse, GetPromptResponse, InputResponses, LoggingLevel, McpError, Mrtr,
     ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, Shared,
     SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
-use crate::registry::{CallContext, Caller, ChangeEvent, Registry};
+use crate::registry::{CallContext, ChangeEvent, Kind, Registry};
 
 /// Per-session state of a legacy session (or of one stateless request).
 #[derive(Default)]
@@ -61,6 +63,41 @@ impl McpHandler {
         result
     }
 
+    fn audit(
+        &self,
+        context: &RequestContext<RoleServer>,
+        method: &str,
+        target: &str,
+        arguments: &Value,
+    ) -> Option<Audit> {
+        let sink = self.shared.audit.as_ref()?;
+        Some(Audit::begin(
+            sink,
+            context,
+            &caller_of(context),
+            method,
+            target,
+            arguments,
+        ))
+    }
+
+    /// What of `items` the caller may use (lists show nothing else).
+    fn visible<T: Clone>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        kind: Kind,
+        registry: &Registry,
+        items: &[T],
+        name: impl Fn(&T) -> &str,
+    ) -> Vec<T> {
+        let caller = caller_of(context);
+        items
+            .iter()
+            .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))
+            .cloned()
+            .collect()
+    }
+
     /// The context of a call to `method` on `target`, with what the client
     /// sent back for MRTR.
     fn call_context(
@@ -85,7 +122,7 @@ impl McpHandler {
                     .unwrap_or(LoggingLevel::Info),
             )
         };
-        let caller = Caller::anonymous();
+        let caller = caller_of(&request);
         let mrtr = Mrtr::new(
             self.shared.state_keys.clone(),
             &[&caller.user, method, target],
@@ -149,15 +186,9 @@ fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// `ttlMs` and `cacheScope` of a list result (2026-07-28; rmcp strips them
-/// for older clients).
+/// for older clients). Lists are filtered by the caller's scopes: private.
 fn list_hints(registry: &Registry) -> (Option<u64>, Option<CacheScope>) {
-    let (ttl, private) = registry.list_cache_hints();
-    let scope = if private {
-        CacheScope::Private
-    } else {
-        CacheScope::Public
-    };
-    (Some(ttl), Some(scope))
+    (Some(registry.list_ttl_ms()), Some(CacheScope::Private))
 }
 
 fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
@@ -205,7 +236,10 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let registry = self.shared.registry();
-        let (tools, next) = page(registry.tools(), cursor(&request))?;
+        let tools = self.visible(&context, Kind::Tool, &registry, registry.tools(), |t| {
+            &t.name
+        });
+        let (tools, next) = page(&tools, cursor(&request))?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -218,7 +252,18 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let registry = self.shared.registry();
+        let unknown = || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
+        if registry.tool(&request.name).is_none() {
+            return Err(unknown());
+        }
         let modern = is_modern(&context);
+        let arguments = request.arguments.unwrap_or_default();
+        let audit = self.audit(
+            &context,
+            "tools/call",
+            &request.name,
+            &Value::Object(arguments.clone()),
+        );
         let cx = self
             .call_context(
                 context,
@@ -228,14 +273,14 @@ impl ServerHandler for McpHandler {
                 request.request_state,
             )
             .with_scrubber(registry.scrubber().clone());
-        let arguments = request.arguments.unwrap_or_default();
-        let Some(response) = registry.call_tool(&request.name, arguments, &cx).await else {
-            return Err(McpError::invalid_params(
-                format!("Unknown tool: {}", request.name),
-                None,
-            ));
-        };
-        Ok(self.finish(modern, response?))
+        let result = registry
+            .call_tool(&request.name, arguments, &cx)
+            .await
+            .unwrap_or_else(|| Err(unknown()));
+        if let Some(audit) = audit {
+            audit.finish(&result).await;
+        }
+        Ok(self.finish(modern, result?))
     }
 
     async fn list_resources(
@@ -244,7 +289,14 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let registry = self.shared.registry();
-        let (resources, next) = page(&registry.resources(), cursor(&request))?;
+        let resources = self.visible(
+            &context,
+            Kind::Resource,
+            &registry,
+            &registry.resources(),
+            |r| &r.uri,
+        );
+        let (resources, next) = page(&resources, cursor(&request))?;
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -278,6 +330,7 @@ impl ServerHandler for McpHandler {
             ));
         };
         let modern = is_modern(&context);
+        let audit = self.audit(&context, "resources/read", &request.uri, &Value::Null);
         let cx = self.call_context(
             context,
             "resources/read",
@@ -285,8 +338,11 @@ impl ServerHandler for McpHandler {
             request.input_responses,
             request.request_state,
         );
-        let response = provider.read(&request.uri, &cx).await?;
-        Ok(self.finish(modern, response))
+        let result = provider.read(&request.uri, &cx).await;
+        if let Some(audit) = audit {
+            audit.finish(&result).await;
+        }
+        Ok(self.finish(modern, result?))
     }
 
     async fn subscribe(
@@ -390,7 +446,10 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let registry = self.shared.registry();
-        let (prompts, next) = page(registry.prompts(), cursor(&request))?;
+        let prompts = self.visible(&context, Kind::Prompt, &registry, registry.prompts(), |p| {
+            &p.name
+        });
+        let (prompts, next) = page(&prompts, cursor(&request))?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -439,6 +498,8 @@ impl ServerHandler for McpHandler {
             ));
         }
         let modern = is_modern(&context);
+        let args_value = serde_json::to_value(&arguments).unwrap_or_default();
+        let audit = self.audit(&context, "prompts/get", &request.name, &args_value);
         let cx = self.call_context(
             context,
             "prompts/get",
@@ -446,8 +507,11 @@ impl ServerHandler for McpHandler {
             request.input_responses,
             request.request_state,
         );
-        let response = provider.get(&request.name, arguments, &cx).await?;
-        Ok(self.finish(modern, response))
+        let result = provider.get(&request.name, arguments, &cx).await;
+        if let Some(audit) = audit {
+            audit.finish(&result).await;
+        }
+        Ok(self.finish(modern, result?))
     }
 
     async fn complete(

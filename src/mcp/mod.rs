@@ -3,6 +3,7 @@
 //! Every other module names MCP types through `crate::mcp::...`, so an rmcp
 //! upgrade touches this module and the handler, not the whole crate.
 
+mod calls;
 mod handler;
 mod listing;
 mod mrtr;
@@ -10,6 +11,7 @@ mod sessions;
 mod shared;
 mod stamp;
 
+pub use calls::AuditSink;
 pub use handler::McpHandler;
 pub use mrtr::{Asked, Mrtr, StateKeys};
 pub use sessions::{SessionSettings, Sessions, StoredSessions};

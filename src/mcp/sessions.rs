@@ -49,6 +49,7 @@ pub struct Sessions {
     /// Session id to the expiry its row had when last read.
     present: moka::future::Cache<String, Option<i64>>,
     touched: moka::future::Cache<String, ()>,
+    owners: moka::future::Cache<String, String>,
 }
 
 impl Sessions {
@@ -74,7 +75,21 @@ impl Sessions {
                 .max_capacity(100_000)
                 .time_to_live(TOUCH_EVERY)
                 .build(),
+            owners: moka::future::Cache::builder()
+                .max_capacity(100_000)
+                .time_to_idle(Duration::from_secs(600))
+                .build(),
         }
+    }
+
+    /// Who owns `id`, from the store (cached: owners never change).
+    pub async fn owner_of(&self, id: &str) -> Option<String> {
+        if let Some(owner) = self.owners.get(id).await {
+            return Some(owner);
+        }
+        let owner = self.repo.get(id).await.ok().flatten()?.owner;
+        self.owners.insert(id.to_owned(), owner.clone()).await;
+        Some(owner)
     }
 
     /// Sessions whose worker is in memory now (the rest live only in the store).

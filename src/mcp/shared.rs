@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use rmcp::model::InitializeResult;
 
-use super::{Implementation, ProtocolVersion, StateKeys};
+use super::{Implementation, ProtocolVersion, StateKeys, calls::AuditSink};
 use crate::registry::{ChangeBus, Registry};
 
 /// State shared by every session and request. The registry is swapped whole
@@ -17,6 +17,8 @@ pub struct Shared {
     pub bus: ChangeBus,
     pub(super) state_keys: Arc<StateKeys>,
     pub(super) info: InitializeResult,
+    /// Set when calls are audited (HTTP); stdio keeps no trail.
+    pub(super) audit: Option<AuditSink>,
 }
 
 impl Shared {
@@ -36,7 +38,14 @@ impl Shared {
             bus,
             state_keys: Arc::new(state_keys),
             info,
+            audit: None,
         }
+    }
+
+    /// Audits every tools/call, resources/read and prompts/get into `sink`.
+    pub fn with_audit(mut self, sink: AuditSink) -> Self {
+        self.audit = Some(sink);
+        self
     }
 
     /// The registry serving right now.

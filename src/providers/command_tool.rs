@@ -225,6 +225,14 @@ impl Runner for CommandRunner {
             }
         };
         let (stdout, stderr) = (drain(out).await, drain(err).await);
+        // Lines read after the exit won the race above still count as
+        // progress (at most the queue's worth).
+        if !matches!(ending, Ending::Cancelled) {
+            while let Ok(line) = lines.try_recv() {
+                sent += 1;
+                cx.progress(f64::from(sent), None, Some(&line)).await;
+            }
+        }
         let (exit_code, timed_out) = match ending {
             Ending::Exited(code) => (code, false),
             Ending::TimedOut => (None, true),

@@ -31,6 +31,12 @@ pub(crate) fn wire<T: DeserializeOwned>(value: Value) -> T {
     }
 }
 
+/// Scopes a declaration names, or `None` for the registry's defaults
+/// (`tools:<name>`, `resources:read`, `prompts:<name>`).
+pub(crate) fn declared_scopes(scopes: &[String]) -> Option<Vec<String>> {
+    (!scopes.is_empty()).then(|| scopes.to_vec())
+}
+
 /// Registers every capability the configuration declares: HTTP and command
 /// tools, docs and files sources, prompts. Secrets the declarations read
 /// from the environment are handed to the registry for scrubbing.

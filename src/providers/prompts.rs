@@ -152,10 +152,8 @@ impl PromptProvider for DeclaredPrompts {
             .collect()
     }
 
-    fn scopes(&self, name: &str) -> Vec<String> {
-        self.find(name)
-            .map(|p| p.scopes.clone())
-            .unwrap_or_default()
+    fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
+        super::declared_scopes(&self.find(name)?.scopes)
     }
 }
 

@@ -13,24 +13,56 @@ use crate::mcp::{
     RequestContext, RequestMetaObject, RoleServer,
 };
 
-/// The authenticated caller. Filled by the identity layer; `anonymous` until then.
+/// The authenticated caller, set by the auth layer on every request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Caller {
     pub user: String,
-    /// Scopes granted to the caller's token (`tools:*`, `docs:read`, ...).
+    /// Scopes granted to the caller's token (`tools:*`, `prompts:guide`, ...).
     pub scopes: Vec<String>,
+    /// The personal token used, if any.
+    pub token_id: Option<String>,
     /// Claims of an OAuth access token (empty for personal tokens).
     pub claims: serde_json::Map<String, Value>,
 }
 
 impl Caller {
+    /// The caller when `auth.mode = "none"`: one local user with every scope.
     pub fn anonymous() -> Self {
         Self {
             user: "anonymous".into(),
             scopes: vec!["*".into()],
+            token_id: None,
             claims: serde_json::Map::new(),
         }
     }
+
+    /// Whether the granted scopes cover every one of `required`.
+    pub fn may(&self, required: &[String]) -> bool {
+        required.iter().all(|r| scope_covers(&self.scopes, r))
+    }
+
+    /// `iss` and `sub` of an OAuth token, for the audit trail.
+    pub fn issuer_subject(&self) -> (String, String) {
+        let claim = |k: &str| {
+            self.claims
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        (claim("iss"), claim("sub"))
+    }
+}
+
+/// Scope hierarchy: `*` covers everything, `a:*` covers `a:` and anything
+/// below it (`tools:*` covers `tools:run_tests`), otherwise scopes match exactly.
+pub fn scope_covers(granted: &[String], required: &str) -> bool {
+    granted.iter().any(|g| {
+        g == "*"
+            || g == required
+            || g.strip_suffix('*')
+                .is_some_and(|prefix| prefix.ends_with(':') && required.starts_with(prefix))
+    })
 }
 
 pub struct CallContext {
@@ -164,5 +196,32 @@ pub fn rank(level: LoggingLevel) -> u8 {
         LoggingLevel::Critical => 5,
         LoggingLevel::Alert => 6,
         LoggingLevel::Emergency => 7,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scope_covers;
+
+    #[test]
+    fn scopes_cover_by_wildcard_and_hierarchy() {
+        let granted = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(scope_covers(&granted(&["*"]), "tools:anything"));
+        assert!(scope_covers(&granted(&["tools:*"]), "tools:run_tests"));
+        assert!(scope_covers(&granted(&["tools:*"]), "tools:ci:deploy"));
+        assert!(scope_covers(
+            &granted(&["tools:run_tests"]),
+            "tools:run_tests"
+        ));
+        assert!(!scope_covers(
+            &granted(&["tools:run_tests"]),
+            "tools:deploy"
+        ));
+        assert!(!scope_covers(&granted(&["tools:*"]), "prompts:guide"));
+        assert!(
+            !scope_covers(&granted(&["tool*"]), "tools:x"),
+            "a bare prefix is not a wildcard"
+        );
+        assert!(!scope_covers(&granted(&[]), "tools:x"));
     }
 }

@@ -15,7 +15,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use async_trait::async_trait;
 
-pub use context::{CallContext, Caller};
+pub use context::{CallContext, Caller, scope_covers};
 pub use events::{ChangeBus, ChangeEvent};
 pub use scrub::{REDACTED, Scrubber};
 
@@ -37,9 +37,9 @@ pub trait ToolProvider: Send + Sync {
         arguments: JsonObject,
         cx: &CallContext,
     ) -> Result<CallToolResponse, McpError>;
-    /// Scopes a caller needs for the tool `name` (none by default).
-    fn scopes(&self, _name: &str) -> Vec<String> {
-        Vec::new()
+    /// Scopes a caller needs for `name`; `None`: the default `tools:<name>`.
+    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        None
     }
 }
 
@@ -57,9 +57,9 @@ pub trait ResourceProvider: Send + Sync {
     fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
         Vec::new()
     }
-    /// Scopes a caller needs to list or read `uri` (none by default).
-    fn scopes(&self, _uri: &str) -> Vec<String> {
-        Vec::new()
+    /// Scopes a caller needs to read `uri`; `None`: the default `resources:read`.
+    fn required_scopes(&self, _uri: &str) -> Option<Vec<String>> {
+        None
     }
 }
 
@@ -77,10 +77,18 @@ pub trait PromptProvider: Send + Sync {
     fn complete(&self, _prompt: &str, _argument: &str, _prefix: &str) -> Vec<String> {
         Vec::new()
     }
-    /// Scopes a caller needs for the prompt `name` (none by default).
-    fn scopes(&self, _name: &str) -> Vec<String> {
-        Vec::new()
+    /// Scopes a caller needs for `name`; `None`: the default `prompts:<name>`.
+    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        None
     }
+}
+
+/// What a scope check is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Tool,
+    Resource,
+    Prompt,
 }
 
 /// Providers of every kind, as registered at start-up.
@@ -122,11 +130,9 @@ impl RegistryBuilder {
     pub fn build(self) -> Result<Registry, RegistryError> {
         let mut tools = Vec::new();
         let mut tool_index = HashMap::new();
-        let mut scopes = HashMap::new();
         for provider in &self.tools {
             for tool in provider.tools() {
                 let name = tool.name.to_string();
-                scopes.insert(("tool", name.clone()), provider.scopes(&name));
                 if tool_index
                     .insert(name.clone(), (provider.clone(), tools.len()))
                     .is_some()
@@ -141,7 +147,6 @@ impl RegistryBuilder {
         for provider in &self.prompts {
             for prompt in provider.prompts() {
                 let name = prompt.name.clone();
-                scopes.insert(("prompt", name.clone()), provider.scopes(&name));
                 if prompt_index
                     .insert(name.clone(), provider.clone())
                     .is_some()
@@ -152,11 +157,6 @@ impl RegistryBuilder {
             }
         }
         let templates = self.resources.iter().flat_map(|p| p.templates()).collect();
-        let scoped = scopes.values().any(|s: &Vec<String>| !s.is_empty())
-            || self
-                .resources
-                .iter()
-                .any(|p| p.resources().iter().any(|r| !p.scopes(&r.uri).is_empty()));
         Ok(Registry {
             tools,
             tool_index,
@@ -165,8 +165,6 @@ impl RegistryBuilder {
             templates,
             resource_providers: self.resources,
             subscribable: self.subscribable,
-            scopes,
-            scoped,
             scrubber: Scrubber::new(self.secrets),
         })
     }
@@ -189,16 +187,10 @@ pub struct Registry {
     /// source adds and removes documents between reloads.
     resource_providers: Vec<Arc<dyn ResourceProvider>>,
     subscribable: bool,
-    /// Scopes per (kind, name) of tools and prompts.
-    scopes: HashMap<(&'static str, String), Vec<String>>,
-    /// Some capability needs a scope, so lists may differ by caller.
-    scoped: bool,
     scrubber: Scrubber,
 }
 
-/// How long a client may reuse a list result (2026-07-28 `ttlMs`). Lists
-/// change only on reload or a watched source's change, both announced with
-/// `list_changed`.
+/// How long a client may reuse a list result (2026-07-28 `ttlMs`).
 const LIST_TTL_MS: u64 = 60_000;
 
 impl Registry {
@@ -291,23 +283,6 @@ impl Registry {
         &self.scrubber
     }
 
-    /// Scopes a caller needs for the tool `name` (`None`: no such tool).
-    pub fn tool_scopes(&self, name: &str) -> Option<&[String]> {
-        self.scopes
-            .get(&("tool", name.to_owned()))
-            .map(Vec::as_slice)
-    }
-    /// Scopes a caller needs for the prompt `name` (`None`: no such prompt).
-    pub fn prompt_scopes(&self, name: &str) -> Option<&[String]> {
-        self.scopes
-            .get(&("prompt", name.to_owned()))
-            .map(Vec::as_slice)
-    }
-    /// Scopes a caller needs for the resource `uri` (`None`: nobody owns it).
-    pub fn resource_scopes(&self, uri: &str) -> Option<Vec<String>> {
-        self.resource_owner(uri).map(|p| p.scopes(uri))
-    }
-
     /// The `list_changed` events a client must hear when this registry
     /// replaces `old`: one per kind whose list differs.
     pub fn changes_since(&self, old: &Registry) -> Vec<ChangeEvent> {
@@ -328,10 +303,37 @@ impl Registry {
         events
     }
 
-    /// 2026-07-28 cache hints for list results: (`ttlMs`, private). Lists are
-    /// private as soon as a capability needs a scope: they may then differ by
-    /// caller once the identity layer filters them.
-    pub fn list_cache_hints(&self) -> (u64, bool) {
-        (LIST_TTL_MS, self.scoped)
+    /// 2026-07-28 `ttlMs` of list results. Lists change only on reload or
+    /// a watched source's change, both announced with `list_changed`; they
+    /// are filtered by the caller's scopes, so their `cacheScope` is private.
+    pub fn list_ttl_ms(&self) -> u64 {
+        LIST_TTL_MS
+    }
+
+    /// The scopes a caller needs to use `name` (a tool or prompt name, or a
+    /// resource URI): what its provider declares, else `tools:<name>`,
+    /// `resources:read` or `prompts:<name>`. Unknown names need nothing here;
+    /// the call itself reports them.
+    pub fn required_scopes(&self, kind: Kind, name: &str) -> Vec<String> {
+        let declared = match kind {
+            Kind::Tool => self
+                .tool_index
+                .get(name)
+                .and_then(|(p, _)| p.required_scopes(name)),
+            Kind::Resource => self
+                .resource_owner(name)
+                .and_then(|p| p.required_scopes(name)),
+            Kind::Prompt => self
+                .prompt_index
+                .get(name)
+                .and_then(|p| p.required_scopes(name)),
+        };
+        declared.unwrap_or_else(|| {
+            vec![match kind {
+                Kind::Tool => format!("tools:{name}"),
+                Kind::Resource => "resources:read".to_owned(),
+                Kind::Prompt => format!("prompts:{name}"),
+            }]
+        })
     }
 }

@@ -5,12 +5,14 @@
 //! keeps to what both dialects share, so each query is written once; each
 //! backend has its own migration folder with the same versions.
 
+mod audit;
 mod clock;
 mod events;
 mod memory;
 mod notify;
 mod sessions;
 mod settings;
+mod tokens;
 
 use std::{str::FromStr, time::Duration};
 
@@ -19,11 +21,13 @@ use sqlx::{
     any::{AnyConnectOptions, AnyPoolOptions},
 };
 
+pub use audit::AuditRecord;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use events::SqlEventStore;
 pub use memory::{MemoryEventStore, Retention};
 pub use notify::bridge;
 pub use sessions::{SessionRepo, SessionRow};
+pub use tokens::TokenRow;
 
 use std::sync::Arc;
 

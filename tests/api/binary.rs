@@ -1,6 +1,7 @@
 //! The real `teamgate serve` binary as a child process: for what only a
-//! process shows (environment secrets, SIGHUP). Its environment is set on
-//! the child, never on the test process.
+//! process shows (environment secrets, SIGHUP, personal tokens made with the
+//! CLI). Its environment is set on the child, never on the test process.
+//! Authentication is on (the default): clients connect with `token()`.
 
 use std::{
     io::{BufRead, BufReader},
@@ -14,6 +15,8 @@ use crate::helpers::repo_path;
 pub struct Served {
     pub child: Child,
     pub url: String,
+    config: std::path::PathBuf,
+    store_url: String,
     /// The process's own SQLite store, removed when the test ends.
     _store: tempfile::TempDir,
 }
@@ -26,6 +29,29 @@ impl Drop for Served {
 }
 
 impl Served {
+    /// A personal token for `user` with `scopes` (none: the default "*"),
+    /// made with `teamgate token create` on the same store.
+    pub fn token(&self, user: &str, scopes: &[&str]) -> String {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
+        command
+            .args(["token", "--config"])
+            .arg(&self.config)
+            .args(["create", "--user", user])
+            .current_dir(repo_path(""))
+            .env("TEAMGATE__STORE__URL", &self.store_url);
+        for scope in scopes {
+            command.args(["--scope", scope]);
+        }
+        let output = command.output().expect("teamgate token create runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        stdout.lines().last().expect("the token").trim().to_owned()
+    }
+
     pub fn signal(&self, signal: nix::sys::signal::Signal) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         nix::sys::signal::kill(pid, signal).expect("signal delivered");
@@ -36,12 +62,10 @@ impl Served {
 /// `envs` and returns once it logged the URL it serves.
 pub fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
     let store = tempfile::tempdir().expect("temp dir");
+    let store_url = format!("sqlite://{}/teamgate.db", store.path().display());
     let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
     command
-        .env(
-            "TEAMGATE__STORE__URL",
-            format!("sqlite://{}/teamgate.db", store.path().display()),
-        )
+        .env("TEAMGATE__STORE__URL", &store_url)
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(config)
         .current_dir(repo_path(""))
@@ -72,6 +96,8 @@ pub fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
     Served {
         child,
         url,
+        config: config.to_owned(),
+        store_url,
         _store: store,
     }
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use teamgate::{
     App, Config,
     app::Reloader,
-    config::{ConfigSources, DatabaseUrl},
+    config::{AuthMode, ConfigSources, DatabaseUrl},
     store::{Clock, SystemClock},
 };
 use tokio::sync::oneshot;
@@ -16,6 +16,7 @@ pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub const MODERN: &str = "2026-07-28";
 
 pub struct TestApp {
+    pub store: teamgate::store::Store,
     pub sessions: Arc<teamgate::mcp::Sessions>,
     _dir: tempfile::TempDir,
     pub addr: SocketAddr,
@@ -66,6 +67,8 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
     // Each app gets its own SQLite file, removed with the temp dir.
     let dir = tempfile::tempdir().expect("temp dir");
     config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
+    // Most tests are about the protocol; tests/api/auth.rs turns authentication on.
+    config.auth.mode = AuthMode::None;
     adjust(&mut config);
     let listener = tokio::net::TcpListener::bind(config.server.listen)
         .await
@@ -77,11 +80,13 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
         .expect("app builds");
     let sessions = app.sessions();
     let reloader = app.reloader();
+    let store = app.store().clone();
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
         let _ = rx.await;
     }));
     TestApp {
+        store,
         sessions,
         _dir: dir,
         addr,

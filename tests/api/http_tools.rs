@@ -233,43 +233,34 @@ async fn header_secrets_come_from_the_environment_and_never_come_back() {
 [tools]
 http_allowlist = ["{base}/api"]
 [[tools.http]]
-name = "get_item"
-description = "Reads an item"
-url = "{base}/api/items/{{id}}"
+name = "my_item"
+description = "Reads the caller's item"
+url = "{base}/api/items/{{who}}"
 headers = {{ Authorization = "Bearer ${{TEAMGATE_TEST_TRACKER_TOKEN}}" }}
-input_schema = {{ type = "object", properties = {{ id = {{ type = "string" }} }} }}
+from_caller = {{ who = "user" }}
+input_schema = {{ type = "object", properties = {{ who = {{ type = "string" }} }} }}
 "#
         ),
     )
     .unwrap();
     let served = binary::serve(&config, &[("TEAMGATE_TEST_TRACKER_TOKEN", secret)]);
-    // The caller authenticates to teamgate with its own token.
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
-        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
-            served.url.as_str(),
-        )
-        .auth_header("caller-token-5e6f"),
-    );
-    let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
-    let result = client
-        .call_tool(
-            rmcp::model::CallToolRequestParams::new("get_item")
-                .with_arguments(json!({"id": "1"}).as_object().unwrap().clone()),
-        )
-        .await
-        .unwrap();
-    let result = serde_json::to_value(result).unwrap().to_string();
+    // The caller authenticates to teamgate with its own personal token.
+    let token = served.token("alice", &[]);
+    let (client, _) = sdk::connect_as(&served.url, Some(&token), None).await;
+    let result = call(&client, "my_item", json!({"who": "mallory"})).await;
+    let text = result.to_string();
     let upstream_saw = seen.all();
+    assert_eq!(upstream_saw[0].0, "/api/items/alice", "bound to the caller");
     assert_eq!(
         upstream_saw[0].1.as_deref(),
         Some(&*format!("Bearer {secret}"))
     );
-    assert!(!result.contains(secret), "the secret is scrubbed: {result}");
-    assert!(result.contains("Bearer [redacted]"), "{result}");
+    assert!(!text.contains(secret), "the secret is scrubbed: {text}");
+    assert!(text.contains("Bearer [redacted]"), "{text}");
     assert!(
         upstream_saw
             .iter()
-            .all(|(_, auth)| !auth.as_deref().unwrap_or("").contains("caller-token")),
+            .all(|(_, auth)| !auth.as_deref().unwrap_or("").contains(&token)),
         "the caller's token never goes upstream"
     );
     client.cancel().await.unwrap();

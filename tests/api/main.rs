@@ -2,6 +2,7 @@
 //! loopback port through `helpers::spawn_app` (or the real binary through
 //! `binary::serve`), most of them with the official SDK client in `sdk`.
 
+mod auth;
 mod bad_input;
 mod binary;
 mod command_tools;
@@ -12,6 +13,7 @@ mod files_source;
 mod health;
 mod helpers;
 mod http_tools;
+mod idp;
 mod legacy;
 mod modern;
 mod mrtr;

@@ -85,7 +85,8 @@ async fn sighup_reloads_the_running_binary() {
     let file = dir.path().join("team.toml");
     std::fs::write(&file, "[reload]\nwatch = false\ndebounce = \"50ms\"\n").unwrap();
     let served = binary::serve(&file, &[]);
-    let (client, mut heard) = sdk::connect(&served.url, None).await;
+    let token = served.token("alice", &[]);
+    let (client, mut heard) = sdk::connect_as(&served.url, Some(&token), None).await;
     assert!(!tool_names(&client).await.contains(&"hup".to_owned()));
     std::fs::write(
         &file,

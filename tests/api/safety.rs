@@ -1,12 +1,16 @@
 //! Behaviour hints and safety of declared tools: `confirm = true` through
-//! elicitation (legacy) and `input_required` (2026-07-28), scopes recorded
-//! per capability, cache hints on lists, and secrets scrubbed from results.
+//! elicitation (legacy) and `input_required` (2026-07-28), declared scopes
+//! as the registry's required scopes, cache hints on lists, and secrets
+//! scrubbed from results and progress.
 
 use serde_json::{Value, json};
+
+use teamgate::registry::Kind;
 
 use crate::{
     binary,
     command_tools::command,
+    helpers::{ACCEPT_BOTH, MODERN, messages},
     helpers::{spawn_app_with, test_config},
     sdk::{self, Heard, call, text},
 };
@@ -119,7 +123,7 @@ async fn confirm_on_2026_07_28_is_an_input_required_round_trip() {
 }
 
 #[tokio::test]
-async fn scopes_are_recorded_and_make_lists_private() {
+async fn declared_scopes_reach_the_registry_and_lists_are_private() {
     let mut config = test_config();
     config.tools.command = vec![confirmed_tool()];
     for docs in &mut config.sources.docs {
@@ -128,26 +132,21 @@ async fn scopes_are_recorded_and_make_lists_private() {
     }
     let (app, _store) = crate::helpers::build_app(config).await.unwrap();
     let registry = app.registry();
+    let needs = |kind, name| registry.required_scopes(kind, name);
+    assert_eq!(needs(Kind::Tool, "wipe"), ["ops:write"]);
+    assert_eq!(needs(Kind::Tool, "search_docs"), ["docs:read"]);
     assert_eq!(
-        registry.tool_scopes("wipe"),
-        Some(&["ops:write".to_owned()][..])
+        needs(Kind::Resource, "docs://project/README.md"),
+        ["docs:read"]
     );
+    // Undeclared: the identity layer's defaults.
+    assert_eq!(needs(Kind::Tool, "teamgate_info"), ["tools:teamgate_info"]);
     assert_eq!(
-        registry.tool_scopes("search_docs"),
-        Some(&["docs:read".to_owned()][..])
+        needs(Kind::Prompt, "teamgate_guide"),
+        ["prompts:teamgate_guide"]
     );
-    assert_eq!(registry.tool_scopes("teamgate_info"), Some(&[][..]));
-    assert_eq!(registry.tool_scopes("nope"), None);
-    assert_eq!(
-        registry.resource_scopes("docs://project/README.md"),
-        Some(vec!["docs:read".to_owned()])
-    );
-    assert_eq!(registry.prompt_scopes("teamgate_guide"), Some(&[][..]));
-    assert!(registry.list_cache_hints().1, "lists may differ by caller");
 
-    let plain = spawn_app_with(|_| {}).await;
-    let (_, replies) = plain.modern_call(1, "tools/list", json!({})).await;
-    assert_eq!(replies[0]["result"]["cacheScope"], "public");
+    // Lists are filtered by the caller's scopes: never shared across callers.
     let scoped = spawn_app_with(|c| c.tools.command = vec![confirmed_tool()]).await;
     let (_, replies) = scoped.modern_call(1, "tools/list", json!({})).await;
     assert_eq!(replies[0]["result"]["cacheScope"], "private");
@@ -182,7 +181,8 @@ secret_env = ["TEAMGATE_TEST_DEPLOY_TOKEN"]
     )
     .unwrap();
     let served = binary::serve(&config, &[("TEAMGATE_TEST_DEPLOY_TOKEN", secret)]);
-    let (client, _) = sdk::connect(&served.url, None).await;
+    let token = served.token("alice", &[]);
+    let (client, _) = sdk::connect_as(&served.url, Some(&token), None).await;
     let result = call(&client, "leaky", json!({})).await;
     let stdout = result["structuredContent"]["stdout"].as_str().unwrap();
     assert!(
@@ -195,4 +195,35 @@ secret_env = ["TEAMGATE_TEST_DEPLOY_TOKEN"]
         "only allowed variables reach the program"
     );
     client.cancel().await.unwrap();
+
+    // With a progress token, each output line also travels as progress.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": "p1"});
+    let response = reqwest::Client::new()
+        .post(&served.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("authorization", format!("Bearer {token}"))
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "leaky")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "leaky", "_meta": meta}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let replies = messages(response).await;
+    let lines: Vec<&str> = replies
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .filter_map(|m| m["params"]["message"].as_str())
+        .collect();
+    assert!(
+        lines.contains(&"TEAMGATE_TEST_DEPLOY_TOKEN=[redacted]"),
+        "{replies:?}"
+    );
+    assert!(!format!("{replies:?}").contains(secret));
 }

@@ -9,7 +9,9 @@ use rmcp::{
         ElicitationAction, ProgressNotificationParam, ResourceUpdatedNotificationParam,
     },
     service::{NotificationContext, RequestContext, RunningService},
-    transport::StreamableHttpClientTransport,
+    transport::{
+        StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
+    },
 };
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -99,8 +101,21 @@ pub type Client = RunningService<RoleClient, TestClient>;
 
 /// A 2025-11-25 session through the SDK, and what it hears.
 pub async fn connect(url: &str, confirm: Option<bool>) -> (Client, mpsc::UnboundedReceiver<Heard>) {
+    connect_as(url, None, confirm).await
+}
+
+/// `connect` with a bearer token (the real binary requires one).
+pub async fn connect_as(
+    url: &str,
+    token: Option<&str>,
+    confirm: Option<bool>,
+) -> (Client, mpsc::UnboundedReceiver<Heard>) {
     let (tx, rx) = mpsc::unbounded_channel();
-    let transport = StreamableHttpClientTransport::from_uri(url);
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
     let client = TestClient { confirm, heard: tx }
         .serve(transport)
         .await

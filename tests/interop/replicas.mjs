@@ -1,7 +1,7 @@
 // Two teamgate replicas on one PostgreSQL database, one official TypeScript SDK client, no sticky
 // routing: the session starts on replica A and its later requests go to replica B; a stream served by
 // A is resumed on B with Last-Event-ID; a change raised on B reaches the session's GET stream on A.
-//   node tests/interop/replicas.mjs --a http://127.0.0.1:PA/mcp --b http://127.0.0.1:PB/mcp
+//   node tests/interop/replicas.mjs --a http://127.0.0.1:PA/mcp --b http://127.0.0.1:PB/mcp [--token TOKEN]
 // Prints `ok - …` / `not ok - …`, then `replicas: N passed, M failed`; exit 1 on failure.
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -15,7 +15,8 @@ const { CallToolResultSchema, ToolListChangedNotificationSchema } = await load('
 
 const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
-const A = opt('--a'), B = opt('--b');
+const A = opt('--a'), B = opt('--b'), token = opt('--token');
+const auth = token ? { authorization: `Bearer ${token}` } : {};
 if (!A || !B) { console.error('usage: replicas.mjs --a URL --b URL'); process.exit(2); }
 
 let passed = 0, failed = 0;
@@ -37,7 +38,7 @@ const routed = (url, init) => {
 };
 
 const client = new Client({ name: 'teamgate-replica-test', version: '1.0.0' }, { capabilities: {} });
-const transport = new StreamableHTTPClientTransport(new URL(A), { fetch: routed });
+const transport = new StreamableHTTPClientTransport(new URL(A), { fetch: routed, requestInit: { headers: auth } });
 let changes = 0;
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => { changes++; });
 
@@ -79,7 +80,7 @@ await check('a change raised on B reaches the session stream on A', async () => 
 await check('close (DELETE) on B ends the session everywhere', async () => {
   current = B;
   await transport.terminateSession();
-  const r = await fetch(A, { method: 'POST', headers: { 'content-type': 'application/json',
+  const r = await fetch(A, { method: 'POST', headers: { ...auth, 'content-type': 'application/json',
     accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId ?? 'x',
     'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
   // The session id is cleared by terminateSession; either way the old session must be gone on A.

@@ -214,11 +214,9 @@ impl ToolProvider for DeclaredTools {
         self.tools.iter().map(|t| t.tool.clone()).collect()
     }
 
-    fn scopes(&self, name: &str) -> Vec<String> {
-        self.index
-            .get(name)
-            .map(|i| self.tools[*i].decl.scopes.clone())
-            .unwrap_or_default()
+    fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
+        let tool = &self.tools[*self.index.get(name)?];
+        super::declared_scopes(&tool.decl.scopes)
     }
 
     async fn call(

@@ -123,8 +123,8 @@ impl ToolProvider for DocsSource {
         }))]
     }
 
-    fn scopes(&self, _name: &str) -> Vec<String> {
-        self.inner.config.scopes.clone()
+    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        super::declared_scopes(&self.inner.config.scopes)
     }
 
     async fn call(
@@ -242,7 +242,7 @@ impl ResourceProvider for DocsSource {
             .collect()
     }
 
-    fn scopes(&self, _uri: &str) -> Vec<String> {
-        self.inner.config.scopes.clone()
+    fn required_scopes(&self, _uri: &str) -> Option<Vec<String>> {
+        super::declared_scopes(&self.inner.config.scopes)
     }
 }

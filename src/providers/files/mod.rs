@@ -161,8 +161,8 @@ impl ToolProvider for FilesSource {
         ]
     }
 
-    fn scopes(&self, _name: &str) -> Vec<String> {
-        self.config.scopes.clone()
+    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        super::declared_scopes(&self.config.scopes)
     }
 
     async fn call(

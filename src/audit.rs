@@ -1,0 +1,88 @@
+//! The audit trail: one record per tools/call, resources/read and
+//! prompts/get, and per refused authentication or authorization.
+//!
+//! Records go through a bounded queue to one writer task that appends them
+//! in batches, so the call path never waits on the database. When the queue
+//! is full, new calls are refused (503) before they run: load is shed, no
+//! record is lost.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
+
+use crate::store::{AuditRecord, Store};
+
+/// Records per insert statement.
+const BATCH: usize = 256;
+
+#[derive(Clone)]
+pub struct Auditor {
+    queue: mpsc::Sender<AuditRecord>,
+}
+
+impl Auditor {
+    /// Starts the writer; it drains the queue and stops when every `Auditor` is gone.
+    pub fn start(store: Store, buffer: usize) -> Self {
+        let (queue, receiver) = mpsc::channel(buffer);
+        tokio::spawn(write(store, receiver));
+        Self { queue }
+    }
+
+    /// Whether a call may start: its record is sure to find room.
+    pub fn has_room(&self) -> bool {
+        self.queue.capacity() > 0
+    }
+
+    /// Queues a record, waiting for room rather than dropping it.
+    pub async fn record(&self, record: AuditRecord) {
+        if self.queue.send(record).await.is_err() {
+            tracing::error!("audit writer stopped; record not written");
+        }
+    }
+}
+
+async fn write(store: Store, mut receiver: mpsc::Receiver<AuditRecord>) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while receiver.recv_many(&mut batch, BATCH).await > 0 {
+        // Retry a failing database instead of dropping records; the queue
+        // fills meanwhile and new calls are shed.
+        let mut delay = Duration::from_millis(100);
+        while let Err(error) = store.append_audit(&batch).await {
+            tracing::error!(%error, records = batch.len(), "audit records not written yet; retrying");
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(5));
+        }
+        batch.clear();
+    }
+}
+
+/// SHA-256 of the canonical JSON of `arguments`: proves what was sent
+/// without keeping it (arguments may hold secrets).
+pub fn digest(arguments: &Value) -> String {
+    if arguments.is_null() {
+        return String::new();
+    }
+    // serde_json without `preserve_order` sorts object keys: canonical enough.
+    hex::encode(Sha256::digest(arguments.to_string().as_bytes()))
+}
+
+/// A new record id: time-ordered and unique across replicas.
+pub fn record_id(at_ms: i64) -> String {
+    format!("{at_ms:013}-{}", hex::encode(rand::random::<[u8; 6]>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_stable_and_hide_the_arguments() {
+        let a = digest(&serde_json::json!({"b": 1, "a": "secret-value"}));
+        let b = digest(&serde_json::json!({"a": "secret-value", "b": 1}));
+        assert_eq!(a, b);
+        assert!(!a.contains("secret"));
+        assert_eq!(digest(&Value::Null), "");
+    }
+}

@@ -1,0 +1,84 @@
+//! The authentication middleware: resolves the `Caller` or answers 401.
+
+use std::sync::Arc;
+
+use axum::{
+    extract::{Request, State},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+
+use super::{AuthError, Authenticator, metadata::challenge};
+use crate::{
+    audit::{Auditor, record_id},
+    http::error::HttpError,
+    store::AuditRecord,
+};
+
+#[derive(Clone)]
+pub struct AuthState {
+    pub authenticator: Arc<Authenticator>,
+    pub auditor: Auditor,
+    pub scopes_supported: Arc<Vec<String>>,
+    pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+pub async fn authenticate(
+    State(state): State<AuthState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (mut parts, body) = request.into_parts();
+    match state.authenticator.authenticate(&parts).await {
+        Ok(caller) => {
+            parts.extensions.insert(caller);
+            next.run(Request::from_parts(parts, body)).await
+        }
+        Err(error) => {
+            let resource = state.authenticator.resource(&parts);
+            if !matches!(error, AuthError::Missing) {
+                // A missing token is the normal first step of discovery; the
+                // rest are refusals worth keeping.
+                let now = (state.now_ms)();
+                state
+                    .auditor
+                    .record(AuditRecord {
+                        id: record_id(now),
+                        at_ms: now,
+                        user: String::new(),
+                        token_id: String::new(),
+                        issuer: String::new(),
+                        subject: String::new(),
+                        session_id: header(&parts, "mcp-session-id"),
+                        protocol_version: header(&parts, "mcp-protocol-version"),
+                        method: header(&parts, "mcp-method"),
+                        target: header(&parts, "mcp-name"),
+                        args_digest: String::new(),
+                        outcome: format!("unauthenticated: {error}"),
+                        latency_ms: 0,
+                        trace_id: String::new(),
+                    })
+                    .await;
+            }
+            let http_error = match &error {
+                AuthError::Unavailable(_) => HttpError::Unavailable(error.to_string()),
+                _ => HttpError::Unauthorized {
+                    challenge: challenge(&resource, error.code(), None),
+                    message: error.to_string(),
+                },
+            };
+            http_error.into_response()
+        }
+    }
+}
+
+fn header(parts: &http::request::Parts, name: &str) -> String {
+    parts
+        .headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect()
+}

@@ -1,0 +1,81 @@
+//! RFC 9728 protected-resource metadata and the `WWW-Authenticate`
+//! challenges that point clients to it.
+
+use axum::{Json, extract::State, http::request::Parts, response::IntoResponse};
+use serde_json::json;
+
+use super::layer::AuthState;
+
+/// The endpoint's URL: `server.public_url` when set, else the request's own
+/// origin (loopback deployments) and the endpoint path.
+pub fn resource_url(public_url: &str, mcp_path: &str, parts: &Parts) -> String {
+    if !public_url.is_empty() {
+        return public_url.trim_end_matches('/').to_owned();
+    }
+    let host = parts
+        .headers
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    format!("http://{host}{mcp_path}")
+}
+
+/// Where the metadata for `resource` lives (path-inserted form, RFC 9728 §3.1).
+pub fn metadata_url(resource: &str) -> String {
+    match resource.split_once("://") {
+        Some((scheme, rest)) => {
+            let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+            let path = if path.is_empty() {
+                String::new()
+            } else {
+                format!("/{path}")
+            };
+            format!("{scheme}://{host}/.well-known/oauth-protected-resource{path}")
+        }
+        None => resource.to_owned(),
+    }
+}
+
+/// `Bearer resource_metadata="…"` plus the optional error and scope.
+pub fn challenge(resource: &str, error: Option<&str>, scope: Option<&str>) -> String {
+    let mut value = format!("Bearer resource_metadata=\"{}\"", metadata_url(resource));
+    if let Some(error) = error {
+        value.push_str(&format!(", error=\"{error}\""));
+    }
+    if let Some(scope) = scope {
+        value.push_str(&format!(", scope=\"{scope}\""));
+    }
+    value
+}
+
+/// `GET /.well-known/oauth-protected-resource[/mcp]`.
+pub async fn protected_resource_metadata(
+    State(state): State<AuthState>,
+    parts: Parts,
+) -> impl IntoResponse {
+    let auth = &state.authenticator;
+    Json(json!({
+        "resource": auth.resource(&parts),
+        "authorization_servers": auth.oauth.issuer_urls(),
+        "scopes_supported": state.scopes_supported.as_ref(),
+        "bearer_methods_supported": ["header"],
+        "resource_name": "teamgate",
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_lives_at_the_path_inserted_url() {
+        assert_eq!(
+            metadata_url("https://mcp.example.com/mcp"),
+            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+        );
+        assert_eq!(
+            challenge("https://h/mcp", Some("insufficient_scope"), Some("tools:x")),
+            "Bearer resource_metadata=\"https://h/.well-known/oauth-protected-resource/mcp\", error=\"insufficient_scope\", scope=\"tools:x\""
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! Operator commands that work on the database directly: tokens, sessions
+//! and the audit trail. They run beside a live server (same store).
+
+use std::{sync::Arc, time::Duration};
+
+use clap::Subcommand;
+use serde_json::json;
+
+use crate::{
+    auth::PersonalTokens,
+    config::Config,
+    store::{SessionRepo, Store, SystemClock},
+};
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a personal token; it is printed once, alone on the last line.
+    Create {
+        /// The member the token acts for.
+        #[arg(long)]
+        user: String,
+        /// What the token is for, e.g. "laptop".
+        #[arg(long, default_value = "")]
+        name: String,
+        /// A granted scope (repeatable); default: auth.default_token_scopes.
+        #[arg(long = "scope", value_name = "SCOPE")]
+        scopes: Vec<String>,
+        /// Lifetime, e.g. "90d" or "12h"; default: no expiry.
+        #[arg(long, value_parser = humantime::parse_duration)]
+        expires_in: Option<Duration>,
+    },
+    /// List tokens (never their secrets).
+    List {
+        #[arg(long)]
+        user: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token; it stops working on every replica within a second.
+    Revoke { id: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List live sessions, oldest first.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// Show at most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: i64,
+    },
+    /// End a session: its next request, on any replica, gets 404.
+    End {
+        /// The session id (Mcp-Session-Id).
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Print the newest audit records, oldest first.
+    Tail {
+        #[arg(long)]
+        user: Option<String>,
+        /// How far back, e.g. "15m", "24h", "7d".
+        #[arg(long, value_parser = humantime::parse_duration, default_value = "24h")]
+        since: Duration,
+        #[arg(long, default_value_t = 100)]
+        limit: i64,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+async fn open(config: &Config) -> anyhow::Result<Store> {
+    let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
+    store.migrate().await?;
+    Ok(store)
+}
+
+fn time(ms: Option<i64>) -> String {
+    match ms {
+        Some(ms) => humantime::format_rfc3339_seconds(
+            std::time::UNIX_EPOCH + Duration::from_millis(ms as u64),
+        )
+        .to_string(),
+        None => "-".into(),
+    }
+}
+
+pub async fn tokens(command: TokenCommand, config: Config) -> anyhow::Result<()> {
+    let store = open(&config).await?;
+    let tokens = PersonalTokens::new(store.clone(), config.auth.token_cache_ttl);
+    match command {
+        TokenCommand::Create {
+            user,
+            name,
+            scopes,
+            expires_in,
+        } => {
+            anyhow::ensure!(!user.trim().is_empty(), "--user must name a member");
+            let scopes = if scopes.is_empty() {
+                config.auth.default_token_scopes.clone()
+            } else {
+                scopes
+            };
+            let created = tokens.create(&user, &name, scopes, expires_in).await?;
+            println!(
+                "Created token {} for {} (scopes: {}; expires: {}). It is shown once; store it now:",
+                created.row.id,
+                user,
+                created.row.scopes.join(" "),
+                time(created.row.expires_ms)
+            );
+            println!("{}", created.token);
+        }
+        TokenCommand::List { user, json } => {
+            let rows = store.tokens(user.as_deref()).await?;
+            if json {
+                let rows: Vec<_> = rows
+                    .iter()
+                    .map(|t| json!({"id": t.id, "user": t.user_name, "label": t.label, "scopes": t.scopes,
+                        "createdMs": t.created_ms, "expiresMs": t.expires_ms, "lastUsedMs": t.last_used_ms,
+                        "revokedMs": t.revoked_ms}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                println!(
+                    "{:<14} {:<16} {:<14} {:<22} {:<22} {:<22} STATE",
+                    "ID", "USER", "LABEL", "SCOPES", "EXPIRES", "LAST USED"
+                );
+                for t in &rows {
+                    let state = if t.revoked_ms.is_some() {
+                        "revoked"
+                    } else {
+                        "active"
+                    };
+                    println!(
+                        "{:<14} {:<16} {:<14} {:<22} {:<22} {:<22} {state}",
+                        t.id,
+                        t.user_name,
+                        t.label,
+                        t.scopes.join(" "),
+                        time(t.expires_ms),
+                        time(t.last_used_ms)
+                    );
+                }
+            }
+        }
+        TokenCommand::Revoke { id } => {
+            anyhow::ensure!(tokens.revoke(&id).await?, "no active token {id}");
+            println!("token {id} revoked");
+        }
+    }
+    Ok(())
+}
+
+pub async fn sessions(command: SessionsCommand, config: Config) -> anyhow::Result<()> {
+    let store = open(&config).await?;
+    match command {
+        SessionsCommand::List { json, limit } => {
+            let rows = store.list(limit).await?;
+            if json {
+                let rows: Vec<_> = rows
+                    .iter()
+                    .map(|r| json!({"id": r.id, "owner": r.owner, "protocolVersion": r.protocol_version,
+                        "client": {"name": r.client_name, "version": r.client_version},
+                        "createdMs": r.created_ms, "lastSeenMs": r.last_seen_ms, "expiresMs": r.expires_ms}))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                println!(
+                    "{:<38} {:<20} {:<11} {:<24} {:>8}",
+                    "ID", "OWNER", "VERSION", "CLIENT", "IDLE"
+                );
+                let now = store.now_ms();
+                for r in &rows {
+                    let client = format!("{} {}", r.client_name, r.client_version);
+                    let idle = format!("{}s", (now - r.last_seen_ms).max(0) / 1000);
+                    println!(
+                        "{:<38} {:<20} {:<11} {:<24} {:>8}",
+                        r.id, r.owner, r.protocol_version, client, idle
+                    );
+                }
+                eprintln!("{} session(s)", rows.len());
+            }
+        }
+        SessionsCommand::End { id } => {
+            anyhow::ensure!(store.delete(&id).await?, "no live session {id}");
+            println!("session {id} ended");
+        }
+    }
+    Ok(())
+}
+
+pub async fn audit(command: AuditCommand, config: Config) -> anyhow::Result<()> {
+    let store = open(&config).await?;
+    let AuditCommand::Tail {
+        user,
+        since,
+        limit,
+        json,
+    } = command;
+    let since_ms = store.now_ms() - since.as_millis() as i64;
+    let records = store.audit_tail(user.as_deref(), since_ms, limit).await?;
+    if json {
+        for record in &records {
+            println!("{}", serde_json::to_string(record)?);
+        }
+    } else {
+        for r in &records {
+            println!(
+                "{} {:<16} {:<15} {:<32} {:<12} {:>5}ms {}",
+                time(Some(r.at_ms)),
+                r.user,
+                r.method,
+                r.target,
+                r.outcome,
+                r.latency_ms,
+                r.trace_id
+            );
+        }
+    }
+    Ok(())
+}

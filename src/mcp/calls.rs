@@ -1,0 +1,144 @@
+//! Per-call plumbing shared by the handler's methods: who is calling, and
+//! the audit record each tools/call, resources/read and prompts/get leaves.
+
+use std::{sync::Arc, time::Instant};
+
+use serde_json::Value;
+
+use super::{
+    CallToolResponse, GetPromptResponse, McpError, ReadResourceResponse, RequestContext, RoleServer,
+};
+use crate::{
+    audit::{Auditor, digest, record_id},
+    registry::Caller,
+    store::AuditRecord,
+};
+
+/// The caller the auth layer put on the HTTP request; stdio and
+/// unauthenticated deployments are the anonymous local user.
+pub fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+        .cloned()
+        .unwrap_or_else(Caller::anonymous)
+}
+
+fn header(context: &RequestContext<RoleServer>, name: &str) -> String {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.headers.get(name))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The W3C trace id of the call: from `traceparent` (header or `_meta`), or new.
+fn trace_id(context: &RequestContext<RoleServer>) -> String {
+    let from_meta = context
+        .meta
+        .get("traceparent")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let traceparent = from_meta.unwrap_or_else(|| header(context, "traceparent"));
+    match traceparent.split('-').nth(1) {
+        Some(id) if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) => id.to_owned(),
+        _ => hex::encode(rand::random::<[u8; 16]>()),
+    }
+}
+
+/// Where audit records go, and the clock they are stamped with.
+#[derive(Clone)]
+pub struct AuditSink {
+    pub auditor: Auditor,
+    pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+/// An audit record being filled while its call runs.
+pub struct Audit {
+    sink: AuditSink,
+    started: Instant,
+    record: AuditRecord,
+}
+
+impl Audit {
+    pub fn begin(
+        sink: &AuditSink,
+        context: &RequestContext<RoleServer>,
+        caller: &Caller,
+        method: &str,
+        target: &str,
+        arguments: &Value,
+    ) -> Self {
+        let at_ms = (sink.now_ms)();
+        let (issuer, subject) = caller.issuer_subject();
+        Self {
+            sink: sink.clone(),
+            started: Instant::now(),
+            record: AuditRecord {
+                id: record_id(at_ms),
+                at_ms,
+                user: caller.user.clone(),
+                token_id: caller.token_id.clone().unwrap_or_default(),
+                issuer,
+                subject,
+                session_id: header(context, "mcp-session-id"),
+                protocol_version: context
+                    .protocol_version()
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+                method: method.to_owned(),
+                target: target.to_owned(),
+                args_digest: digest(arguments),
+                outcome: String::new(),
+                latency_ms: 0,
+                trace_id: trace_id(context),
+            },
+        }
+    }
+
+    pub async fn finish<T: Outcome>(mut self, result: &Result<T, McpError>) {
+        self.record.outcome = match result {
+            Ok(response) => response.outcome().to_owned(),
+            Err(error) => format!("error {}", error.code.0),
+        };
+        self.record.latency_ms = self.started.elapsed().as_millis() as i64;
+        self.sink.auditor.record(self.record).await;
+    }
+}
+
+/// How a finished call is described in the audit trail.
+pub trait Outcome {
+    fn outcome(&self) -> &'static str;
+}
+
+impl Outcome for CallToolResponse {
+    fn outcome(&self) -> &'static str {
+        match self {
+            CallToolResponse::Complete(r) if r.is_error == Some(true) => "tool_error",
+            CallToolResponse::Complete(_) => "ok",
+            CallToolResponse::InputRequired(_) => "input_required",
+            _ => "task",
+        }
+    }
+}
+
+impl Outcome for ReadResourceResponse {
+    fn outcome(&self) -> &'static str {
+        match self {
+            ReadResourceResponse::Complete(_) => "ok",
+            _ => "input_required",
+        }
+    }
+}
+
+impl Outcome for GetPromptResponse {
+    fn outcome(&self) -> &'static str {
+        match self {
+            GetPromptResponse::Complete(_) => "ok",
+            _ => "input_required",
+        }
+    }
+}

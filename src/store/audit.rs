@@ -1,0 +1,141 @@
+//! The audit table: appended in batches, read by `teamgate audit tail`,
+//! trimmed by retention.
+
+use sqlx::Row;
+
+use super::{Store, StoreError, query_error};
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRecord {
+    pub id: String,
+    pub at_ms: i64,
+    pub user: String,
+    pub token_id: String,
+    pub issuer: String,
+    pub subject: String,
+    pub session_id: String,
+    pub protocol_version: String,
+    pub method: String,
+    pub target: String,
+    pub args_digest: String,
+    pub outcome: String,
+    pub latency_ms: i64,
+    pub trace_id: String,
+}
+
+const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, protocol_version, \
+    method, target, args_digest, outcome, latency_ms, trace_id";
+const FIELDS: usize = 14;
+
+impl Store {
+    /// Appends records in one statement.
+    pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut sql = format!("insert into audit ({COLUMNS}) values ");
+        for i in 0..records.len() {
+            if i > 0 {
+                sql.push(',');
+            }
+            let params: Vec<String> = (1..=FIELDS)
+                .map(|k| format!("${}", i * FIELDS + k))
+                .collect();
+            sql.push_str(&format!("({})", params.join(", ")));
+        }
+        let mut query = sqlx::query(&sql);
+        for r in records {
+            query = query
+                .bind(&r.id)
+                .bind(r.at_ms)
+                .bind(&r.user)
+                .bind(&r.token_id)
+                .bind(&r.issuer)
+                .bind(&r.subject)
+                .bind(&r.session_id)
+                .bind(&r.protocol_version)
+                .bind(&r.method)
+                .bind(&r.target)
+                .bind(&r.args_digest)
+                .bind(&r.outcome)
+                .bind(r.latency_ms)
+                .bind(&r.trace_id);
+        }
+        query
+            .execute(self.pool())
+            .await
+            .map_err(query_error("append audit records"))?;
+        Ok(())
+    }
+
+    /// The newest `limit` records since `since_ms`, optionally of one user, oldest first.
+    pub async fn audit_tail(
+        &self,
+        user: Option<&str>,
+        since_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
+        let with_user = format!(
+            "select {COLUMNS} from audit where at_ms >= $1 and user_name = $2 order by at_ms desc, id desc limit $3"
+        );
+        let everyone = format!(
+            "select {COLUMNS} from audit where at_ms >= $1 order by at_ms desc, id desc limit $2"
+        );
+        let query = match user {
+            Some(user) => sqlx::query(&with_user)
+                .bind(since_ms)
+                .bind(user.to_owned())
+                .bind(limit),
+            None => sqlx::query(&everyone).bind(since_ms).bind(limit),
+        };
+        let rows = query
+            .fetch_all(self.pool())
+            .await
+            .map_err(query_error("read the audit log"))?;
+        let read = |row: &sqlx::any::AnyRow| -> Result<AuditRecord, sqlx::Error> {
+            Ok(AuditRecord {
+                id: row.try_get("id")?,
+                at_ms: row.try_get("at_ms")?,
+                user: row.try_get("user_name")?,
+                token_id: row.try_get("token_id")?,
+                issuer: row.try_get("issuer")?,
+                subject: row.try_get("subject")?,
+                session_id: row.try_get("session_id")?,
+                protocol_version: row.try_get("protocol_version")?,
+                method: row.try_get("method")?,
+                target: row.try_get("target")?,
+                args_digest: row.try_get("args_digest")?,
+                outcome: row.try_get("outcome")?,
+                latency_ms: row.try_get("latency_ms")?,
+                trace_id: row.try_get("trace_id")?,
+            })
+        };
+        let mut records = rows
+            .iter()
+            .map(read)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(query_error("read the audit log"))?;
+        records.reverse();
+        Ok(records)
+    }
+
+    pub async fn audit_count(&self) -> Result<i64, StoreError> {
+        let row = sqlx::query("select count(*) from audit")
+            .fetch_one(self.pool())
+            .await
+            .map_err(query_error("count audit records"))?;
+        row.try_get::<i64, _>(0)
+            .map_err(query_error("count audit records"))
+    }
+
+    /// Deletes records older than `before_ms`.
+    pub async fn purge_audit(&self, before_ms: i64) -> Result<u64, StoreError> {
+        let done = sqlx::query("delete from audit where at_ms < $1")
+            .bind(before_ms)
+            .execute(self.pool())
+            .await
+            .map_err(query_error("apply audit retention"))?;
+        Ok(done.rows_affected())
+    }
+}
