@@ -227,3 +227,59 @@ secret_env = ["TEAMGATE_TEST_DEPLOY_TOKEN"]
     );
     assert!(!format!("{replies:?}").contains(secret));
 }
+
+#[tokio::test]
+async fn declared_scopes_decide_what_a_token_sees_and_may_call() {
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::write(docs.path().join("runbook.md"), "# Runbook\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("scoped.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[[tools.command]]
+name = "wipe"
+description = "Dangerous"
+program = "/bin/echo"
+scopes = ["ops:write"]
+[[sources.docs]]
+name = "team"
+paths = ["{}"]
+watch = false
+scopes = ["docs:read"]
+"#,
+            docs.path().display()
+        ),
+    )
+    .unwrap();
+    let served = binary::serve(&config, &[]);
+    let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    };
+
+    let reader = served.token("bob", &["docs:read"]);
+    let (client, _) = sdk::connect_as(&served.url, Some(&reader), None).await;
+    let tools = names(client.list_all_tools().await.unwrap());
+    assert!(tools.contains(&"search_docs".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"wipe".to_owned()), "{tools:?}");
+    let resources = serde_json::to_value(client.list_all_resources().await.unwrap()).unwrap();
+    assert!(
+        resources.to_string().contains("docs://team/"),
+        "{resources}"
+    );
+    let refused = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("wipe"))
+        .await;
+    assert!(refused.is_err(), "a call without the scope is refused");
+    client.cancel().await.unwrap();
+
+    let operator = served.token("carol", &["ops:write"]);
+    let (client, _) = sdk::connect_as(&served.url, Some(&operator), None).await;
+    let tools = names(client.list_all_tools().await.unwrap());
+    assert!(tools.contains(&"wipe".to_owned()), "{tools:?}");
+    assert!(!tools.contains(&"search_docs".to_owned()), "{tools:?}");
+    let result = call(&client, "wipe", json!({})).await;
+    assert_eq!(result["isError"], false, "{result}");
+    client.cancel().await.unwrap();
+}
