@@ -22,7 +22,7 @@ use crate::{
         AuditSink, McpHandler, SessionSettings, Sessions, Shared, StateKeys, StoredSessions,
         StreamableHttpServerConfig, StreamableHttpService,
     },
-    providers::{builtin::Builtin, conformance},
+    providers::{self, builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
     store::{self, Backend, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
 };
@@ -33,7 +33,6 @@ const REVOCATION_POLL: std::time::Duration = std::time::Duration::from_millis(25
 pub struct App {
     pub config: Config,
     shared: Arc<Shared>,
-    registry: Arc<Registry>,
     rate_limits: RateLimits,
     auditor: Auditor,
     authenticator: Arc<Authenticator>,
@@ -75,7 +74,7 @@ impl App {
         };
         let shared = Arc::new(
             Shared::new(
-                registry.clone(),
+                registry,
                 bus,
                 state_keys(&config, &store).await?,
                 &config.mcp.server_name,
@@ -113,7 +112,6 @@ impl App {
             health: Health::new(Some(store.clone())),
             config,
             shared,
-            registry,
             rate_limits: rate_limits(&config_limits),
             auditor,
             authenticator,
@@ -122,6 +120,27 @@ impl App {
             sessions,
             engine_shutdown,
         })
+    }
+
+    /// Rebuilds every provider from `config` and swaps the registry whole;
+    /// clients hear `list_changed` for what changed. A configuration that
+    /// does not build is refused and the current registry keeps serving.
+    /// Only capabilities reload: listener, limits and the like need a restart.
+    pub fn reload(&self, config: &Config) -> anyhow::Result<()> {
+        self.reloader().reload(config)
+    }
+
+    /// A handle that reloads this app's capabilities, usable after `serve`
+    /// has taken the app.
+    pub fn reloader(&self) -> Reloader {
+        Reloader {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The registry serving right now (for the identity layer's scope checks).
+    pub fn registry(&self) -> Arc<Registry> {
+        self.shared.registry()
     }
 
     pub fn store(&self) -> &Store {
@@ -163,7 +182,7 @@ impl App {
         );
         let config = &self.config;
         let gate = TeamGate {
-            registry: self.registry.clone(),
+            shared: self.shared.clone(),
             sessions: self.sessions.clone(),
             repo: Arc::new(self.store.clone()),
             auditor: self.auditor.clone(),
@@ -304,6 +323,20 @@ fn rate_limits(config: &Config) -> RateLimits {
     }
 }
 
+/// Swaps in capabilities built from a new configuration (see `App::reload`).
+#[derive(Clone)]
+pub struct Reloader {
+    shared: Arc<Shared>,
+}
+
+impl Reloader {
+    pub fn reload(&self, config: &Config) -> anyhow::Result<()> {
+        let registry = build_registry(config, &self.shared.bus)?;
+        self.shared.replace_registry(Arc::new(registry));
+        Ok(())
+    }
+}
+
 /// Deletes expired sessions and old stream events every `interval`.
 async fn purge_loop(
     store: Store,
@@ -359,18 +392,22 @@ async fn state_keys(config: &Config, store: &Store) -> anyhow::Result<StateKeys>
 }
 
 /// A handler for `teamgate stdio`: the configured registry, no store (one
-/// local client, no sessions to keep), a per-process requestState key.
-pub fn stdio_handler(config: &Config) -> anyhow::Result<McpHandler> {
+/// local client, no sessions to keep), a per-process requestState key; and
+/// the `Reloader` that swaps its capabilities.
+pub fn stdio_handler(config: &Config) -> anyhow::Result<(McpHandler, Reloader)> {
     let bus = ChangeBus::default();
     let registry = Arc::new(build_registry(config, &bus)?);
-    let shared = Shared::new(
+    let shared = Arc::new(Shared::new(
         registry,
         bus,
         StateKeys::new(&config.mcp.request_state_keys)?,
         &config.mcp.server_name,
         &config.mcp.instructions,
-    );
-    Ok(McpHandler::new(Arc::new(shared)))
+    ));
+    let reloader = Reloader {
+        shared: shared.clone(),
+    };
+    Ok((McpHandler::new(shared), reloader))
 }
 
 /// Registers the providers the configuration enables.
@@ -391,14 +428,9 @@ fn build_registry(config: &Config, bus: &ChangeBus) -> anyhow::Result<Registry> 
             .subscribable();
     }
     if providers.builtin.enabled {
-        let builtin = Arc::new(Builtin::new(
-            &config.mcp.server_name,
-            &providers.builtin.documents,
-        ));
-        builder = builder
-            .tools(builtin.clone())
-            .resources(builtin.clone())
-            .prompts(builtin);
+        let builtin = Arc::new(Builtin::new(&config.mcp.server_name));
+        builder = builder.tools(builtin.clone()).prompts(builtin);
     }
+    builder = providers::declare(config, bus, builder)?;
     Ok(builder.build()?)
 }

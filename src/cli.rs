@@ -12,6 +12,7 @@ use crate::{
     app::App,
     cli_admin::{self as admin, AuditCommand, SessionsCommand, TokenCommand},
     config::{Config, ConfigSources},
+    reload,
     store::{Store, SystemClock},
     telemetry,
 };
@@ -81,8 +82,12 @@ pub struct ConfigArgs {
 }
 
 impl ConfigArgs {
+    fn sources(&self) -> ConfigSources {
+        ConfigSources::standard(self.files.clone())
+    }
+
     fn load(&self, listen: Option<SocketAddr>) -> anyhow::Result<Config> {
-        let sources = ConfigSources::standard(self.files.clone());
+        let sources = self.sources();
         let config = sources.load_with(|figment| match listen {
             Some(addr) => figment.merge(Serialized::default("server.listen", addr.to_string())),
             None => figment,
@@ -93,8 +98,8 @@ impl ConfigArgs {
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Serve { config, listen } => serve(config.load(listen)?).await,
-        Command::Stdio { config } => stdio(config.load(None)?).await,
+        Command::Serve { config, listen } => serve(config.load(listen)?, config.sources()).await,
+        Command::Stdio { config } => stdio(config.load(None)?, config.sources()).await,
         Command::Migrate { config } => {
             let config = config.load(None)?;
             let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
@@ -117,11 +122,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-async fn serve(config: Config) -> anyhow::Result<()> {
+async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     telemetry::init(&config.log)?;
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
     let app = App::build(config).await?;
+    let _watcher = start_reload(app.reloader(), &app.config.reload, sources)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("cannot bind {listen}"))?;
@@ -131,11 +137,26 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     app.serve(listener, shutdown_signal()).await
 }
 
-async fn stdio(config: Config) -> anyhow::Result<()> {
+async fn stdio(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     telemetry::init_stderr(&config.log)?;
     // No store: a stdio client is one local process with no sessions to keep.
-    let handler = crate::app::stdio_handler(&config)?;
+    let (handler, reloader) = crate::app::stdio_handler(&config)?;
+    let _watcher = start_reload(reloader, &config.reload, sources)?;
     crate::mcp::serve_stdio(handler, shutdown_signal()).await
+}
+
+/// Hot reload: SIGHUP always, configuration-file changes when `reload.watch`
+/// is on. The returned watcher stops watching when dropped.
+fn start_reload(
+    reloader: crate::app::Reloader,
+    settings: &crate::config::ReloadConfig,
+    sources: ConfigSources,
+) -> anyhow::Result<Option<reload::ConfigWatcher>> {
+    reload::on_sighup(reloader.clone(), sources.clone())?;
+    if !settings.watch {
+        return Ok(None);
+    }
+    reload::watch(reloader, sources, settings.debounce).map(Some)
 }
 
 /// Resolves on SIGINT or SIGTERM.

@@ -8,13 +8,15 @@ use crate::{
     audit::{Auditor, digest, record_id},
     auth::Authenticator,
     http::{Gate, Refusal},
-    mcp::Sessions,
-    registry::{Caller, Kind, Registry},
+    mcp::{Sessions, Shared},
+    registry::{Caller, Kind},
     store::{AuditRecord, SessionRepo},
 };
 
 pub struct TeamGate {
-    pub registry: Arc<Registry>,
+    /// The registry is read through `Shared` on each check: a hot reload
+    /// swaps it, and the gate must judge against what is served now.
+    pub shared: Arc<Shared>,
     pub sessions: Arc<Sessions>,
     pub repo: Arc<dyn SessionRepo>,
     pub auditor: Auditor,
@@ -72,7 +74,7 @@ impl Gate for TeamGate {
             "prompts/get" => Kind::Prompt,
             _ => return None,
         };
-        Some(self.registry.required_scopes(kind, target))
+        Some(self.shared.registry().required_scopes(kind, target))
     }
 
     fn scope_challenge(&self, parts: &http::request::Parts, scopes: &[String]) -> String {

@@ -17,6 +17,7 @@ pub mod http;
 pub mod mcp;
 pub mod providers;
 pub mod registry;
+pub mod reload;
 pub mod store;
 pub mod telemetry;
 

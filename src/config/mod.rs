@@ -4,15 +4,22 @@
 //! describes the shape. Every struct denies unknown keys so a typo stops
 //! start-up instead of being silently ignored.
 
+mod capabilities;
 mod load;
 mod secret;
+mod validate;
 
 use std::{net::SocketAddr, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
+pub use capabilities::{
+    CommandToolConfig, DocsSourceConfig, FilesSourceConfig, HttpToolConfig, PromptArgumentConfig,
+    PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
+};
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
 pub use secret::{DatabaseUrl, Secret};
+pub use validate::allowed as url_allowed;
 
 /// The whole configuration, as `serve`, `stdio` and `check-config` see it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -27,6 +34,11 @@ pub struct Config {
     pub auth: AuthConfig,
     pub audit: AuditConfig,
     pub providers: ProvidersConfig,
+    pub tools: ToolsConfig,
+    pub sources: SourcesConfig,
+    pub prompts: Vec<PromptConfig>,
+    pub prompt_files: PromptFilesConfig,
+    pub reload: ReloadConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -252,11 +264,8 @@ pub struct ProvidersConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BuiltinConfig {
-    /// Offer the built-in `teamgate_info` tool, the server-guide prompt and
-    /// the documents below as resources.
+    /// Offer the built-in `teamgate_info` tool and the server-guide prompt.
     pub enabled: bool,
-    /// Markdown or text files (or folders of them) offered as resources.
-    pub documents: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -443,6 +452,6 @@ impl Config {
         }
         tracing_subscriber::EnvFilter::try_new(&self.log.level)
             .map_err(|e| invalid("log.level", e.to_string()))?;
-        Ok(())
+        validate::capabilities(self)
     }
 }

@@ -10,7 +10,7 @@ use rmcp::{
     ServerHandler,
     model::CallToolRequestParams,
     model::{
-        CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+        CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
         InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
         ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, Reference,
         SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
@@ -19,62 +19,15 @@ use rmcp::{
 use serde_json::Value;
 
 use super::{
-    CallToolResponse, CallToolResult, GetPromptResponse, Implementation, InputResponses,
-    LoggingLevel, McpError, Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext,
-    RoleServer, SUPPORTED_VERSIONS, StateKeys, SubscriptionContext, SubscriptionFilter, Tool,
-    listing::page, stamp::Stamp,
+    CallToolResponse, CallToolResult, GetPromptResponse, InputResponses, LoggingLevel, McpError,
+    Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS,
+    Shared, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
 use super::{
-    calls::{Audit, AuditSink, caller_of},
+    calls::{Audit, caller_of},
     subscriptions,
 };
-use crate::registry::{CallContext, ChangeBus, Kind, Registry};
-
-/// State shared by every session and request: built once per configuration.
-pub struct Shared {
-    pub registry: Arc<Registry>,
-    pub bus: ChangeBus,
-    state_keys: Arc<StateKeys>,
-    info: InitializeResult,
-    /// Set when calls are audited (HTTP); stdio keeps no trail.
-    audit: Option<AuditSink>,
-    /// How long a tool may run unless it declares otherwise.
-    tool_timeout: std::time::Duration,
-}
-
-impl Shared {
-    pub fn new(
-        registry: Arc<Registry>,
-        bus: ChangeBus,
-        state_keys: StateKeys,
-        name: &str,
-        instructions: &str,
-    ) -> Self {
-        let info = InitializeResult::new(registry.capabilities())
-            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions)
-            .with_protocol_version(ProtocolVersion::V_2025_11_25);
-        Self {
-            registry,
-            bus,
-            state_keys: Arc::new(state_keys),
-            info,
-            audit: None,
-            tool_timeout: std::time::Duration::from_secs(120),
-        }
-    }
-
-    pub fn with_tool_timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.tool_timeout = timeout;
-        self
-    }
-
-    /// Audits every tools/call, resources/read and prompts/get into `sink`.
-    pub fn with_audit(mut self, sink: AuditSink) -> Self {
-        self.audit = Some(sink);
-        self
-    }
-}
+use crate::registry::{CallContext, Kind, Registry};
 
 /// rmcp builds one handler per legacy session and one per stateless request;
 /// cloning it is two `Arc` bumps.
@@ -123,11 +76,11 @@ impl McpHandler {
         &self,
         context: &RequestContext<RoleServer>,
         kind: Kind,
+        registry: &Registry,
         items: &[T],
         name: impl Fn(&T) -> &str,
     ) -> Vec<T> {
         let caller = caller_of(context);
-        let registry = &self.shared.registry;
         items
             .iter()
             .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))
@@ -176,13 +129,19 @@ fn is_modern(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
+/// `ttlMs` and `cacheScope` of a list result (2026-07-28; rmcp strips them
+/// for older clients). Lists are filtered by the caller's scopes: private.
+fn list_hints(registry: &Registry) -> (Option<u64>, Option<CacheScope>) {
+    (Some(registry.list_ttl_ms()), Some(CacheScope::Private))
+}
+
 fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
     request.as_ref().and_then(|r| r.cursor.as_deref())
 }
 
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> InitializeResult {
-        self.shared.info.clone()
+        self.shared.current_info()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -191,7 +150,7 @@ impl ServerHandler for McpHandler {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.shared
-            .registry
+            .registry()
             .tool(name)
             .map(|(_, tool)| tool.clone())
     }
@@ -220,12 +179,14 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = self.visible(&context, Kind::Tool, self.shared.registry.tools(), |t| {
+        let registry = self.shared.registry();
+        let tools = self.visible(&context, Kind::Tool, &registry, registry.tools(), |t| {
             &t.name
         });
         let (tools, next) = page(&tools, cursor(&request))?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
+        (result.ttl_ms, result.cache_scope) = list_hints(&registry);
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -234,12 +195,11 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some((provider, _)) = self.shared.registry.tool(&request.name) else {
-            return Err(McpError::invalid_params(
-                format!("Unknown tool: {}", request.name),
-                None,
-            ));
-        };
+        let registry = self.shared.registry();
+        let unknown = || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
+        if registry.tool(&request.name).is_none() {
+            return Err(unknown());
+        }
         let modern = is_modern(&context);
         let arguments = request.arguments.unwrap_or_default();
         let audit = self.audit(
@@ -248,20 +208,22 @@ impl ServerHandler for McpHandler {
             &request.name,
             &Value::Object(arguments.clone()),
         );
-        let cx = self.call_context(
-            context,
-            "tools/call",
-            &request.name,
-            request.input_responses,
-            request.request_state,
-        );
-        let limit = provider
-            .timeout(&request.name)
+        let cx = self
+            .call_context(
+                context,
+                "tools/call",
+                &request.name,
+                request.input_responses,
+                request.request_state,
+            )
+            .with_scrubber(registry.scrubber().clone());
+        let limit = registry
+            .tool(&request.name)
+            .and_then(|(provider, _)| provider.timeout(&request.name))
             .unwrap_or(self.shared.tool_timeout);
-        let result = match tokio::time::timeout(limit, provider.call(&request.name, arguments, &cx))
-            .await
-        {
-            Ok(result) => result,
+        let call = registry.call_tool(&request.name, arguments, &cx);
+        let result = match tokio::time::timeout(limit, call).await {
+            Ok(result) => result.unwrap_or_else(|| Err(unknown())),
             Err(_) => {
                 // Stop whatever the tool started (processes, requests).
                 cx.cancellation().cancel();
@@ -283,15 +245,18 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let registry = self.shared.registry();
         let resources = self.visible(
             &context,
             Kind::Resource,
-            self.shared.registry.resources(),
+            &registry,
+            &registry.resources(),
             |r| &r.uri,
         );
         let (resources, next) = page(&resources, cursor(&request))?;
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
+        (result.ttl_ms, result.cache_scope) = list_hints(&registry);
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -300,9 +265,11 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let (templates, next) = page(self.shared.registry.templates(), cursor(&request))?;
+        let registry = self.shared.registry();
+        let (templates, next) = page(registry.templates(), cursor(&request))?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
+        (result.ttl_ms, result.cache_scope) = list_hints(&registry);
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -311,7 +278,8 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let Some(provider) = self.shared.registry.resource_owner(&request.uri) else {
+        let registry = self.shared.registry();
+        let Some(provider) = registry.resource_owner(&request.uri) else {
             // rmcp turns -32002 into -32602 for 2026-07-28 clients.
             return Err(McpError::resource_not_found(
                 "Resource not found",
@@ -339,12 +307,13 @@ impl ServerHandler for McpHandler {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if !self.shared.registry.subscribable() {
+        let registry = self.shared.registry();
+        if !registry.subscribable() {
             return Err(McpError::method_not_found::<
                 rmcp::model::SubscribeRequestMethod,
             >());
         }
-        if self.shared.registry.resource_owner(&request.uri).is_none() {
+        if registry.resource_owner(&request.uri).is_none() {
             return Err(McpError::resource_not_found(
                 "Resource not found",
                 Some(serde_json::json!({ "uri": request.uri })),
@@ -376,7 +345,7 @@ impl ServerHandler for McpHandler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let registry = &self.shared.registry;
+        let registry = self.shared.registry();
         let mut accepted = requested.clone();
         if !registry.subscribable() {
             accepted.resource_subscriptions = None;
@@ -396,15 +365,14 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let prompts = self.visible(
-            &context,
-            Kind::Prompt,
-            self.shared.registry.prompts(),
-            |p| &p.name,
-        );
+        let registry = self.shared.registry();
+        let prompts = self.visible(&context, Kind::Prompt, &registry, registry.prompts(), |p| {
+            &p.name
+        });
         let (prompts, next) = page(&prompts, cursor(&request))?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
+        (result.ttl_ms, result.cache_scope) = list_hints(&registry);
         Ok(self.finish(is_modern(&context), result))
     }
 
@@ -413,7 +381,7 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let registry = &self.shared.registry;
+        let registry = self.shared.registry();
         let (Some(provider), Some(prompt)) = (
             registry.prompt(&request.name),
             registry.prompts().iter().find(|p| p.name == request.name),
@@ -471,7 +439,7 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let registry = &self.shared.registry;
+        let registry = self.shared.registry();
         let argument = &request.argument;
         let mut values = match &request.r#ref {
             Reference::Prompt(prompt) => match registry.prompt(&prompt.name) {

@@ -8,13 +8,15 @@ mod handler;
 mod listing;
 mod mrtr;
 mod sessions;
+mod shared;
 mod stamp;
 mod subscriptions;
 
 pub use calls::AuditSink;
-pub use handler::{McpHandler, Shared};
+pub use handler::McpHandler;
 pub use mrtr::{Asked, Mrtr, StateKeys};
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
+pub use shared::Shared;
 
 #[allow(deprecated)]
 // Logging is deprecated in 2026-07-28 but still served to 2025-era clients.

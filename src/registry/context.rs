@@ -6,6 +6,8 @@
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::Scrubber;
+
 use crate::mcp::{
     Asked, ClientCapabilities, InputRequests, LoggingLevel, McpError, Mrtr, Peer, ProtocolVersion,
     RequestContext, RequestMetaObject, RoleServer,
@@ -69,6 +71,8 @@ pub struct CallContext {
     /// Lowest level a log line must have to be sent; `None` sends none.
     log_threshold: Option<LoggingLevel>,
     mrtr: Mrtr,
+    /// Configured secrets, removed from progress messages and log lines.
+    scrubber: Scrubber,
 }
 
 impl CallContext {
@@ -83,7 +87,13 @@ impl CallContext {
             caller,
             log_threshold,
             mrtr,
+            scrubber: Scrubber::default(),
         }
+    }
+
+    pub fn with_scrubber(mut self, scrubber: Scrubber) -> Self {
+        self.scrubber = scrubber;
+        self
     }
 
     /// Input the client sent back (`inputResponses`, `requestState`).
@@ -151,7 +161,7 @@ impl CallContext {
             params["total"] = total.into();
         }
         if let Some(message) = message {
-            params["message"] = message.into();
+            params["message"] = self.scrubber.text(message).into();
         }
         if let Ok(params) = serde_json::from_value(params) {
             let _ = self.request.peer.notify_progress(params).await;
@@ -166,6 +176,8 @@ impl CallContext {
         if rank(level) < rank(threshold) {
             return;
         }
+        let mut data = data;
+        self.scrubber.value(&mut data);
         let params = serde_json::json!({"level": level, "logger": logger, "data": data});
         if let Ok(params) = serde_json::from_value(params) {
             let _ = self.request.peer.notify_logging_message(params).await;

@@ -1,12 +1,15 @@
-//! The capability registry: what the server offers, built once at start-up.
+//! The capability registry: what the server offers, built once per
+//! configuration (at start-up and on each hot reload, then swapped whole).
 //!
 //! Providers implement one small trait per kind. The registry indexes them by
-//! name/URI so a call costs one hash lookup, and derives the advertised
-//! capabilities from what is registered, never more.
+//! name/URI so a call costs one hash lookup, derives the advertised
+//! capabilities from what is registered, never more, records the scopes each
+//! capability requires, and scrubs configured secrets from every tool result.
 //! It knows nothing of HTTP, sessions or JSON-RPC envelopes.
 
 mod context;
 mod events;
+mod scrub;
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -14,6 +17,7 @@ use async_trait::async_trait;
 
 pub use context::{CallContext, Caller, scope_covers};
 pub use events::{ChangeBus, ChangeEvent};
+pub use scrub::{REDACTED, Scrubber};
 
 use crate::mcp::{
     CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
@@ -98,6 +102,7 @@ pub struct RegistryBuilder {
     resources: Vec<Arc<dyn ResourceProvider>>,
     prompts: Vec<Arc<dyn PromptProvider>>,
     subscribable: bool,
+    secrets: Vec<String>,
 }
 
 impl RegistryBuilder {
@@ -116,6 +121,11 @@ impl RegistryBuilder {
     /// Advertise `resources.subscribe`: some provider raises `resources/updated`.
     pub fn subscribable(mut self) -> Self {
         self.subscribable = true;
+        self
+    }
+    /// Values scrubbed from every tool result and tool error.
+    pub fn secrets(mut self, secrets: impl IntoIterator<Item = String>) -> Self {
+        self.secrets.extend(secrets);
         self
     }
 
@@ -150,17 +160,16 @@ impl RegistryBuilder {
                 prompts.push(prompt);
             }
         }
-        let resources = self.resources.iter().flat_map(|p| p.resources()).collect();
         let templates = self.resources.iter().flat_map(|p| p.templates()).collect();
         Ok(Registry {
             tools,
             tool_index,
             prompts,
             prompt_index,
-            resources,
             templates,
             resource_providers: self.resources,
             subscribable: self.subscribable,
+            scrubber: Scrubber::new(self.secrets),
         })
     }
 }
@@ -177,11 +186,16 @@ pub struct Registry {
     tool_index: HashMap<String, (Arc<dyn ToolProvider>, usize)>,
     prompts: Vec<Prompt>,
     prompt_index: HashMap<String, Arc<dyn PromptProvider>>,
-    resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
+    /// Resources are asked of their providers on each list: a watched
+    /// source adds and removes documents between reloads.
     resource_providers: Vec<Arc<dyn ResourceProvider>>,
     subscribable: bool,
+    scrubber: Scrubber,
 }
+
+/// How long a client may reuse a list result (2026-07-28 `ttlMs`).
+const LIST_TTL_MS: u64 = 60_000;
 
 impl Registry {
     pub fn builder() -> RegistryBuilder {
@@ -191,7 +205,7 @@ impl Registry {
     /// Exactly what is registered: a kind with nothing in it is not advertised.
     pub fn capabilities(&self) -> ServerCapabilities {
         let mut caps = ServerCapabilities::default();
-        let has_resources = !self.resources.is_empty() || !self.templates.is_empty();
+        let has_resources = !self.resource_providers.is_empty();
         if !self.tools.is_empty() {
             caps.tools = Some(
                 serde_json::from_value(serde_json::json!({"listChanged": true}))
@@ -235,8 +249,11 @@ impl Registry {
     pub fn prompt(&self, name: &str) -> Option<&Arc<dyn PromptProvider>> {
         self.prompt_index.get(name)
     }
-    pub fn resources(&self) -> &[Resource] {
-        &self.resources
+    pub fn resources(&self) -> Vec<Resource> {
+        self.resource_providers
+            .iter()
+            .flat_map(|p| p.resources())
+            .collect()
     }
     pub fn templates(&self) -> &[ResourceTemplate] {
         &self.templates
@@ -249,6 +266,52 @@ impl Registry {
     }
     pub fn subscribable(&self) -> bool {
         self.subscribable
+    }
+
+    /// Runs the tool `name`, or `None` if no provider offers it. Configured
+    /// secrets are scrubbed from the result and from any error.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        cx: &CallContext,
+    ) -> Option<Result<CallToolResponse, McpError>> {
+        let (provider, _) = self.tool(name)?;
+        Some(match provider.call(name, arguments, cx).await {
+            Ok(response) => Ok(self.scrubber.result(response)),
+            Err(error) => Err(self.scrubber.error(error)),
+        })
+    }
+
+    pub fn scrubber(&self) -> &Scrubber {
+        &self.scrubber
+    }
+
+    /// The `list_changed` events a client must hear when this registry
+    /// replaces `old`: one per kind whose list differs.
+    pub fn changes_since(&self, old: &Registry) -> Vec<ChangeEvent> {
+        fn same<T: serde::Serialize>(a: &T, b: &T) -> bool {
+            serde_json::to_value(a).ok() == serde_json::to_value(b).ok()
+        }
+        let mut events = Vec::new();
+        if !same(&self.tools, &old.tools) {
+            events.push(ChangeEvent::ToolsListChanged);
+        }
+        if !same(&self.prompts, &old.prompts) {
+            events.push(ChangeEvent::PromptsListChanged);
+        }
+        let resources = |r: &Registry| (r.resources(), r.templates.clone());
+        if !same(&resources(self), &resources(old)) {
+            events.push(ChangeEvent::ResourcesListChanged);
+        }
+        events
+    }
+
+    /// 2026-07-28 `ttlMs` of list results. Lists change only on reload or
+    /// a watched source's change, both announced with `list_changed`; they
+    /// are filtered by the caller's scopes, so their `cacheScope` is private.
+    pub fn list_ttl_ms(&self) -> u64 {
+        LIST_TTL_MS
     }
 
     /// The scopes a caller needs to use `name` (a tool or prompt name, or a

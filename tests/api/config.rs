@@ -35,6 +35,22 @@ fn every_shipped_configuration_file_loads() {
         files.len() >= 2,
         "config/default.toml and config/conformance.toml at least"
     );
+    let examples: Vec<_> = files
+        .iter()
+        .filter(|f| f.starts_with(repo_path("config/examples")))
+        .collect();
+    for kind in [
+        "http-tools",
+        "command-tools",
+        "docs-source",
+        "files-source",
+        "prompts",
+    ] {
+        assert!(
+            examples.iter().any(|f| f.ends_with(format!("{kind}.toml"))),
+            "config/examples/{kind}.toml exists"
+        );
+    }
     for file in files {
         ConfigSources::files_only(vec![file.clone()])
             .load()
@@ -91,6 +107,45 @@ fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
 }
 
 #[test]
+fn declared_capabilities_are_checked_naming_the_key() {
+    let error = load_snippet(
+        "[[sources.docs]]\nname = \"a\"\npaths = [\"docs\"]\n[[sources.docs]]\nname = \"b\"\npaths = [\"docs\"]\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("sources.docs[1].tool") && error.contains("sources.docs[0].tool"),
+        "{error}"
+    );
+
+    let error = load_snippet("[[tools.command]]\nname = \"x\"\ndescription = \"d\"\nprogram = \"/bin/echo\"\ncache_ttl = \"1s\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("tools.command[0].cache_ttl"), "{error}");
+
+    let error = load_snippet("[[tools.command]]\nname = \"x\"\ndescription = \"d\"\nprogram = \"/bin/echo\"\nfrom_caller = { who = \"user\" }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("tools.command[0].from_caller.who"),
+        "{error}"
+    );
+
+    let error = load_snippet("[[tools.command]]\nname = \"x\"\ndescription = \"d\"\nprogram = \"/bin/echo\"\nshell = true\n")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("shell"), "unknown keys are refused: {error}");
+
+    let error = load_snippet("[[prompts]]\nname = \"p\"\ntemplate = \"t\"\narguments = [{ name = \"a\", complete_from = \"docs:nope\" }]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("prompts[0].arguments[0].complete_from"),
+        "{error}"
+    );
+}
+
+#[test]
 fn later_files_win() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.toml");
@@ -137,4 +192,27 @@ fn environment_overrides_apply_and_secrets_are_masked() {
         error.contains("listn") && error.contains("TEAMGATE__SERVER__LISTN"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn examples_that_need_no_secrets_build_a_server() {
+    for kind in ["docs-source", "files-source", "prompts"] {
+        let file = repo_path(&format!("config/examples/{kind}.toml"));
+        let mut config = ConfigSources::files_only(vec![file]).load().unwrap();
+        for docs in &mut config.sources.docs {
+            docs.watch = false;
+        }
+        let (app, _store) = crate::helpers::build_app(config)
+            .await
+            .unwrap_or_else(|e| panic!("{kind}: {e:#}"));
+        assert!(!app.registry().tools().is_empty(), "{kind}");
+    }
+    // The HTTP example names its secret; without it the build says which.
+    let file = repo_path("config/examples/http-tools.toml");
+    let config = ConfigSources::files_only(vec![file]).load().unwrap();
+    let error = crate::helpers::build_app(config)
+        .await
+        .err()
+        .expect("needs GITHUB_TOKEN");
+    assert!(format!("{error:#}").contains("GITHUB_TOKEN"), "{error:#}");
 }

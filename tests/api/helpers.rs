@@ -6,6 +6,7 @@ use reqwest::{Response, header::HeaderMap};
 use serde_json::{Value, json};
 use teamgate::{
     App, Config,
+    app::Reloader,
     config::{AuthMode, ConfigSources, DatabaseUrl},
     store::{Clock, SystemClock},
 };
@@ -23,6 +24,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     shutdown: Option<oneshot::Sender<()>>,
     pub served: tokio::task::JoinHandle<anyhow::Result<()>>,
+    /// Hot reload of the running app's capabilities.
+    pub reloader: Reloader,
 }
 
 pub fn repo_path(relative: &str) -> PathBuf {
@@ -34,6 +37,14 @@ pub fn test_config() -> Config {
     ConfigSources::files_only(vec![repo_path("config/conformance.toml")])
         .load()
         .expect("test configuration loads")
+}
+
+/// Builds (without serving) an app whose store lives in a temp dir, kept
+/// alive by the returned guard.
+pub async fn build_app(mut config: Config) -> anyhow::Result<(App, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
+    Ok((App::build(config).await?, dir))
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -48,6 +59,11 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
 pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn Clock>) -> TestApp {
     let mut config = test_config();
     config.server.listen = "127.0.0.1:0".parse().unwrap();
+    // One OS watcher per test server would exhaust inotify instances; tests
+    // that exercise watching turn it back on.
+    for docs in &mut config.sources.docs {
+        docs.watch = false;
+    }
     // Each app gets its own SQLite file, removed with the temp dir.
     let dir = tempfile::tempdir().expect("temp dir");
     config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
@@ -63,6 +79,7 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
         .await
         .expect("app builds");
     let sessions = app.sessions();
+    let reloader = app.reloader();
     let store = app.store().clone();
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
@@ -77,6 +94,7 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
         client: reqwest::Client::new(),
         shutdown: Some(tx),
         served,
+        reloader,
     }
 }
 

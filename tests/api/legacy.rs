@@ -129,8 +129,8 @@ async fn resources_prompts_and_completion() {
         .collect();
     assert!(uris.contains(&"test://static-text"));
     assert!(
-        uris.iter().any(|u| u.starts_with("teamgate://docs/")),
-        "built-in documents are listed: {uris:?}"
+        uris.iter().any(|u| u.starts_with("docs://project/")),
+        "the default docs source's documents are listed: {uris:?}"
     );
     let text = app
         .session_call(

@@ -1,18 +1,28 @@
 //! The one integration-test binary: every test talks to a real server on a
-//! loopback port through `helpers::spawn_app`.
+//! loopback port through `helpers::spawn_app` (or the real binary through
+//! `binary::serve`), most of them with the official SDK client in `sdk`.
 
 mod auth;
 mod bad_input;
+mod binary;
+mod command_tools;
 mod config;
 mod databases;
+mod docs_source;
 mod edge;
+mod files_source;
 mod health;
 mod helpers;
+mod http_tools;
 mod idp;
 mod legacy;
 mod modern;
 mod mrtr;
+mod prompts;
+mod reload;
 mod replicas;
+mod safety;
+mod sdk;
 mod stdio;
 mod store;
 mod tidy;

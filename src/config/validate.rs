@@ -1,0 +1,287 @@
+//! Rules over declared capabilities that serde cannot express: names, URL
+//! allowlists, schemas, shells, caller bindings. Each failure names its key.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::{Config, ConfigError, ToolDecl};
+
+/// Programs that would turn an argv template back into a shell command line.
+const SHELLS: [&str; 12] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "cmd", "pwsh",
+];
+
+fn invalid(key: String, why: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key,
+        why: why.into(),
+    }
+}
+
+pub(super) fn capabilities(config: &Config) -> Result<(), ConfigError> {
+    let tools = &config.tools;
+    for (i, base) in tools.http_allowlist.iter().enumerate() {
+        let url = url::Url::parse(base)
+            .map_err(|e| invalid(format!("tools.http_allowlist[{i}]"), e.to_string()))?;
+        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+            return Err(invalid(
+                format!("tools.http_allowlist[{i}]"),
+                "must be an http(s) URL with a host",
+            ));
+        }
+    }
+    for (i, tool) in tools.http.iter().enumerate() {
+        let key = format!("tools.http[{i}]");
+        declared(&key, &tool.decl())?;
+        if !allowed(&tool.url, &tools.http_allowlist) {
+            return Err(invalid(
+                format!("{key}.url"),
+                format!(
+                    "{:?} is not under any base URL of tools.http_allowlist",
+                    tool.url
+                ),
+            ));
+        }
+        if tool.result_pointer.is_some() && tool.output_schema.is_none() {
+            return Err(invalid(
+                format!("{key}.result_pointer"),
+                "needs output_schema: it selects the structuredContent",
+            ));
+        }
+        if tool.method.parse::<http::Method>().is_err() {
+            return Err(invalid(format!("{key}.method"), "is not an HTTP method"));
+        }
+        if tool.max_response_bytes == 0 || tool.timeout.is_zero() {
+            return Err(invalid(
+                key,
+                "max_response_bytes and timeout must be greater than zero",
+            ));
+        }
+    }
+    for (i, tool) in tools.command.iter().enumerate() {
+        let key = format!("tools.command[{i}]");
+        declared(&key, &tool.decl())?;
+        let base = std::path::Path::new(&tool.program)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if tool.program.trim().is_empty() || SHELLS.contains(&base) {
+            return Err(invalid(
+                format!("{key}.program"),
+                "must name a program that is not a shell; put each argument in `args`",
+            ));
+        }
+        if tool.max_output_bytes < 64 || tool.timeout.is_zero() {
+            return Err(invalid(
+                key,
+                "max_output_bytes must be at least 64 and timeout greater than zero",
+            ));
+        }
+    }
+    sources_and_prompts(config)?;
+    unique_tool_names(config)
+}
+
+/// Two declarations naming the same tool are refused here, naming both
+/// keys, rather than as a duplicate when the registry is built.
+fn unique_tool_names(config: &Config) -> Result<(), ConfigError> {
+    let mut seen: HashMap<&str, String> = HashMap::new();
+    let declared = (config.tools.http.iter().enumerate())
+        .map(|(i, t)| (t.name.as_str(), format!("tools.http[{i}].name")))
+        .chain(
+            (config.tools.command.iter().enumerate())
+                .map(|(i, t)| (t.name.as_str(), format!("tools.command[{i}].name"))),
+        )
+        .chain(
+            (config.sources.docs.iter().enumerate())
+                .map(|(i, d)| (d.tool.as_str(), format!("sources.docs[{i}].tool"))),
+        )
+        .chain(config.sources.files.iter().enumerate().flat_map(|(i, f)| {
+            [
+                (
+                    f.read_tool.as_str(),
+                    format!("sources.files[{i}].read_tool"),
+                ),
+                (
+                    f.search_tool.as_str(),
+                    format!("sources.files[{i}].search_tool"),
+                ),
+            ]
+        }));
+    for (name, key) in declared {
+        if let Some(first) = seen.insert(name, key.clone()) {
+            return Err(invalid(
+                key,
+                format!(
+                    "names the tool {name:?}, already declared by `{first}`; tool names must be unique"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn sources_and_prompts(config: &Config) -> Result<(), ConfigError> {
+    let mut docs_names = HashSet::new();
+    for (i, docs) in config.sources.docs.iter().enumerate() {
+        let key = format!("sources.docs[{i}]");
+        name(&format!("{key}.name"), &docs.name)?;
+        name(&format!("{key}.tool"), &docs.tool)?;
+        if !docs_names.insert(docs.name.as_str()) {
+            return Err(invalid(
+                format!("{key}.name"),
+                "is used by two docs sources",
+            ));
+        }
+        if docs.paths.is_empty() || docs.max_documents == 0 {
+            return Err(invalid(
+                key,
+                "needs at least one path and max_documents > 0",
+            ));
+        }
+    }
+    for (i, files) in config.sources.files.iter().enumerate() {
+        let key = format!("sources.files[{i}]");
+        name(&format!("{key}.read_tool"), &files.read_tool)?;
+        name(&format!("{key}.search_tool"), &files.search_tool)?;
+        if files.root.trim().is_empty() || files.extensions.is_empty() {
+            return Err(invalid(key, "needs a root and at least one extension"));
+        }
+    }
+    for (i, prompt) in config.prompts.iter().enumerate() {
+        let key = format!("prompts[{i}]");
+        name(&format!("{key}.name"), &prompt.name)?;
+        if prompt.template.trim().is_empty() {
+            return Err(invalid(format!("{key}.template"), "must not be empty"));
+        }
+        for (j, argument) in prompt.arguments.iter().enumerate() {
+            if let Some(from) = &argument.complete_from
+                && !from
+                    .strip_prefix("docs:")
+                    .is_some_and(|source| docs_names.contains(source))
+            {
+                return Err(invalid(
+                    format!("{key}.arguments[{j}].complete_from"),
+                    format!("{from:?} must be \"docs:<name of a [[sources.docs]]>\""),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rules every declared tool follows.
+fn declared(key: &str, tool: &ToolDecl) -> Result<(), ConfigError> {
+    name(&format!("{key}.name"), &tool.name)?;
+    if tool.input_schema.get("type") != Some(&Value::from("object")) {
+        return Err(invalid(
+            format!("{key}.input_schema"),
+            "must have type = \"object\" at the root",
+        ));
+    }
+    jsonschema::validator_for(&Value::Object(tool.input_schema.clone()))
+        .map_err(|e| invalid(format!("{key}.input_schema"), e.to_string()))?;
+    if let Some(output) = &tool.output_schema {
+        jsonschema::validator_for(&Value::Object(output.clone()))
+            .map_err(|e| invalid(format!("{key}.output_schema"), e.to_string()))?;
+    }
+    let properties = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_else(Map::new);
+    for (argument, source) in &tool.from_caller {
+        let known_source =
+            source == "user" || source.strip_prefix("claim:").is_some_and(|c| !c.is_empty());
+        if !known_source {
+            return Err(invalid(
+                format!("{key}.from_caller.{argument}"),
+                "must be \"user\" or \"claim:<claim name>\"",
+            ));
+        }
+        if !properties.contains_key(argument) {
+            return Err(invalid(
+                format!("{key}.from_caller.{argument}"),
+                "names no property of input_schema",
+            ));
+        }
+    }
+    if tool.cache_ttl.is_some() && tool.read_only != Some(true) {
+        return Err(invalid(
+            format!("{key}.cache_ttl"),
+            "is only allowed on tools declared read_only = true",
+        ));
+    }
+    Ok(())
+}
+
+/// MCP tool and prompt names: 1-128 characters of `[A-Za-z0-9_.-]`.
+fn name(key: &str, name: &str) -> Result<(), ConfigError> {
+    let ok = (1..=128).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            key.to_owned(),
+            format!("{name:?} must be 1-128 characters of A-Z a-z 0-9 _ - ."),
+        ))
+    }
+}
+
+/// Whether `url` (a template or a rendered URL) lies under one of `bases`:
+/// same scheme, host and port, and a path inside the base's path.
+pub fn allowed(url: &str, bases: &[String]) -> bool {
+    // Only the literal part of a template can be judged; a placeholder may
+    // not decide the origin, so the prefix must already contain it.
+    let literal = url.split('{').next().unwrap_or_default();
+    let Ok(candidate) = url::Url::parse(literal) else {
+        return false;
+    };
+    bases.iter().any(|base| {
+        let Ok(base) = url::Url::parse(base) else {
+            return false;
+        };
+        let base_path = base.path().trim_end_matches('/');
+        candidate.scheme() == base.scheme()
+            && candidate.host_str() == base.host_str()
+            && candidate.port_or_known_default() == base.port_or_known_default()
+            && candidate.username().is_empty()
+            && (candidate.path() == base_path
+                || candidate.path().starts_with(&format!("{base_path}/"))
+                || (base_path.is_empty()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_must_stay_under_an_allowed_base() {
+        let bases = vec!["https://api.example.com/v1".to_owned()];
+        assert!(allowed(
+            "https://api.example.com/v1/issues?state={state}",
+            &bases
+        ));
+        assert!(allowed("https://api.example.com/v1", &bases));
+        assert!(!allowed("https://api.example.com/v10/x", &bases));
+        assert!(!allowed("https://api.example.com.evil.net/v1", &bases));
+        assert!(!allowed("https://{host}/v1", &bases));
+        assert!(!allowed("http://api.example.com/v1/x", &bases));
+        assert!(!allowed("https://user@api.example.com/v1/x", &bases));
+        assert!(!allowed("https://api.example.com:8443/v1/x", &bases));
+    }
+
+    #[test]
+    fn names_follow_the_mcp_rule() {
+        assert!(name("k", "search_docs.v2-beta").is_ok());
+        assert!(name("k", "").is_err());
+        assert!(name("k", "has space").is_err());
+        assert!(name("k", &"x".repeat(129)).is_err());
+    }
+}

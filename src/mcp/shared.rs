@@ -1,0 +1,81 @@
+//! State every session and request shares: the registry (swapped whole on
+//! hot reload), the change bus, the `requestState` keys and the server's
+//! initialize result.
+
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use rmcp::model::InitializeResult;
+
+use super::{Implementation, ProtocolVersion, StateKeys, calls::AuditSink};
+use crate::registry::{ChangeBus, Registry};
+
+/// State shared by every session and request. The registry is swapped whole
+/// on hot reload; each request reads the current one once and keeps it.
+pub struct Shared {
+    registry: ArcSwap<Registry>,
+    pub bus: ChangeBus,
+    pub(super) state_keys: Arc<StateKeys>,
+    pub(super) info: InitializeResult,
+    /// Set when calls are audited (HTTP); stdio keeps no trail.
+    pub(super) audit: Option<AuditSink>,
+    /// How long a tool may run unless it declares otherwise.
+    pub(super) tool_timeout: std::time::Duration,
+}
+
+impl Shared {
+    pub fn new(
+        registry: Arc<Registry>,
+        bus: ChangeBus,
+        state_keys: StateKeys,
+        name: &str,
+        instructions: &str,
+    ) -> Self {
+        let info = InitializeResult::new(registry.capabilities())
+            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
+            .with_protocol_version(ProtocolVersion::V_2025_11_25);
+        Self {
+            registry: ArcSwap::new(registry),
+            bus,
+            state_keys: Arc::new(state_keys),
+            info,
+            audit: None,
+            tool_timeout: std::time::Duration::from_secs(120),
+        }
+    }
+
+    pub fn with_tool_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.tool_timeout = timeout;
+        self
+    }
+
+    /// Audits every tools/call, resources/read and prompts/get into `sink`.
+    pub fn with_audit(mut self, sink: AuditSink) -> Self {
+        self.audit = Some(sink);
+        self
+    }
+
+    /// The registry serving right now.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry.load_full()
+    }
+
+    /// Serves `registry` from the next request on, and tells this process's
+    /// listening clients which lists changed. Not relayed to other replicas:
+    /// each replica reloads (and announces) its own configuration.
+    pub fn replace_registry(&self, registry: Arc<Registry>) {
+        let old = self.registry.swap(registry.clone());
+        for event in registry.changes_since(&old) {
+            self.bus.publish_local(event);
+        }
+    }
+
+    /// Capabilities follow the current registry, so a session started after a
+    /// reload that added the first prompt sees `prompts`.
+    pub(super) fn current_info(&self) -> InitializeResult {
+        let mut info = self.info.clone();
+        info.capabilities = self.registry().capabilities();
+        info
+    }
+}

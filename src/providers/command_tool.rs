@@ -1,0 +1,278 @@
+//! `[[tools.command]]`: one process per call, started without a shell in its
+//! own process group, with a cleared environment plus the allowed variables.
+//! Output is captured up to a budget (head and tail kept) and, when the
+//! client asked for progress, streamed line by line as progress messages.
+//! Cancellation, timeout and the end of the call kill the whole group.
+
+use std::{collections::HashMap, process::Stdio, time::Duration};
+
+use async_trait::async_trait;
+use nix::{sys::signal::Signal, unistd::Pid};
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncRead, AsyncReadExt},
+    process::Command,
+    sync::mpsc,
+};
+
+use super::declared::{
+    KindDefaults, Runner, structured_result,
+    template::{as_text, names, render},
+};
+use crate::{
+    config::CommandToolConfig,
+    mcp::{CallToolResult, JsonObject},
+    registry::CallContext,
+};
+
+mod capture;
+
+use capture::Capture;
+
+/// Longest line sent as one progress message.
+const MAX_PROGRESS_LINE: usize = 500;
+/// Lines waiting to become progress notifications; more are dropped.
+const PROGRESS_QUEUE: usize = 64;
+/// How long readers may take to drain the pipes after the group is killed.
+const DRAIN: Duration = Duration::from_secs(2);
+
+pub struct CommandRunner {
+    name: String,
+    program: String,
+    args: Vec<String>,
+    cwd: Option<String>,
+    env: HashMap<String, String>,
+    timeout: Duration,
+    max_bytes: usize,
+    structured: bool,
+}
+
+impl CommandRunner {
+    /// Builds the runner for `tools.command[index]`, adding the values of its
+    /// `secret_env` to `secrets`.
+    pub fn new(
+        index: usize,
+        config: &CommandToolConfig,
+        secrets: &mut Vec<String>,
+    ) -> anyhow::Result<(Self, KindDefaults)> {
+        let mut env = HashMap::new();
+        for name in &config.env {
+            if let Ok(value) = std::env::var(name) {
+                env.insert(name.clone(), value);
+            }
+        }
+        for name in &config.secret_env {
+            let value = std::env::var(name).map_err(|_| {
+                anyhow::anyhow!(
+                    "tools.command[{index}].secret_env: environment variable {name} is not set"
+                )
+            })?;
+            secrets.push(value.clone());
+            env.insert(name.clone(), value);
+        }
+        let runner = Self {
+            name: config.name.clone(),
+            program: config.program.clone(),
+            args: config.args.clone(),
+            cwd: config.cwd.clone(),
+            env,
+            timeout: config.timeout,
+            max_bytes: config.max_output_bytes,
+            structured: config.output_schema.is_some(),
+        };
+        let defaults = KindDefaults {
+            open_world: false,
+            output_schema: (!runner.structured).then(output_schema),
+        };
+        Ok((runner, defaults))
+    }
+
+    /// One argv item per template item; an item whose placeholders all name
+    /// absent arguments is dropped (optional flags).
+    fn argv(&self, arguments: &JsonObject) -> Vec<String> {
+        self.args
+            .iter()
+            .filter(|item| {
+                let used = names(item);
+                used.is_empty() || used.iter().any(|n| arguments.contains_key(*n))
+            })
+            .map(|item| render(item, false, |n| arguments.get(n).map(as_text)))
+            .collect()
+    }
+}
+
+fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "exitCode": {"type": ["integer", "null"]},
+            "timedOut": {"type": "boolean"},
+            "stdout": {"type": "string"},
+            "stderr": {"type": "string"}
+        },
+        "required": ["exitCode", "timedOut", "stdout", "stderr"]
+    })
+}
+
+/// Reads a pipe into a capture, sending complete lines (bounded) to `lines`.
+async fn pump(
+    mut pipe: impl AsyncRead + Unpin,
+    mut capture: Capture,
+    lines: mpsc::Sender<String>,
+) -> Capture {
+    let mut buffer = [0u8; 8192];
+    let mut line = Vec::new();
+    while let Ok(n) = pipe.read(&mut buffer).await {
+        if n == 0 {
+            break;
+        }
+        capture.push(&buffer[..n]);
+        for &byte in &buffer[..n] {
+            if byte == b'\n' || line.len() >= MAX_PROGRESS_LINE {
+                let _ = lines.try_send(String::from_utf8_lossy(&line).into_owned());
+                line.clear();
+            }
+            if byte != b'\n' {
+                line.push(byte);
+            }
+        }
+    }
+    if !line.is_empty() {
+        let _ = lines.try_send(String::from_utf8_lossy(&line).into_owned());
+    }
+    capture
+}
+
+/// Kills the process group when dropped: at the end of every call, and also
+/// when the call's future is dropped mid-run rather than cancelled.
+struct GroupGuard(u32);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
+}
+
+fn kill_group(pid: u32) {
+    // Group 0 would be teamgate's own: never signal it.
+    if let Ok(pid) = i32::try_from(pid)
+        && pid > 0
+    {
+        // ESRCH (already gone) is the normal case after a clean exit.
+        let _ = nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+}
+
+enum Ending {
+    Exited(Option<i32>),
+    TimedOut,
+    Cancelled,
+}
+
+#[async_trait]
+impl Runner for CommandRunner {
+    async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
+        let mut command = Command::new(&self.program);
+        command
+            .args(self.argv(arguments))
+            .env_clear()
+            .envs(&self.env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(cwd) = &self.cwd {
+            command.current_dir(cwd);
+        }
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                return super::declared::text_result(
+                    format!("`{}` could not start {}: {e}", self.name, self.program),
+                    true,
+                );
+            }
+        };
+        let group = GroupGuard(child.id().unwrap_or_default());
+        let (tx, mut lines) = mpsc::channel(PROGRESS_QUEUE);
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let out = tokio::spawn(pump(stdout, Capture::new(self.max_bytes), tx.clone()));
+        let err = tokio::spawn(pump(stderr, Capture::new(self.max_bytes), tx));
+        let deadline = tokio::time::sleep(self.timeout);
+        tokio::pin!(deadline);
+        let mut sent = 0u32;
+        let ending = loop {
+            tokio::select! {
+                status = child.wait() => break Ending::Exited(status.ok().and_then(|s| s.code())),
+                () = &mut deadline => break Ending::TimedOut,
+                () = cx.cancellation().cancelled() => break Ending::Cancelled,
+                Some(line) = lines.recv() => {
+                    sent += 1;
+                    // The context scrubs configured secrets from the message.
+                    cx.progress(f64::from(sent), None, Some(&line)).await;
+                }
+            }
+        };
+        // Whatever ended the call, nothing it started may outlive it.
+        drop(group);
+        let _ = child.wait().await;
+        let drain = |task: tokio::task::JoinHandle<Capture>| async move {
+            match tokio::time::timeout(DRAIN, task).await {
+                Ok(Ok(capture)) => capture.finish(),
+                _ => String::new(),
+            }
+        };
+        let (stdout, stderr) = (drain(out).await, drain(err).await);
+        // Lines read after the exit won the race above still count as
+        // progress (at most the queue's worth).
+        if !matches!(ending, Ending::Cancelled) {
+            while let Ok(line) = lines.try_recv() {
+                sent += 1;
+                cx.progress(f64::from(sent), None, Some(&line)).await;
+            }
+        }
+        let (exit_code, timed_out) = match ending {
+            Ending::Exited(code) => (code, false),
+            Ending::TimedOut => (None, true),
+            Ending::Cancelled => {
+                return super::declared::text_result("cancelled; the process was killed", true);
+            }
+        };
+        let failed = timed_out || exit_code != Some(0);
+        if self.structured && !failed {
+            return match serde_json::from_str::<Value>(&stdout) {
+                Ok(value) => structured_result(value, false),
+                Err(e) => super::declared::text_result(
+                    format!("`{}` did not print JSON ({e}):\n{stdout}", self.name),
+                    true,
+                ),
+            };
+        }
+        if self.structured {
+            let message = if timed_out {
+                format!(
+                    "timed out after {:?}; the process group was killed\n{stdout}{stderr}",
+                    self.timeout
+                )
+            } else {
+                format!("exit code {exit_code:?}\n{stdout}{stderr}")
+            };
+            return super::declared::text_result(message, true);
+        }
+        let mut report = json!({
+            "exitCode": exit_code,
+            "timedOut": timed_out,
+            "stdout": stdout,
+            "stderr": stderr,
+        });
+        if timed_out {
+            report["stderr"] = Value::from(format!(
+                "{stderr}\n[teamgate: timed out after {:?}; the process group was killed]",
+                self.timeout
+            ));
+        }
+        structured_result(report, failed)
+    }
+}

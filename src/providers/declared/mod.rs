@@ -1,0 +1,273 @@
+//! What every declared tool does whatever its kind, before and after the
+//! kind-specific [`Runner`]: fill caller-bound arguments, validate the
+//! arguments against the schema, ask for confirmation, serve and fill the
+//! result cache. HTTP and command tools only supply a `Runner`.
+
+mod confirm;
+pub mod template;
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+use moka::{Expiry, future::Cache};
+use serde_json::{Map, Value, json};
+
+use crate::{
+    config::ToolDecl,
+    mcp::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
+    providers::wire,
+    registry::{CallContext, ToolProvider},
+};
+
+/// The kind-specific part of a declared tool: given valid arguments, run.
+#[async_trait]
+pub trait Runner: Send + Sync {
+    async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult;
+}
+
+/// Annotation defaults of a tool kind, used where the declaration is silent.
+pub struct KindDefaults {
+    pub open_world: bool,
+    pub output_schema: Option<Value>,
+}
+
+pub struct DeclaredTool {
+    decl: ToolDecl,
+    tool: Tool,
+    validator: jsonschema::Validator,
+    runner: Box<dyn Runner>,
+}
+
+impl DeclaredTool {
+    pub fn new(
+        decl: ToolDecl,
+        defaults: KindDefaults,
+        runner: Box<dyn Runner>,
+    ) -> anyhow::Result<Self> {
+        let validator = jsonschema::validator_for(&Value::Object(decl.input_schema.clone()))
+            .map_err(|e| anyhow::anyhow!("tool `{}`: input_schema: {e}", decl.name))?;
+        let tool = wire(describe(&decl, defaults));
+        Ok(Self {
+            decl,
+            tool,
+            validator,
+            runner,
+        })
+    }
+}
+
+/// The tool as clients see it: caller-bound arguments hidden, hints filled.
+fn describe(decl: &ToolDecl, defaults: KindDefaults) -> Value {
+    let mut schema = decl.input_schema.clone();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for bound in decl.from_caller.keys() {
+            properties.remove(bound);
+        }
+    }
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.retain(|r| !r.as_str().is_some_and(|r| decl.from_caller.contains_key(r)));
+    }
+    let read_only = decl.read_only.unwrap_or(false);
+    let mut tool = json!({
+        "name": decl.name,
+        "description": decl.description,
+        "inputSchema": schema,
+        "annotations": {
+            "readOnlyHint": read_only,
+            "destructiveHint": decl.destructive.unwrap_or(!read_only),
+            "idempotentHint": decl.idempotent.unwrap_or(read_only),
+            "openWorldHint": decl.open_world.unwrap_or(defaults.open_world),
+        },
+    });
+    if let Some(title) = &decl.title {
+        tool["title"] = title.clone().into();
+        tool["annotations"]["title"] = title.clone().into();
+    }
+    let output = decl
+        .output_schema
+        .clone()
+        .map(Value::Object)
+        .or(defaults.output_schema);
+    if let Some(output) = output {
+        tool["outputSchema"] = output;
+    }
+    tool
+}
+
+pub fn text_result(text: impl Into<String>, is_error: bool) -> CallToolResult {
+    wire(json!({"content": [{"type": "text", "text": text.into()}], "isError": is_error}))
+}
+
+/// A result with `structuredContent` and its JSON text, as the spec asks
+/// for tools with an `outputSchema`.
+pub fn structured_result(value: Value, is_error: bool) -> CallToolResult {
+    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    wire(json!({
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": value,
+        "isError": is_error,
+    }))
+}
+
+/// Cache key: tool, canonical arguments, and the caller when it matters.
+type CacheKey = (String, String, Option<String>);
+
+#[derive(Clone)]
+struct Cached {
+    result: CallToolResult,
+    ttl: Duration,
+}
+
+/// Each entry lives as long as its tool's `cache_ttl`.
+struct PerToolTtl;
+
+impl Expiry<CacheKey, Cached> for PerToolTtl {
+    fn expire_after_create(
+        &self,
+        _key: &CacheKey,
+        value: &Cached,
+        _created_at: std::time::Instant,
+    ) -> Option<Duration> {
+        Some(value.ttl)
+    }
+}
+
+/// Every declared tool of one configuration, behind one `ToolProvider`.
+pub struct DeclaredTools {
+    tools: Vec<DeclaredTool>,
+    index: HashMap<String, usize>,
+    cache: Cache<CacheKey, Cached>,
+}
+
+impl DeclaredTools {
+    pub fn new(tools: Vec<DeclaredTool>, cache_max_entries: u64) -> Arc<Self> {
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.decl.name.clone(), i))
+            .collect();
+        let cache = Cache::builder()
+            .max_capacity(cache_max_entries)
+            .expire_after(PerToolTtl)
+            .build();
+        Arc::new(Self {
+            tools,
+            index,
+            cache,
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+/// Fills the caller-bound arguments, replacing anything the client sent.
+fn bind_caller(
+    decl: &ToolDecl,
+    arguments: &mut Map<String, Value>,
+    cx: &CallContext,
+) -> Result<(), String> {
+    let caller = cx.caller();
+    for (argument, source) in &decl.from_caller {
+        let value = match source.strip_prefix("claim:") {
+            None => Value::from(caller.user.clone()),
+            Some(claim) => caller.claims.get(claim).cloned().ok_or_else(|| {
+                format!(
+                    "`{}` needs the `{claim}` claim of your identity, and your token has none",
+                    decl.name
+                )
+            })?,
+        };
+        arguments.insert(argument.clone(), value);
+    }
+    Ok(())
+}
+
+/// Schema errors as one message a model can act on.
+fn validation_errors(tool: &DeclaredTool, arguments: &Value) -> Option<String> {
+    let errors: Vec<String> = tool
+        .validator
+        .iter_errors(arguments)
+        .take(5)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    (!errors.is_empty()).then(|| {
+        format!(
+            "Invalid arguments for `{}`: {}. Fix them and call again; the input schema is in tools/list.",
+            tool.decl.name,
+            errors.join("; ")
+        )
+    })
+}
+
+#[async_trait]
+impl ToolProvider for DeclaredTools {
+    fn tools(&self) -> Vec<Tool> {
+        self.tools.iter().map(|t| t.tool.clone()).collect()
+    }
+
+    fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
+        let tool = &self.tools[*self.index.get(name)?];
+        super::declared_scopes(&tool.decl.scopes)
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        mut arguments: JsonObject,
+        cx: &CallContext,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(tool) = self.index.get(name).map(|i| &self.tools[*i]) else {
+            return Err(McpError::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
+        };
+        if let Err(message) = bind_caller(&tool.decl, &mut arguments, cx) {
+            return Ok(text_result(message, true).into());
+        }
+        let value = Value::Object(arguments);
+        if let Some(message) = validation_errors(tool, &value) {
+            return Ok(text_result(message, true).into());
+        }
+        let Value::Object(arguments) = value else {
+            unreachable!("built from an object above")
+        };
+        match confirm::ask(&tool.decl, &arguments, cx).await {
+            confirm::Answer::Granted => {}
+            confirm::Answer::Refused(message) => return Ok(text_result(message, true).into()),
+            confirm::Answer::Ask(input_required) => {
+                return Ok(CallToolResponse::InputRequired(input_required));
+            }
+        }
+        let Some(ttl) = tool.decl.cache_ttl else {
+            return Ok(tool.runner.run(&arguments, cx).await.into());
+        };
+        let per_caller = (!tool.decl.from_caller.is_empty()).then(|| cx.caller().user.clone());
+        let key = (
+            name.to_owned(),
+            template::canonical(&Value::Object(arguments.clone())),
+            per_caller,
+        );
+        if let Some(hit) = self.cache.get(&key).await {
+            return Ok(hit.result.into());
+        }
+        let result = tool.runner.run(&arguments, cx).await;
+        if result.is_error != Some(true) {
+            let cached = Cached {
+                result: result.clone(),
+                ttl,
+            };
+            self.cache.insert(key, cached).await;
+        }
+        Ok(result.into())
+    }
+}

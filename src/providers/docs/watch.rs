@@ -1,0 +1,100 @@
+//! Re-indexes a docs source when its files change (notify, debounced) and
+//! tells subscribers: `resources/updated` for each changed or removed
+//! document, `resources/list_changed` when documents come or go. Events stay
+//! on this process: every replica watches and indexes its own files.
+
+use std::{path::Path, sync::Arc};
+
+use anyhow::Context;
+use notify::RecursiveMode;
+use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use tokio::sync::mpsc;
+
+use super::{Inner, index};
+use crate::registry::ChangeEvent;
+
+/// Dropping it stops the OS watcher, which closes the channel and ends the task.
+pub struct Watcher {
+    _debouncer: Debouncer<notify::RecommendedWatcher>,
+}
+
+pub fn start(inner: Arc<Inner>) -> anyhow::Result<Watcher> {
+    // Capacity 1: changes that arrive during a re-index collapse into one more.
+    let (tx, mut rx) = mpsc::channel::<()>(1);
+    let mut debouncer = new_debouncer(inner.config.debounce, move |result: DebounceEventResult| {
+        if result.is_ok() {
+            let _ = tx.try_send(());
+        }
+    })
+    .context("starting the docs watcher")?;
+    for root in &inner.config.paths {
+        let root = Path::new(root);
+        // A single file is watched through its folder: editors replace files.
+        let (target, mode) = if root.is_dir() {
+            (root, RecursiveMode::Recursive)
+        } else if root.is_file() {
+            let parent = root.parent().filter(|p| !p.as_os_str().is_empty());
+            (
+                parent.unwrap_or(Path::new(".")),
+                RecursiveMode::NonRecursive,
+            )
+        } else {
+            continue;
+        };
+        debouncer
+            .watcher()
+            .watch(target, mode)
+            .with_context(|| format!("watching {}", target.display()))?;
+    }
+    let weak = Arc::downgrade(&inner);
+    drop(inner);
+    tokio::spawn(async move {
+        while rx.recv().await.is_some() {
+            let Some(inner) = weak.upgrade() else {
+                return;
+            };
+            reindex(&inner).await;
+        }
+    });
+    Ok(Watcher {
+        _debouncer: debouncer,
+    })
+}
+
+async fn reindex(inner: &Arc<Inner>) {
+    let config = inner.config.clone();
+    let built =
+        tokio::task::spawn_blocking(move || index::Snapshot::build(&index::scan(&config))).await;
+    let new = match built {
+        Ok(Ok(snapshot)) => Arc::new(snapshot),
+        Ok(Err(error)) => {
+            tracing::warn!(source = %inner.config.name, %error, "re-indexing docs failed; keeping the old index");
+            return;
+        }
+        Err(_) => return,
+    };
+    let old = inner.snapshot.swap(new.clone());
+    let mut listed_changed = old.documents.len() != new.documents.len();
+    for (path, before) in &old.documents {
+        match new.documents.get(path) {
+            Some(after) if after.hash == before.hash => {}
+            Some(after) => {
+                listed_changed |= after.title != before.title || after.size != before.size;
+                inner.bus.publish_local(ChangeEvent::ResourceUpdated {
+                    uri: inner.uri(path),
+                });
+            }
+            None => {
+                listed_changed = true;
+                inner.bus.publish_local(ChangeEvent::ResourceUpdated {
+                    uri: inner.uri(path),
+                });
+            }
+        }
+    }
+    listed_changed |= new.documents.keys().any(|p| !old.documents.contains_key(p));
+    if listed_changed {
+        inner.bus.publish_local(ChangeEvent::ResourcesListChanged);
+    }
+    tracing::debug!(source = %inner.config.name, documents = new.documents.len(), "docs re-indexed");
+}

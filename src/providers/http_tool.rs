@@ -1,0 +1,214 @@
+//! `[[tools.http]]`: one HTTP request per call. The URL is rendered from the
+//! arguments (percent-encoded, so an argument cannot change the host or climb
+//! the path) and checked against the allowlist again before it is sent.
+//! Headers come only from configuration: the MCP caller's own token never
+//! travels upstream. Bodies are read up to a cap; redirects are not followed.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use async_trait::async_trait;
+use futures::StreamExt;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::declared::{
+    KindDefaults, Runner, structured_result, template::as_text, template::render, text_result,
+};
+use crate::{
+    config::{HttpToolConfig, url_allowed},
+    mcp::{CallToolResult, JsonObject},
+    registry::CallContext,
+};
+
+/// Everything but RFC 3986 unreserved characters is encoded, `/` included.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+/// Most of an upstream error body quoted back to the model.
+const ERROR_EXCERPT: usize = 2048;
+
+pub struct HttpRunner {
+    client: reqwest::Client,
+    name: String,
+    method: reqwest::Method,
+    url: String,
+    headers: HeaderMap,
+    body: Option<Value>,
+    timeout: Duration,
+    max_bytes: usize,
+    structured: bool,
+    pointer: Option<String>,
+    allowlist: Vec<String>,
+}
+
+/// One client for every HTTP tool: rustls, no redirects, no cookies.
+pub fn client() -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("teamgate/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .context("building the HTTP client for HTTP tools")
+}
+
+/// Replaces `${NAME}` with environment variable NAME, recording its value as
+/// a secret. A variable that is not set stops the build naming the key.
+fn resolve_env(template: &str, key: &str, secrets: &mut Vec<String>) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        let end = rest[start..]
+            .find('}')
+            .map(|e| e + start)
+            .with_context(|| format!("{key}: unclosed ${{"))?;
+        let name = &rest[start + 2..end];
+        let value = std::env::var(name)
+            .with_context(|| format!("{key}: environment variable {name} is not set"))?;
+        secrets.push(value.clone());
+        out.push_str(&rest[..start]);
+        out.push_str(&value);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+impl HttpRunner {
+    /// Builds the runner for `tools.http[index]`, adding the header secrets
+    /// to `secrets`.
+    pub fn new(
+        index: usize,
+        config: &HttpToolConfig,
+        client: reqwest::Client,
+        allowlist: &[String],
+        secrets: &mut Vec<String>,
+    ) -> anyhow::Result<(Self, KindDefaults)> {
+        let mut headers = HeaderMap::new();
+        for (name, template) in &config.headers {
+            let key = format!("tools.http[{index}].headers.{name}");
+            let value = resolve_env(template, &key, secrets)?;
+            let name: HeaderName = name.parse().with_context(|| format!("{key}: bad name"))?;
+            let mut value = HeaderValue::from_str(&value)
+                .map_err(|_| anyhow::anyhow!("{key}: the value is not a valid header value"))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        let runner = Self {
+            client,
+            name: config.name.clone(),
+            method: config.method.parse().context("method")?,
+            url: config.url.clone(),
+            headers,
+            body: config.body.clone(),
+            timeout: config.timeout,
+            max_bytes: config.max_response_bytes,
+            structured: config.output_schema.is_some(),
+            pointer: config.result_pointer.clone(),
+            allowlist: allowlist.to_vec(),
+        };
+        let defaults = KindDefaults {
+            open_world: true,
+            output_schema: None,
+        };
+        Ok((runner, defaults))
+    }
+
+    fn url(&self, arguments: &JsonObject) -> String {
+        render(&self.url, false, |name| {
+            arguments
+                .get(name)
+                .map(|v| utf8_percent_encode(&as_text(v), COMPONENT).to_string())
+        })
+    }
+
+    /// Reads at most `max_bytes`; `None` when the body is larger.
+    async fn read_capped(&self, response: reqwest::Response) -> Result<Option<Vec<u8>>, String> {
+        let mut body = Vec::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| format!("reading the response failed: {e}"))?;
+            if body.len() + chunk.len() > self.max_bytes {
+                return Ok(None);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Some(body))
+    }
+
+    async fn send(&self, arguments: &JsonObject) -> Result<CallToolResult, String> {
+        let url = self.url(arguments);
+        if !url_allowed(&url, &self.allowlist) {
+            return Err(format!(
+                "the arguments produce a URL outside the allowed base URLs ({url}); `{}` did not call it",
+                self.name
+            ));
+        }
+        let mut request = self
+            .client
+            .request(self.method.clone(), &url)
+            .headers(self.headers.clone())
+            .timeout(self.timeout);
+        if let Some(body) = &self.body {
+            request = request.json(&super::declared::template::render_json(body, arguments));
+        }
+        let response = request.send().await.map_err(|e| {
+            if e.is_timeout() {
+                format!("the upstream API did not answer within {:?}", self.timeout)
+            } else {
+                format!(
+                    "the request to the upstream API failed: {}",
+                    without_url(&e)
+                )
+            }
+        })?;
+        let status = response.status();
+        let Some(body) = self.read_capped(response).await? else {
+            return Err(format!(
+                "the upstream response is larger than {} bytes; narrow the request",
+                self.max_bytes
+            ));
+        };
+        let text = String::from_utf8_lossy(&body);
+        if !status.is_success() {
+            let excerpt: String = text.chars().take(ERROR_EXCERPT).collect();
+            return Err(format!("the upstream API answered {status}: {excerpt}"));
+        }
+        if !self.structured {
+            return Ok(text_result(text, false));
+        }
+        let json: Value = serde_json::from_slice(&body)
+            .map_err(|e| format!("the upstream API did not answer JSON ({e})"))?;
+        let value = match &self.pointer {
+            Some(pointer) => json.pointer(pointer).cloned().unwrap_or(Value::Null),
+            None => json,
+        };
+        Ok(structured_result(value, false))
+    }
+}
+
+/// reqwest errors print the URL; the message keeps only the cause.
+fn without_url(error: &reqwest::Error) -> String {
+    use std::error::Error;
+    let mut cause = error.source();
+    let mut last = None;
+    while let Some(c) = cause {
+        last = Some(c.to_string());
+        cause = c.source();
+    }
+    last.unwrap_or_else(|| "connection error".into())
+}
+
+#[async_trait]
+impl Runner for HttpRunner {
+    async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
+        tokio::select! {
+            result = self.send(arguments) => {
+                result.unwrap_or_else(|message| text_result(message, true))
+            }
+            () = cx.cancellation().cancelled() => text_result("cancelled", true),
+        }
+    }
+}

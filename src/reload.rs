@@ -1,0 +1,123 @@
+//! Hot reload triggers: SIGHUP, and a change of any configuration file.
+//! Each trigger loads the configuration again and asks the app to swap its
+//! capabilities; a configuration that does not load or build is refused
+//! with a logged reason and the running one keeps serving.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use notify::RecursiveMode;
+use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
+use tokio::sync::mpsc;
+
+use crate::{app::Reloader, config::ConfigSources};
+
+/// Loads `sources` and reloads; logs and returns the outcome. Blocking:
+/// reading files and indexing docs happen here.
+pub fn reload_now(reloader: &Reloader, sources: &ConfigSources) -> anyhow::Result<()> {
+    let outcome = sources
+        .load()
+        .map_err(anyhow::Error::from)
+        .and_then(|config| reloader.reload(&config));
+    match &outcome {
+        Ok(()) => tracing::info!("configuration reloaded"),
+        Err(error) => {
+            tracing::error!(reason = %format!("{error:#}"), "configuration reload refused; the previous configuration keeps serving");
+        }
+    }
+    outcome
+}
+
+/// Runs [`reload_now`] on the blocking pool, so indexing a large docs
+/// source does not hold up request handling; the outcome is logged there.
+async fn reload_in_background(reloader: &Reloader, sources: &ConfigSources) {
+    let (reloader, sources) = (reloader.clone(), sources.clone());
+    let _ = tokio::task::spawn_blocking(move || reload_now(&reloader, &sources)).await;
+}
+
+/// Watches the configuration files; dropping it stops the watching.
+pub struct ConfigWatcher {
+    _debouncer: Debouncer<notify::RecommendedWatcher>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ConfigWatcher {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The files a reload reads: each `--config` file and, when read,
+/// `config/default.toml` in the working directory.
+fn watched_files(sources: &ConfigSources) -> Vec<PathBuf> {
+    let mut files = sources.files.clone();
+    let default = Path::new("config/default.toml");
+    if sources.read_default_file && default.is_file() {
+        files.push(default.to_owned());
+    }
+    files
+}
+
+/// Reloads whenever one of the configuration files changes. Folders are
+/// watched (editors replace files), and events for other files are ignored.
+pub fn watch(
+    reloader: Reloader,
+    sources: ConfigSources,
+    debounce: std::time::Duration,
+) -> anyhow::Result<ConfigWatcher> {
+    let files: Vec<PathBuf> = watched_files(&sources)
+        .iter()
+        .filter_map(|f| std::fs::canonicalize(f).ok())
+        .collect();
+    let (tx, mut rx) = mpsc::channel::<()>(1);
+    let wanted = files.clone();
+    let mut debouncer = new_debouncer(debounce, move |result: DebounceEventResult| {
+        let relevant = result.is_ok_and(|events| {
+            events.iter().any(|e| {
+                let path = std::fs::canonicalize(&e.path).unwrap_or_else(|_| e.path.clone());
+                wanted.contains(&path)
+            })
+        });
+        if relevant {
+            let _ = tx.try_send(());
+        }
+    })
+    .context("starting the configuration watcher")?;
+    let mut folders: Vec<&Path> = files.iter().filter_map(|f| f.parent()).collect();
+    folders.sort();
+    folders.dedup();
+    for folder in folders {
+        debouncer
+            .watcher()
+            .watch(folder, RecursiveMode::NonRecursive)
+            .with_context(|| format!("watching {}", folder.display()))?;
+    }
+    let task = tokio::spawn(async move {
+        while rx.recv().await.is_some() {
+            reload_in_background(&reloader, &sources).await;
+        }
+    });
+    Ok(ConfigWatcher {
+        _debouncer: debouncer,
+        task,
+    })
+}
+
+/// Reloads on every SIGHUP until the process ends.
+#[cfg(unix)]
+pub fn on_sighup(reloader: Reloader, sources: ConfigSources) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hangups = signal(SignalKind::hangup()).context("listening for SIGHUP")?;
+    tokio::spawn(async move {
+        while hangups.recv().await.is_some() {
+            tracing::info!("SIGHUP: reloading the configuration");
+            reload_in_background(&reloader, &sources).await;
+        }
+    });
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn on_sighup(_reloader: Reloader, _sources: ConfigSources) -> anyhow::Result<()> {
+    Ok(())
+}

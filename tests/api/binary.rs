@@ -1,0 +1,103 @@
+//! The real `teamgate serve` binary as a child process: for what only a
+//! process shows (environment secrets, SIGHUP, personal tokens made with the
+//! CLI). Its environment is set on the child, never on the test process.
+//! Authentication is on (the default): clients connect with `token()`.
+
+use std::{
+    io::{BufRead, BufReader},
+    path::Path,
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use crate::helpers::repo_path;
+
+pub struct Served {
+    pub child: Child,
+    pub url: String,
+    config: std::path::PathBuf,
+    store_url: String,
+    /// The process's own SQLite store, removed when the test ends.
+    _store: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// A personal token for `user` with `scopes` (none: the default "*"),
+    /// made with `teamgate token create` on the same store.
+    pub fn token(&self, user: &str, scopes: &[&str]) -> String {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
+        command
+            .args(["token", "--config"])
+            .arg(&self.config)
+            .args(["create", "--user", user])
+            .current_dir(repo_path(""))
+            .env("TEAMGATE__STORE__URL", &self.store_url);
+        for scope in scopes {
+            command.args(["--scope", scope]);
+        }
+        let output = command.output().expect("teamgate token create runs");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        stdout.lines().last().expect("the token").trim().to_owned()
+    }
+
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, signal).expect("signal delivered");
+    }
+}
+
+/// Starts `teamgate serve --config <config>` on a free loopback port with
+/// `envs` and returns once it logged the URL it serves.
+pub fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
+    let store = tempfile::tempdir().expect("temp dir");
+    let store_url = format!("sqlite://{}/teamgate.db", store.path().display());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
+    command
+        .env("TEAMGATE__STORE__URL", &store_url)
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(config)
+        .current_dir(repo_path(""))
+        .env("TEAMGATE__LOG__FORMAT", "json")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("teamgate starts");
+    let stderr = child.stderr.take().expect("stderr piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(start) = line.find("http://127.0.0.1:") {
+                let url: String = line[start..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '"')
+                    .collect();
+                let _ = tx.send(url);
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("teamgate logs its URL");
+    Served {
+        child,
+        url,
+        config: config.to_owned(),
+        store_url,
+        _store: store,
+    }
+}

@@ -1,0 +1,106 @@
+//! `[[sources.files]]` over a real folder: reads in parts, escapes through
+//! `..`, absolute paths and symlinks refused, `.gitignore`-aware search.
+
+use serde_json::json;
+use teamgate::config::FilesSourceConfig;
+
+use crate::{
+    helpers::spawn_app_with,
+    sdk::{self, call, text},
+};
+
+#[tokio::test]
+async fn reads_and_searches_inside_the_root_only() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.md"), "top secret").unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    std::fs::create_dir_all(r.join("src/deep")).unwrap();
+    std::fs::write(r.join("src/lib.rs"), "pub fn alpha() {}\n// TODO: beta\n").unwrap();
+    std::fs::write(r.join("src/deep/mod.rs"), "fn gamma() { todo!() }\n").unwrap();
+    std::fs::write(r.join("notes.md"), "0123456789abcdefghij").unwrap();
+    std::fs::write(r.join("ignored.md"), "TODO hidden by gitignore").unwrap();
+    std::fs::write(r.join(".gitignore"), "ignored.md\n").unwrap();
+    std::fs::write(r.join("data.bin"), "TODO not an allowed extension").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), r.join("link.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), r.join("outside")).unwrap();
+
+    let config: FilesSourceConfig = serde_json::from_value(json!({
+        "name": "repo", "root": r.to_string_lossy(), "extensions": ["rs", "md"],
+        "max_read_bytes": 8, "max_results": 10,
+    }))
+    .unwrap();
+    let app = spawn_app_with(|c| c.sources.files = vec![config]).await;
+    let (client, _) = sdk::connect(&app.url, None).await;
+
+    let read = call(
+        &client,
+        "read_file",
+        json!({"path": "notes.md", "offset": 4}),
+    )
+    .await;
+    assert_eq!(read["isError"], false, "{read}");
+    assert!(text(&read).starts_with("456789ab"), "{read}");
+    assert!(
+        text(&read).contains("offset = 12"),
+        "says how to read on: {read}"
+    );
+    let read = call(
+        &client,
+        "read_file",
+        json!({"path": "./src/lib.rs", "length": 6}),
+    )
+    .await;
+    assert_eq!(
+        text(&read),
+        "pub fn\n[… 26 more bytes: call read_file again with offset = 6]"
+    );
+
+    for (path, why) in [
+        ("../secret.md", "without `..`"),
+        ("src/../../secret.md", "without `..`"),
+        ("/etc/passwd", "without `..`"),
+        ("link.md", "outside"),
+        ("outside/secret.md", "outside"),
+        ("data.bin", "extension"),
+        ("nope.md", "does not exist"),
+    ] {
+        let refused = call(&client, "read_file", json!({"path": path})).await;
+        assert_eq!(refused["isError"], true, "{path}");
+        assert!(text(&refused).contains(why), "{path}: {refused}");
+        assert!(!text(&refused).contains("top secret"));
+    }
+
+    let found = call(&client, "search_files", json!({"pattern": "todo"})).await;
+    let matches = found["structuredContent"]["matches"].as_array().unwrap();
+    let paths: Vec<&str> = matches
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["src/deep/mod.rs", "src/lib.rs"], "{found}");
+    assert_eq!(matches[1]["line"], 2);
+    assert_eq!(matches[1]["text"], "// TODO: beta");
+    let globbed = call(
+        &client,
+        "search_files",
+        json!({"pattern": "fn", "glob": "src/*.rs"}),
+    )
+    .await;
+    let globbed = globbed["structuredContent"]["matches"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        globbed.iter().all(|m| m["path"] == "src/lib.rs"),
+        "{globbed:?}"
+    );
+    let limited = call(&client, "search_files", json!({"pattern": ".", "limit": 1})).await;
+    assert_eq!(limited["structuredContent"]["truncated"], true);
+    let bad = call(&client, "search_files", json!({"pattern": "("})).await;
+    assert_eq!(bad["isError"], true);
+    assert!(
+        text(&bad).contains("not a valid regular expression"),
+        "{bad}"
+    );
+    client.cancel().await.unwrap();
+}

@@ -1,0 +1,100 @@
+//! Hot reload: a new configuration swaps the capabilities atomically and
+//! clients hear `list_changed`; an invalid one is refused and the old one
+//! keeps serving. Triggered directly, by a file change, and by SIGHUP.
+
+use std::time::Duration;
+
+use serde_json::json;
+use teamgate::{config::ConfigSources, reload};
+
+use crate::{
+    binary,
+    command_tools::command,
+    helpers::{repo_path, spawn_app, test_config},
+    sdk::{self, Heard, call, hear},
+};
+
+fn echo_tool(name: &str) -> teamgate::config::CommandToolConfig {
+    command(json!({"name": name, "description": "echo", "program": "/bin/echo", "args": [name]}))
+}
+
+async fn tool_names(client: &sdk::Client) -> Vec<String> {
+    let tools = client.list_all_tools().await.unwrap();
+    tools.into_iter().map(|t| t.name.to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_reload_adds_a_tool_and_a_broken_one_is_refused() {
+    let app = spawn_app().await;
+    let (client, mut heard) = sdk::connect(&app.url, None).await;
+    assert!(!tool_names(&client).await.contains(&"added".to_owned()));
+
+    let mut config = test_config();
+    config.tools.command = vec![echo_tool("added")];
+    app.reloader
+        .reload(&config)
+        .expect("a valid configuration reloads");
+    hear(&mut heard, &Heard::ToolsChanged).await;
+    assert!(tool_names(&client).await.contains(&"added".to_owned()));
+    let result = call(&client, "added", json!({})).await;
+    assert_eq!(result["structuredContent"]["stdout"], "added\n");
+
+    // A configuration that cannot be built is refused whole.
+    let mut broken = test_config();
+    broken.tools.command = vec![echo_tool("other")];
+    broken.tools.command[0].secret_env = vec!["TEAMGATE_TEST_UNSET_VARIABLE".into()];
+    let error = app.reloader.reload(&broken).unwrap_err().to_string();
+    assert!(error.contains("TEAMGATE_TEST_UNSET_VARIABLE"), "{error}");
+    let names = tool_names(&client).await;
+    assert!(names.contains(&"added".to_owned()) && !names.contains(&"other".to_owned()));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_changed_configuration_file_reloads_and_an_invalid_edit_is_refused() {
+    let app = spawn_app().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    let conformance = std::fs::read_to_string(repo_path("config/conformance.toml")).unwrap();
+    std::fs::write(&file, &conformance).unwrap();
+    let sources = ConfigSources::files_only(vec![file.clone()]);
+    let _watcher = reload::watch(app.reloader.clone(), sources, Duration::from_millis(50)).unwrap();
+    let (client, mut heard) = sdk::connect(&app.url, None).await;
+
+    // An edit that does not load changes nothing.
+    std::fs::write(&file, format!("{conformance}\n[server]\nlisten_port = 1\n")).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    std::fs::write(
+        &file,
+        format!("{conformance}\n[[prompts]]\nname = \"added_prompt\"\ntemplate = \"Hello\"\n"),
+    )
+    .unwrap();
+    let heard = hear(&mut heard, &Heard::PromptsChanged).await;
+    assert!(
+        !heard.contains(&Heard::ToolsChanged),
+        "only prompts changed: {heard:?}"
+    );
+    let prompts = client.list_all_prompts().await.unwrap();
+    assert!(prompts.iter().any(|p| p.name == "added_prompt"));
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn sighup_reloads_the_running_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    std::fs::write(&file, "[reload]\nwatch = false\ndebounce = \"50ms\"\n").unwrap();
+    let served = binary::serve(&file, &[]);
+    let token = served.token("alice", &[]);
+    let (client, mut heard) = sdk::connect_as(&served.url, Some(&token), None).await;
+    assert!(!tool_names(&client).await.contains(&"hup".to_owned()));
+    std::fs::write(
+        &file,
+        "[reload]\nwatch = false\ndebounce = \"50ms\"\n[[tools.command]]\nname = \"hup\"\ndescription = \"echo\"\nprogram = \"/bin/echo\"\n",
+    )
+    .unwrap();
+    served.signal(nix::sys::signal::Signal::SIGHUP);
+    hear(&mut heard, &Heard::ToolsChanged).await;
+    assert!(tool_names(&client).await.contains(&"hup".to_owned()));
+    client.cancel().await.unwrap();
+}
