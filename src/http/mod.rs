@@ -33,6 +33,8 @@ pub struct HttpParts {
     pub guard: GuardConfig,
     pub health: Health,
     pub auth: AuthState,
+    /// Spans and metrics of requests that reach the engine.
+    pub observer: crate::telemetry::Observer,
 }
 
 impl GuardConfig {
@@ -53,6 +55,11 @@ pub fn router(parts: HttpParts) -> Router {
     let guard = Arc::new(parts.guard);
     let mcp = Router::new()
         .route_service(&parts.mcp_path, parts.mcp)
+        // Innermost: one span and the measurements per request the engine serves.
+        .layer(middleware::from_fn_with_state(
+            parts.observer,
+            crate::telemetry::observe,
+        ))
         // Inner: reads and checks the body once (size, syntax, depth), then
         // session ownership, scopes and audit room; gives every error reply
         // the JSON-RPC shape.

@@ -14,4 +14,5 @@ mod mrtr;
 mod replicas;
 mod stdio;
 mod store;
+mod telemetry;
 mod tidy;
