@@ -179,6 +179,7 @@ impl App {
         let observer = Observer {
             metrics: self.metrics.clone(),
             mcp_path: self.config.mcp.path.clone(),
+            max_body_bytes: self.config.server.max_body_bytes,
         };
         let router = http::router(HttpParts {
             mcp_path: self.config.mcp.path.clone(),

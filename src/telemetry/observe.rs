@@ -24,10 +24,10 @@ use axum::{
     extract::{Request, State},
     http::{HeaderMap, Method, header},
     middleware::Next,
-    response::Response,
+    response::{IntoResponse, Response},
 };
 use http_body::Frame;
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, Limited};
 use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde::Deserialize;
@@ -36,7 +36,7 @@ use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::Metrics;
-use crate::registry::Caller;
+use crate::{http::error::HttpError, registry::Caller};
 
 /// The first protocol revision served without sessions.
 const MODERN: &str = "2026-07-28";
@@ -69,6 +69,9 @@ struct Reached(AtomicBool);
 pub struct Observer {
     pub metrics: Metrics,
     pub mcp_path: String,
+    /// `server.max_body_bytes`: the guard in front has enforced it already;
+    /// this layer never reads more whatever the stack's order.
+    pub max_body_bytes: usize,
 }
 
 /// What the span needs of a JSON-RPC message; everything else is skipped.
@@ -186,11 +189,10 @@ pub async fn observe(State(observer): State<Observer>, request: Request, next: N
     let (mut parts, body) = request.into_parts();
     // The guard has read, bounded and checked a POST body already; these
     // are its bytes, in memory.
-    let bytes = body
-        .collect()
-        .await
-        .map(|c| c.to_bytes())
-        .unwrap_or_default();
+    let bytes = match Limited::new(body, observer.max_body_bytes).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return HttpError::PayloadTooLarge(observer.max_body_bytes).into_response(),
+    };
     let message: Message = serde_json::from_slice(&bytes).unwrap_or_default();
     let facts = Facts::of(&parts, &message);
     let span = tracing::info_span!(
@@ -343,7 +345,7 @@ impl http_body::Body for Watched {
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
                 if let (Some(data), Some(finish)) = (frame.data_ref(), self.finish.as_mut())
-                    && memchr_error(data)
+                    && carries_error(data)
                 {
                     finish.saw_error = true;
                 }
@@ -376,7 +378,7 @@ impl Drop for Watched {
 }
 
 /// Whether a reply chunk carries a JSON-RPC error object.
-fn memchr_error(data: &Bytes) -> bool {
+fn carries_error(data: &Bytes) -> bool {
     data.windows(9).any(|w| w == b"\"error\":{")
 }
 

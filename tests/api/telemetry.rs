@@ -55,6 +55,16 @@ async fn metrics_count_requests_tool_calls_clients_and_latency() {
         json!({"name": "test_error_handling", "arguments": {}}),
     )
     .await;
+    // An SSE reply (progress, then the result) is measured to its end: >= 100 ms.
+    let streamed = app
+        .session_call(
+            &session,
+            4,
+            "tools/call",
+            json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "p"}}),
+        )
+        .await;
+    assert!(streamed.get("result").is_some(), "{streamed}");
     let (status, _) = app.modern_call(3, "tools/list", json!({})).await;
     assert_eq!(status, 200);
     let (status, text) = scrape(&app.base(), None).await;
@@ -92,7 +102,26 @@ async fn metrics_count_requests_tool_calls_clients_and_latency() {
         "teamgate_mcp_request_duration_seconds_count",
         &["method=\"tools/call\""],
     );
-    assert!(text.contains("teamgate_mcp_streams_active"), "{text}");
+    let fast = sample(
+        &text,
+        "teamgate_mcp_request_duration_seconds_bucket",
+        &["method=\"tools/call\"", "le=\"0.05\""],
+    );
+    let all = sample(
+        &text,
+        "teamgate_mcp_request_duration_seconds_count",
+        &["method=\"tools/call\""],
+    );
+    let (fast, all) = (fast.expect("a 50 ms bucket"), all.expect("a count"));
+    assert!(
+        fast < all,
+        "the progress call took >= 100 ms to its last byte: {fast:?} < {all:?}"
+    );
+    assert_eq!(
+        sample(&text, "teamgate_mcp_streams_active", &[]),
+        Some(0.0),
+        "every stream closed: {text}"
+    );
     assert!(text.contains("teamgate_sessions_active"), "{text}");
     app.stop().await;
 }
@@ -372,7 +401,21 @@ async fn the_binary_exports_spans_and_metrics_over_otlp_and_logs_no_secret() {
     let _ = server.0.start_kill();
     let _ = server.0.wait().await;
     let log = std::fs::read_to_string(&log_path).unwrap();
-    assert!(log.contains(trace_id), "the log line carries the trace id");
+    let line = log
+        .lines()
+        .find(|l| l.contains("\"message\":\"mcp request\"") && l.contains("test_simple_text"))
+        .expect("one log line for the call");
+    for field in [
+        trace_id,
+        "\"user\":\"otel-tester\"",
+        "\"era\":\"modern\"",
+        "\"outcome\":\"ok\"",
+        "\"protocol_version\":\"2026-07-28\"",
+        "\"client\":\"otel-test-client\"",
+        "latency_ms",
+    ] {
+        assert!(line.contains(field), "{field} not in {line}");
+    }
     let secret = token.rsplit('_').next().unwrap();
     for (what, value) in [
         ("token", token.as_str()),

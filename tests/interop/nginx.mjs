@@ -39,7 +39,10 @@ await check('the SDK client connects through nginx with a personal token', async
 });
 
 await check('progress notifications arrive before the result (no buffering)', async () => {
-  // The tool reports progress at 0, 50 and 100 ms, then answers. Buffered, all would arrive together.
+  // The tool reports progress at 0, 50 and 100 ms, then answers; buffered, all would arrive together
+  // (nginx 1.22 happened to pass these small chunks on promptly even with proxy_buffering on and
+  // X-Accel-Buffering ignored, or with gzip on: the check catches a proxy that holds the reply back,
+  // whatever the cause.)
   const start = performance.now();
   const arrivals = [];
   const result = await client.callTool({ name: 'test_tool_with_progress', arguments: {} }, undefined,
@@ -49,7 +52,7 @@ await check('progress notifications arrive before the result (no buffering)', as
   if (arrivals.length < 3) throw new Error(`${arrivals.length} progress notifications`);
   const lead = done - arrivals[0];
   const figures = `progress at ${arrivals.map((t) => t.toFixed(0)).join(', ')} ms, result at ${done.toFixed(0)} ms`;
-  if (lead < 60) throw new Error(`the first progress came only ${lead.toFixed(0)} ms before the result: ${figures}`);
+  if (lead < 40 || arrivals[2] - arrivals[0] < 40) throw new Error(`the first progress came only ${lead.toFixed(0)} ms before the result: ${figures}`);
   return figures;
 });
 
