@@ -127,6 +127,40 @@ async fn metrics_count_requests_tool_calls_clients_and_latency() {
 }
 
 #[tokio::test]
+async fn a_traceparent_header_continues_into_the_audit_record() {
+    let app = spawn_app().await;
+    let session = app.initialize("2025-11-25").await;
+    let trace_id = "0af7651916cd43dd8448eb211c80319c";
+    let response = app
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "test_simple_text", "arguments": {}}}),
+            &[
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2025-11-25"),
+                ("traceparent", &format!("00-{trace_id}-b7ad6b7169203331-01")),
+            ],
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let mut records = Vec::new();
+    for _ in 0..100 {
+        records = app.store.audit_tail(None, 0, 10).await.unwrap();
+        if !records.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let record = records.first().expect("the call is audited");
+    assert_eq!(
+        record.trace_id, trace_id,
+        "span, logs and audit share the caller's trace"
+    );
+    assert_eq!(record.outcome, "ok");
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn authentication_failures_are_counted() {
     let app = spawn_app_with(|c| c.auth.mode = teamgate::config::AuthMode::Required).await;
     let refused = app
