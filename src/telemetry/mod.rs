@@ -13,7 +13,7 @@ use anyhow::Context;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig as _};
 use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
-use tracing_subscriber::{EnvFilter, Layer, Registry, fmt, prelude::*};
+use tracing_subscriber::{EnvFilter, Layer, Registry, filter::Targets, fmt, prelude::*};
 
 pub use metrics::{Metrics, metrics_router};
 pub use observe::{Observed, Observer, TraceId, observe, observe_outer};
@@ -38,10 +38,13 @@ impl Drop for TelemetryGuard {
 /// Logs for `serve`, plus OTLP traces when `telemetry.otlp_endpoint` is set.
 pub fn init(config: &Config) -> anyhow::Result<TelemetryGuard> {
     let tracer = tracer_provider(&config.telemetry)?;
+    // Exported: teamgate's own spans (one per MCP request, and what runs
+    // inside it), not the libraries' internals, whatever `log.level` says.
     let otel = tracer.as_ref().map(|provider| {
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("teamgate"))
             .with_tracked_inactivity(false)
+            .with_filter(Targets::new().with_target("teamgate", tracing::Level::INFO))
     });
     install(&config.log, otel)?;
     Ok(TelemetryGuard { tracer })
@@ -75,9 +78,9 @@ where
     } else {
         fmt::layer().with_writer(std::io::stderr).boxed()
     };
-    // The OTel layer sits next to the filter, not under it: spans below the
-    // log level are still exported. A second init (tests building several
-    // apps) keeps the first subscriber.
+    // The OTel layer has its own filter, so `log.level = "warn"` does not
+    // stop request spans from being exported. A second init (tests building
+    // several apps) keeps the first subscriber.
     let _ = tracing_subscriber::registry()
         .with(otel)
         .with(output.with_filter(filter))

@@ -418,6 +418,18 @@ async fn the_binary_exports_spans_and_metrics_over_otlp_and_logs_no_secret() {
     assert!(attribute("era").contains("modern"));
     assert!(attribute("outcome").contains("ok"));
     assert!(attribute("client").contains("otel-test-client"));
+    let libraries: Vec<String> = received
+        .lock()
+        .unwrap()
+        .spans
+        .iter()
+        .filter(|s| s.name == "serve_inner" || s.name.starts_with("HTTP"))
+        .map(|s| s.name.clone())
+        .collect();
+    assert!(
+        libraries.is_empty(),
+        "only teamgate's spans are exported: {libraries:?}"
+    );
     let names = received.lock().unwrap().metric_names.clone();
     for metric in [
         "teamgate.mcp.requests",
