@@ -28,9 +28,11 @@ case "${1:-}" in
     # Forget the dummy crate so the real one is rebuilt.
     rm -rf "$(out_dir)"/teamgate "$(out_dir)"/deps/teamgate-* "$(out_dir)"/deps/libteamgate-* \
       "$(out_dir)"/.fingerprint/teamgate-*
+    touch "$TARGET/.image-deps-only"
     ;;
   build)
-    touch src/main.rs src/lib.rs
+    # After `deps`, the copied sources may be older than the dummy build: make cargo see them.
+    if [[ -f "$TARGET/.image-deps-only" ]]; then touch src/main.rs src/lib.rs; rm -f "$TARGET/.image-deps-only"; fi
     # shellcheck disable=SC2086  # TEAMGATE_BUILD_TARGETS is a list of cargo arguments
     cargo build --locked --profile "$(cargo_profile)" ${TEAMGATE_BUILD_TARGETS:---bin teamgate}
     ;;

@@ -268,3 +268,50 @@ async fn scrape(State(scrape): State<Scrape>, headers: HeaderMap) -> Response {
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metrics() -> Metrics {
+        let config: crate::Config = crate::config::ConfigSources::files_only(vec![])
+            .load()
+            .expect("defaults load");
+        Metrics::new(&config.telemetry).expect("metrics build")
+    }
+
+    #[test]
+    fn caller_chosen_label_values_are_bounded() {
+        let metrics = metrics();
+        for i in 0..MAX_LABEL_VALUES {
+            assert_eq!(metrics.method_label(&format!("m{i}")), format!("m{i}"));
+        }
+        assert_eq!(metrics.method_label("one-too-many"), "other");
+        assert_eq!(
+            metrics.method_label("m7"),
+            "m7",
+            "known values keep their name"
+        );
+        let long = "x".repeat(500);
+        assert_eq!(metrics.method_label(&long), "other");
+    }
+
+    #[test]
+    fn the_exposition_names_each_instrument_once_used() {
+        let metrics = metrics();
+        metrics.request("tools/call", "modern", "ok", Some(0.01));
+        metrics.tool_call("echo", "ok");
+        metrics.rate_limited();
+        metrics.auth_failure(401);
+        let text = metrics.render();
+        for name in [
+            "teamgate_mcp_requests_total",
+            "teamgate_mcp_request_duration_seconds_bucket",
+            "teamgate_mcp_tool_calls_total",
+            "teamgate_http_rate_limited_total",
+            "teamgate_auth_failures_total",
+        ] {
+            assert!(text.contains(name), "{name} missing from:\n{text}");
+        }
+    }
+}
