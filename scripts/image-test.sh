@@ -4,6 +4,7 @@
 # binary the way the image does (its ENTRYPOINT and CMD, /etc/teamgate/teamgate.toml, the data volume
 # as working directory) under a scratch root, and probes it with the image's HEALTHCHECK command.
 # Only the listen address (loopback) and the data path (the scratch root) are overridden.
+# Then checks deploy/'s compose file and Kubernetes manifests (tests/interop/deploy_check.py).
 # Usage: scripts/image-test.sh
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,4 +64,12 @@ kill -TERM "$pid"; for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; 
 if kill -0 "$pid" 2>/dev/null; then not_ok "SIGTERM did not stop the server within 15 s"; else wait "$pid"; rc=$?; [[ $rc -eq 0 ]] && ok "SIGTERM drains and exits 0" || not_ok "exit status $rc after SIGTERM"; fi
 pid=""
 if [[ -z "$TOKEN" ]] || grep -qF -- "${TOKEN##*_}" "$STAGE/serve.log"; then not_ok "the token appears in the log"; else ok "no token in the log"; fi
+
+# deploy/'s manifests, structurally (no engine or cluster to apply them here).
+cd "$ROOT"
+if scripts/install-test-deps.sh >/dev/null && .cache/venv/bin/python tests/interop/deploy_check.py "$ROOT"; then
+  ok "deploy/ compose and Kubernetes manifests"
+else
+  not_ok "deploy/ compose and Kubernetes manifests"
+fi
 finish
