@@ -314,6 +314,8 @@ async fn the_binary_exports_spans_and_metrics_over_otlp_and_logs_no_secret() {
         ])
         .env("TEAMGATE__TELEMETRY__OTLP_ENDPOINT", &otlp)
         .env("TEAMGATE__TELEMETRY__EXPORT_INTERVAL", "300ms")
+        // The SDK's standard knob: export span batches every 200 ms instead of 5 s.
+        .env("OTEL_BSP_SCHEDULE_DELAY", "200")
         .env("TEAMGATE__TELEMETRY__METRICS__TOKEN", scrape_token)
         .env(
             "TEAMGATE__MCP__REQUEST_STATE_KEYS",
@@ -376,7 +378,7 @@ async fn the_binary_exports_spans_and_metrics_over_otlp_and_logs_no_secret() {
     assert_eq!(refused.status(), 401);
 
     let mut span = None;
-    for _ in 0..100 {
+    for _ in 0..200 {
         {
             let got = received.lock().unwrap();
             span = got
