@@ -49,6 +49,10 @@ code="$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL" -H 'content-type: 
   -H 'accept: application/json, text/event-stream' -d '{"jsonrpc":"2.0","id":1,"method":"tools/list"}')"
 if [[ "$code" == 401 ]]; then passed=$((passed + 1)); echo "ok - no token: 401"; else failed=$((failed + 1)); failures+=("no-token:$code"); fi
 
+# Every client above authenticated with $TOKEN: neither it nor its secret part may be in the log.
+if grep -qF -- "${TOKEN##*_}" "$LOG"; then failed=$((failed + 1)); failures+=("token-in-log")
+else passed=$((passed + 1)); echo "ok - no token in the server log ($(wc -l <"$LOG") lines scanned)"; fi
+
 # A server that survived everything above must still be alive.
 if kill -0 "$SERVER" 2>/dev/null; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("server-alive"); fi
 [[ ${#failures[@]} -gt 0 ]] && echo "interop: failed: ${failures[*]} (server log: $LOG)"

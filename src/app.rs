@@ -25,7 +25,11 @@ use crate::{
     providers::{self, builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
     store::{self, Backend, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
+    telemetry::{self, Metrics, Observer},
 };
+
+/// How often the active-sessions gauge is refreshed.
+const SESSIONS_GAUGE_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How often revocations made elsewhere (CLI, other replicas) are picked up.
 const REVOCATION_POLL: std::time::Duration = std::time::Duration::from_millis(250);
@@ -40,6 +44,7 @@ pub struct App {
     store: Store,
     events: Arc<SqlEventStore>,
     sessions: Arc<Sessions>,
+    metrics: Metrics,
     /// Ends every rmcp session and stream when cancelled.
     engine_shutdown: CancellationToken,
 }
@@ -108,7 +113,9 @@ impl App {
             },
         ));
         let config_limits = config.clone();
+        let metrics = Metrics::new(&config.telemetry)?;
         Ok(Self {
+            metrics,
             health: Health::new(Some(store.clone())),
             config,
             shared,
@@ -207,7 +214,12 @@ impl App {
         if let Some(origin) = origin_of(&server.public_url) {
             browser_origins.push(origin);
         }
-        http::router(HttpParts {
+        let observer = Observer {
+            metrics: self.metrics.clone(),
+            mcp_path: config.mcp.path.clone(),
+            max_body_bytes: config.server.max_body_bytes,
+        };
+        let router = http::router(HttpParts {
             mcp_path: config.mcp.path.clone(),
             mcp,
             guard: GuardConfig::from_config(
@@ -228,7 +240,23 @@ impl App {
             rate_limits: self.rate_limits.clone(),
             max_in_flight: config.limits.max_in_flight,
             compression_min_bytes: config.limits.compression_min_bytes,
+            observer: observer.clone(),
         })
+        .layer(axum::middleware::from_fn_with_state(
+            observer,
+            telemetry::observe_outer,
+        ));
+        let metrics = &self.config.telemetry.metrics;
+        if metrics.enabled && metrics.listen.is_empty() {
+            router.merge(self.metrics_router())
+        } else {
+            router
+        }
+    }
+
+    /// `/metrics` (Prometheus text), on the main listener or its own.
+    pub fn metrics_router(&self) -> Router {
+        telemetry::metrics_router(self.metrics.clone(), &self.config.telemetry)
     }
 
     fn engine_config(&self) -> StreamableHttpServerConfig {
@@ -259,6 +287,29 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let router = self.router();
+        let metrics = &self.config.telemetry.metrics;
+        if metrics.enabled && !metrics.listen.is_empty() {
+            let addr = &metrics.listen;
+            let listener = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("telemetry.metrics.listen: cannot bind {addr}"))?;
+            tracing::info!(url = %format!("http://{}/metrics", listener.local_addr()?), "metrics listening");
+            let router = self.metrics_router();
+            let stop = self.engine_shutdown.clone();
+            tokio::spawn(async move {
+                let served = axum::serve(listener, router)
+                    .with_graceful_shutdown(async move { stop.cancelled().await })
+                    .await;
+                if let Err(error) = served {
+                    tracing::warn!(%error, "metrics listener failed");
+                }
+            });
+        }
+        tokio::spawn(sessions_gauge(
+            self.sessions.clone(),
+            self.metrics.clone(),
+            self.engine_shutdown.clone(),
+        ));
         tokio::spawn(purge_loop(
             self.store.clone(),
             self.events.clone(),
@@ -283,7 +334,12 @@ impl App {
             self.engine_shutdown.clone(),
         )
         .await
-        .context("HTTP server failed")
+        .context("HTTP server failed")?;
+        self.engine_shutdown.cancel();
+        // Pushes the last OTLP metrics; blocking, so off the executor.
+        let metrics = self.metrics.clone();
+        let _ = tokio::task::spawn_blocking(move || metrics.shutdown()).await;
+        Ok(())
     }
 }
 
@@ -334,6 +390,17 @@ impl Reloader {
         let registry = build_registry(config, &self.shared.bus)?;
         self.shared.replace_registry(Arc::new(registry));
         Ok(())
+    }
+}
+
+/// Keeps the active-sessions gauge current until `stop`.
+async fn sessions_gauge(sessions: Arc<Sessions>, metrics: Metrics, stop: CancellationToken) {
+    let mut ticks = tokio::time::interval(SESSIONS_GAUGE_EVERY);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => metrics.set_sessions(sessions.in_memory().await),
+            () = stop.cancelled() => return,
+        }
     }
 }
 

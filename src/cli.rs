@@ -123,7 +123,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
-    telemetry::init(&config.log)?;
+    let _telemetry = telemetry::init(&config)?;
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
     let app = App::build(config).await?;

@@ -39,6 +39,32 @@ pub struct Config {
     pub prompts: Vec<PromptConfig>,
     pub prompt_files: PromptFilesConfig,
     pub reload: ReloadConfig,
+    pub telemetry: TelemetryConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// Base URL of an OTLP/HTTP (protobuf) receiver, e.g.
+    /// `http://otel-collector:4318`; empty: nothing is exported.
+    pub otlp_endpoint: String,
+    /// `service.name` of the exported traces and metrics.
+    pub service_name: String,
+    /// How often metrics are pushed to the OTLP endpoint.
+    #[serde(with = "humantime_serde")]
+    pub export_interval: Duration,
+    pub metrics: MetricsConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Serve Prometheus text at `/metrics`.
+    pub enabled: bool,
+    /// Empty: `/metrics` is served on `server.listen`; an address: on its own listener.
+    pub listen: String,
+    /// When set, a scrape must send `Authorization: Bearer <token>`.
+    pub token: Secret,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -449,6 +475,33 @@ impl Config {
         }
         if self.audit.buffer < 16 {
             return Err(invalid("audit.buffer", "must be at least 16".into()));
+        }
+        let telemetry = &self.telemetry;
+        if !telemetry.otlp_endpoint.is_empty()
+            && !telemetry.otlp_endpoint.starts_with("http://")
+            && !telemetry.otlp_endpoint.starts_with("https://")
+        {
+            return Err(invalid(
+                "telemetry.otlp_endpoint",
+                "must be an http(s) URL such as \"http://otel-collector:4318\"".into(),
+            ));
+        }
+        if telemetry.export_interval < Duration::from_millis(100) {
+            return Err(invalid(
+                "telemetry.export_interval",
+                "must be at least 100ms".into(),
+            ));
+        }
+        if !telemetry.metrics.listen.is_empty()
+            && telemetry.metrics.listen.parse::<SocketAddr>().is_err()
+        {
+            return Err(invalid(
+                "telemetry.metrics.listen",
+                format!(
+                    "must be empty or an address like \"0.0.0.0:9090\", got {:?}",
+                    telemetry.metrics.listen
+                ),
+            ));
         }
         tracing_subscriber::EnvFilter::try_new(&self.log.level)
             .map_err(|e| invalid("log.level", e.to_string()))?;

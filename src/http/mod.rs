@@ -55,6 +55,8 @@ pub struct HttpParts {
     pub rate_limits: RateLimits,
     pub max_in_flight: usize,
     pub compression_min_bytes: u16,
+    /// Spans and metrics of requests that reach the engine.
+    pub observer: crate::telemetry::Observer,
 }
 
 impl GuardConfig {
@@ -114,6 +116,12 @@ pub fn router(parts: HttpParts) -> Router {
                 .layer(middleware::from_fn_with_state(
                     Arc::new(parts.guard),
                     guard::guard,
+                ))
+                // Innermost: one span and the measurements per request the
+                // engine serves (refusals above are counted where they happen).
+                .layer(middleware::from_fn_with_state(
+                    parts.observer,
+                    crate::telemetry::observe,
                 )),
         );
     let metadata = Router::new()

@@ -12,6 +12,7 @@ use crate::{
     audit::{Auditor, digest, record_id},
     registry::Caller,
     store::AuditRecord,
+    telemetry::{Observed, TraceId},
 };
 
 /// The caller the auth layer put on the HTTP request; stdio and
@@ -35,8 +36,21 @@ fn header(context: &RequestContext<RoleServer>, name: &str) -> String {
         .to_owned()
 }
 
-/// The W3C trace id of the call: from `traceparent` (header or `_meta`), or new.
+/// What the HTTP layer observing the request left for the call, if any.
+fn observed<T: Clone + Send + Sync + 'static>(context: &RequestContext<RoleServer>) -> Option<T> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<T>())
+        .cloned()
+}
+
+/// The W3C trace id of the call: the request span's (which continues a
+/// `traceparent` from the header or `_meta`), else from `traceparent`, or new.
 fn trace_id(context: &RequestContext<RoleServer>) -> String {
+    if let Some(TraceId(id)) = observed::<TraceId>(context) {
+        return id;
+    }
     let from_meta = context
         .meta
         .get("traceparent")
@@ -61,6 +75,8 @@ pub struct Audit {
     sink: AuditSink,
     started: Instant,
     record: AuditRecord,
+    /// The request span's outcome slot, so span, metrics and audit agree.
+    observed: Option<Arc<Observed>>,
 }
 
 impl Audit {
@@ -77,6 +93,7 @@ impl Audit {
         Self {
             sink: sink.clone(),
             started: Instant::now(),
+            observed: observed::<Arc<Observed>>(context),
             record: AuditRecord {
                 id: record_id(at_ms),
                 at_ms,
@@ -105,6 +122,9 @@ impl Audit {
             Err(error) => format!("error {}", error.code.0),
         };
         self.record.latency_ms = self.started.elapsed().as_millis() as i64;
+        if let Some(observed) = &self.observed {
+            observed.set(&self.record.outcome);
+        }
         self.sink.auditor.record(self.record).await;
     }
 }

@@ -18,6 +18,7 @@ use rmcp::{
 };
 use serde_json::Value;
 
+use super::methods::{REMOVED_IN_2026, STANDARD_METHODS};
 use super::{
     CallToolResponse, CallToolResult, GetPromptResponse, InputResponses, LoggingLevel, McpError,
     Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS,
@@ -489,31 +490,3 @@ impl ServerHandler for McpHandler {
         ))
     }
 }
-
-/// Requests 2026-07-28 removed: a modern request naming one is a missing method (404).
-const REMOVED_IN_2026: [&str; 5] = [
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-];
-
-/// Client-to-server request methods of the revisions teamgate serves.
-const STANDARD_METHODS: [&str; 15] = [
-    "initialize",
-    "ping",
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "logging/setLevel",
-    "subscriptions/listen",
-];

@@ -6,6 +6,7 @@
 mod calls;
 mod handler;
 mod listing;
+mod methods;
 mod mrtr;
 mod sessions;
 mod shared;

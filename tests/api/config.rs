@@ -216,3 +216,44 @@ async fn examples_that_need_no_secrets_build_a_server() {
         .expect("needs GITHUB_TOKEN");
     assert!(format!("{error:#}").contains("GITHUB_TOKEN"), "{error:#}");
 }
+
+/// Every leaf key of a TOML table, dotted, with its value as TOML writes it.
+fn leaf_keys(prefix: &str, table: &toml::Table, out: &mut Vec<(String, String)>) {
+    for (key, value) in table {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        match value {
+            toml::Value::Table(inner) => leaf_keys(&path, inner, out),
+            other => out.push((path, other.to_string())),
+        }
+    }
+}
+
+#[test]
+fn the_readme_reference_lists_every_key_with_its_default() {
+    let defaults: toml::Table = teamgate::config::EMBEDDED_DEFAULT.parse().unwrap();
+    let mut keys = Vec::new();
+    leaf_keys("", &defaults, &mut keys);
+    assert!(keys.len() > 30, "{keys:?}");
+    let readme = std::fs::read_to_string(repo_path("README.md")).unwrap();
+    let reference = &readme[readme
+        .find("## Configuration reference")
+        .expect("a Configuration reference section")..];
+    for (key, default) in keys {
+        let row = format!("| `{key}` | ");
+        let Some(at) = reference.find(&row) else {
+            panic!("README's configuration reference does not list `{key}`");
+        };
+        // Long defaults are shortened in the table; the others must match the file.
+        if default.chars().count() <= 40 {
+            let cell = format!("{row}`{default}` |");
+            assert!(
+                reference[at..].starts_with(&cell),
+                "README gives another default for `{key}`: expected {cell}"
+            );
+        }
+    }
+}

@@ -25,4 +25,5 @@ mod safety;
 mod sdk;
 mod stdio;
 mod store;
+mod telemetry;
 mod tidy;

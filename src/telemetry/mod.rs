@@ -1,0 +1,126 @@
+//! What operators see: log output (stderr only: stdout belongs to command
+//! output and to the protocol under `teamgate stdio`), OpenTelemetry traces
+//! over OTLP, the metrics behind `/metrics` and OTLP (`metrics`), and the
+//! per-request span and measurements on the MCP endpoint (`observe`).
+//! Holds no business logic.
+
+mod metrics;
+mod observe;
+
+use std::io::IsTerminal;
+
+use anyhow::Context;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig as _};
+use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
+use tracing_subscriber::{EnvFilter, Layer, Registry, filter::Targets, fmt, prelude::*};
+
+pub use metrics::{Metrics, metrics_router};
+pub use observe::{Observed, Observer, TraceId, observe, observe_outer};
+
+use crate::config::{Config, LogConfig, LogFormat, TelemetryConfig};
+
+/// Ends the OTLP trace pipeline (flushing what is queued) when dropped.
+pub struct TelemetryGuard {
+    tracer: Option<SdkTracerProvider>,
+}
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        if let Some(tracer) = self.tracer.take()
+            && let Err(error) = tracer.shutdown()
+        {
+            eprintln!("teamgate: OTLP trace export did not flush: {error}");
+        }
+    }
+}
+
+/// Logs for `serve`, plus OTLP traces when `telemetry.otlp_endpoint` is set.
+pub fn init(config: &Config) -> anyhow::Result<TelemetryGuard> {
+    let tracer = tracer_provider(&config.telemetry)?;
+    // Exported: teamgate's own spans (one per MCP request, and what runs
+    // inside it), not the libraries' internals, whatever `log.level` says.
+    let otel = tracer.as_ref().map(|provider| {
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("teamgate"))
+            .with_tracked_inactivity(false)
+            .with_filter(Targets::new().with_target("teamgate", tracing::Level::INFO))
+    });
+    install(&config.log, otel)?;
+    Ok(TelemetryGuard { tracer })
+}
+
+/// Logs only (`stdio`, `migrate` and the other one-shot commands).
+pub fn init_stderr(config: &LogConfig) -> anyhow::Result<()> {
+    install::<tracing_subscriber::layer::Identity>(config, None)
+}
+
+fn install<L>(config: &LogConfig, otel: Option<L>) -> anyhow::Result<()>
+where
+    L: Layer<Registry> + Send + Sync,
+{
+    // RUST_LOG, when set, wins: the usual escape hatch while debugging.
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(&config.level))
+        .context("log.level")?;
+    let json = match config.format {
+        LogFormat::Json => true,
+        LogFormat::Pretty => false,
+        LogFormat::Auto => !std::io::stderr().is_terminal(),
+    };
+    let output = if json {
+        fmt::layer()
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(std::io::stderr)
+            .boxed()
+    } else {
+        fmt::layer().with_writer(std::io::stderr).boxed()
+    };
+    // The OTel layer has its own filter, so `log.level = "warn"` does not
+    // stop request spans from being exported. A second init (tests building
+    // several apps) keeps the first subscriber.
+    let _ = tracing_subscriber::registry()
+        .with(otel)
+        .with(output.with_filter(filter))
+        .try_init();
+    Ok(())
+}
+
+/// The OTLP/HTTP span pipeline, when an endpoint is configured.
+fn tracer_provider(config: &TelemetryConfig) -> anyhow::Result<Option<SdkTracerProvider>> {
+    if config.otlp_endpoint.is_empty() {
+        return Ok(None);
+    }
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(signal_url(config, "traces"))
+        .with_timeout(EXPORT_TIMEOUT)
+        .with_headers(Default::default())
+        .build()
+        .context("telemetry.otlp_endpoint: cannot build the span exporter")?;
+    Ok(Some(
+        SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource(config))
+            .build(),
+    ))
+}
+
+/// How long one OTLP export may take before it is abandoned.
+const EXPORT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn signal_url(config: &TelemetryConfig, signal: &str) -> String {
+    format!("{}/v1/{signal}", config.otlp_endpoint.trim_end_matches('/'))
+}
+
+fn resource(config: &TelemetryConfig) -> Resource {
+    Resource::builder()
+        .with_service_name(config.service_name.clone())
+        .with_attribute(opentelemetry::KeyValue::new(
+            "service.version",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .build()
+}

@@ -1,0 +1,436 @@
+//! One span, one log line and the measurements of each MCP request.
+//!
+//! Two halves, so a request is described once whatever happens to it:
+//! `observe` sits right in front of the engine (after authentication and the
+//! input guard), where the caller is known and the body is already read and
+//! checked; `observe_outer` wraps the whole router and describes the
+//! requests refused before they got there (401, 403, 404, 413, 429, ...).
+//! A reply is measured to the end of its body, so the latency of an SSE
+//! reply includes its progress notifications.
+
+use std::{
+    collections::HashMap,
+    pin::Pin,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    task::{Context, Poll},
+    time::Instant,
+};
+
+use axum::{
+    body::{Body, Bytes},
+    extract::{Request, State},
+    http::{HeaderMap, Method, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use http_body::Frame;
+use http_body_util::{BodyExt, Limited};
+use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use serde::Deserialize;
+use serde_json::Value;
+use tracing::{Instrument, Span, field::Empty};
+use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+use super::Metrics;
+use crate::{http::error::HttpError, registry::Caller};
+
+/// The first protocol revision served without sessions.
+const MODERN: &str = "2026-07-28";
+
+/// Shared with the handler and the audit trail: the W3C trace id of the
+/// request (the caller's, from `traceparent`, or a new one).
+#[derive(Clone, Debug)]
+pub struct TraceId(pub String);
+
+/// Where the handler leaves the outcome of an audited call (`ok`,
+/// `tool_error`, `error -32602`, ...), so span, metrics and audit agree.
+#[derive(Default, Debug)]
+pub struct Observed(Mutex<Option<String>>);
+
+impl Observed {
+    pub fn set(&self, outcome: &str) {
+        *self.0.lock().expect("outcome lock") = Some(outcome.to_owned());
+    }
+
+    fn get(&self) -> Option<String> {
+        self.0.lock().expect("outcome lock").clone()
+    }
+}
+
+/// Set by the inner half: the request reached the engine.
+#[derive(Default)]
+struct Reached(AtomicBool);
+
+#[derive(Clone)]
+pub struct Observer {
+    pub metrics: Metrics,
+    pub mcp_path: String,
+    /// `server.max_body_bytes`: the guard in front has enforced it already;
+    /// this layer never reads more whatever the stack's order.
+    pub max_body_bytes: usize,
+}
+
+/// What the span needs of a JSON-RPC message; everything else is skipped.
+#[derive(Deserialize, Default)]
+struct Message {
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<Params>,
+}
+
+#[derive(Deserialize, Default)]
+struct Params {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+    #[serde(default, rename = "protocolVersion")]
+    protocol_version: Option<String>,
+    #[serde(default, rename = "clientInfo")]
+    client_info: Option<Value>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<Value>,
+}
+
+/// The request as the span and the metrics describe it.
+struct Facts {
+    method: String,
+    target: String,
+    user: String,
+    session: String,
+    version: String,
+    era: &'static str,
+    client: String,
+    traceparent: Option<String>,
+    post: bool,
+}
+
+fn header(headers: &HeaderMap, name: &str) -> String {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect()
+}
+
+fn era(version: &str) -> &'static str {
+    match version {
+        "" => "unknown",
+        v if v >= MODERN => "modern",
+        _ => "legacy",
+    }
+}
+
+impl Facts {
+    fn of(parts: &http::request::Parts, message: &Message) -> Self {
+        let params = message.params.as_ref();
+        let meta = params.and_then(|p| p.meta.as_ref());
+        let meta_str = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str);
+        let client_info = params
+            .and_then(|p| p.client_info.as_ref())
+            .or_else(|| meta.and_then(|m| m.get("io.modelcontextprotocol/clientInfo")));
+        let mut version = header(&parts.headers, "mcp-protocol-version");
+        if let Some(v) = meta_str("io.modelcontextprotocol/protocolVersion")
+            .or_else(|| params.and_then(|p| p.protocol_version.as_deref()))
+        {
+            version = v.chars().take(32).collect();
+        }
+        let method = match (&parts.method, &message.method) {
+            (&Method::POST, Some(method)) => method.chars().take(64).collect(),
+            (&Method::POST, None) => "response".to_owned(),
+            (method, _) => method.as_str().to_owned(),
+        };
+        let header_traceparent =
+            Some(header(&parts.headers, "traceparent")).filter(|t| !t.is_empty());
+        Self {
+            method,
+            target: params
+                .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
+                .unwrap_or_default()
+                .chars()
+                .take(200)
+                .collect(),
+            user: parts
+                .extensions
+                .get::<Caller>()
+                .map(|c| c.user.clone())
+                .unwrap_or_default(),
+            session: header(&parts.headers, "mcp-session-id"),
+            era: era(&version),
+            version,
+            client: client_info
+                .and_then(|c| c.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .chars()
+                .take(64)
+                .collect(),
+            traceparent: meta_str("traceparent")
+                .map(str::to_owned)
+                .or(header_traceparent),
+            post: parts.method == Method::POST,
+        }
+    }
+}
+
+/// The inner half: the span of a request that reached the engine.
+pub async fn observe(State(observer): State<Observer>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    if let Some(reached) = request.extensions().get::<Arc<Reached>>() {
+        reached.0.store(true, Ordering::Relaxed);
+    }
+    let (mut parts, body) = request.into_parts();
+    // The guard has read, bounded and checked a POST body already; these
+    // are its bytes, in memory.
+    let bytes = match Limited::new(body, observer.max_body_bytes).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return HttpError::PayloadTooLarge(observer.max_body_bytes).into_response(),
+    };
+    let message: Message = serde_json::from_slice(&bytes).unwrap_or_default();
+    let facts = Facts::of(&parts, &message);
+    let span = tracing::info_span!(
+        "mcp.request",
+        otel.name = %format!("{} {}", facts.method, facts.target).trim_end(),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method = %facts.method,
+        mcp.target = %facts.target,
+        user = %facts.user,
+        session = %facts.session,
+        protocol_version = %facts.version,
+        era = facts.era,
+        client = %facts.client,
+        trace_id = Empty,
+        outcome = Empty,
+        latency_ms = Empty,
+    );
+    let trace_id = continue_trace(&span, facts.traceparent.as_deref());
+    span.record("trace_id", trace_id.as_str());
+    parts.extensions.insert(TraceId(trace_id));
+    let observed = Arc::new(Observed::default());
+    parts.extensions.insert(observed.clone());
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .instrument(span.clone())
+        .await;
+    let metrics = &observer.metrics;
+    // A 2025-era client names itself once per session; a 2026-07-28 client
+    // on every request.
+    if response.status().is_success() && (facts.method == "initialize" || facts.era == "modern") {
+        metrics.client(facts.era, &facts.version, &facts.client);
+    }
+    if facts.session.is_empty() {
+        let session = header(response.headers(), "mcp-session-id");
+        span.record("session", session.as_str());
+    }
+    let sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if sse {
+        metrics.stream_opened();
+    }
+    let finish = Finish {
+        metrics: metrics.clone(),
+        span,
+        started,
+        facts,
+        observed,
+        sse,
+        status: response.status().as_u16(),
+        saw_error: false,
+    };
+    response.map(|body| {
+        Body::new(Watched {
+            body,
+            finish: Some(finish),
+        })
+    })
+}
+
+/// Continues the caller's W3C trace when `traceparent` is valid; returns
+/// the trace id the span, the logs and the audit record share.
+fn continue_trace(span: &Span, traceparent: Option<&str>) -> String {
+    let carrier: HashMap<String, String> = traceparent
+        .map(|t| ("traceparent".to_owned(), t.to_owned()))
+        .into_iter()
+        .collect();
+    let parent = TraceContextPropagator::new().extract(&carrier);
+    let remote = parent.span().span_context().trace_id();
+    if parent.span().span_context().is_valid() {
+        // Without the OpenTelemetry layer (no OTLP endpoint) there is no
+        // parent to set; the id still reaches logs and audit.
+        let _ = span.set_parent(parent);
+        return remote.to_string();
+    }
+    let own = span.context().span().span_context().trace_id();
+    if own != opentelemetry::trace::TraceId::INVALID {
+        own.to_string()
+    } else {
+        hex::encode(rand::random::<[u8; 16]>())
+    }
+}
+
+/// Records the outcome once, when the reply body ends or is dropped.
+struct Finish {
+    metrics: Metrics,
+    span: Span,
+    started: Instant,
+    facts: Facts,
+    observed: Arc<Observed>,
+    sse: bool,
+    status: u16,
+    saw_error: bool,
+}
+
+impl Finish {
+    fn done(self) {
+        let outcome = self.observed.get().unwrap_or_else(|| {
+            if self.status >= 400 {
+                format!("http_{}", self.status)
+            } else if self.saw_error {
+                "error".to_owned()
+            } else {
+                "ok".to_owned()
+            }
+        });
+        let elapsed = self.started.elapsed();
+        let span = &self.span;
+        span.record("outcome", outcome.as_str());
+        span.record("latency_ms", elapsed.as_secs_f64() * 1000.0);
+        if outcome.starts_with("error") || outcome.starts_with("http_") {
+            span.record("otel.status_code", "ERROR");
+        }
+        span.in_scope(|| tracing::info!("mcp request"));
+        let facts = &self.facts;
+        let metrics = &self.metrics;
+        let seconds = facts.post.then_some(elapsed.as_secs_f64());
+        metrics.request(
+            &metrics.method_label(&facts.method),
+            facts.era,
+            &outcome,
+            seconds,
+        );
+        if facts.method == "tools/call" {
+            metrics.tool_call(&facts.target, &outcome);
+        }
+        if self.sse {
+            metrics.stream_closed();
+        }
+    }
+}
+
+/// A reply body, watched for JSON-RPC errors and for its end.
+struct Watched {
+    body: Body,
+    finish: Option<Finish>,
+}
+
+impl http_body::Body for Watched {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let (Some(data), Some(finish)) = (frame.data_ref(), self.finish.as_mut())
+                    && carries_error(data)
+                {
+                    finish.saw_error = true;
+                }
+            }
+            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => {
+                if let Some(finish) = self.finish.take() {
+                    finish.done();
+                }
+            }
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        if let Some(finish) = self.finish.take() {
+            finish.done();
+        }
+    }
+}
+
+/// Whether a reply chunk carries a JSON-RPC error object.
+fn carries_error(data: &Bytes) -> bool {
+    data.windows(9).any(|w| w == b"\"error\":{")
+}
+
+/// The outer half: describes requests to the MCP endpoint that were refused
+/// before reaching the engine, and counts 401/403 and 429 refusals.
+pub async fn observe_outer(
+    State(observer): State<Observer>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if request.uri().path() != observer.mcp_path {
+        return next.run(request).await;
+    }
+    let started = Instant::now();
+    let reached = Arc::new(Reached::default());
+    request.extensions_mut().insert(reached.clone());
+    let method = match header(request.headers(), "mcp-method") {
+        m if m.is_empty() => request.method().as_str().to_owned(),
+        m => m,
+    };
+    let version = header(request.headers(), "mcp-protocol-version");
+    let post = request.method() == Method::POST;
+    let response = next.run(request).await;
+    let status = response.status().as_u16();
+    if reached.0.load(Ordering::Relaxed) {
+        return response;
+    }
+    let metrics = &observer.metrics;
+    match status {
+        401 | 403 => metrics.auth_failure(status),
+        429 => metrics.rate_limited(),
+        _ => {}
+    }
+    let outcome = format!("http_{status}");
+    let era = era(&version);
+    let elapsed = started.elapsed();
+    let span = tracing::info_span!(
+        "mcp.request",
+        otel.kind = "server",
+        otel.status_code = "ERROR",
+        mcp.method = %method,
+        protocol_version = %version,
+        era,
+        outcome = %outcome,
+        latency_ms = elapsed.as_secs_f64() * 1000.0,
+    );
+    span.in_scope(|| tracing::info!("mcp request refused"));
+    metrics.request(
+        &metrics.method_label(&method),
+        era,
+        &outcome,
+        post.then_some(elapsed.as_secs_f64()),
+    );
+    response
+}

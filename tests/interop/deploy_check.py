@@ -1,0 +1,94 @@
+"""Structural checks of deploy/'s YAML (no Docker engine or cluster here to apply them):
+compose runs several replicas on PostgreSQL behind nginx with the tested nginx file; the Kubernetes
+Deployment probes /readyz and /healthz, mounts the ConfigMap built from the TOML that the config test
+loads, and takes its secrets from the Secret; Service, PodDisruptionBudget and Secret example exist.
+Prints `ok - ...` / `not ok - ...` and `deploy: N passed, M failed`; exit 1 on failure.
+Usage: python deploy_check.py [REPO_ROOT]"""
+import pathlib
+import sys
+
+import yaml
+
+root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+deploy = root / "deploy"
+passed = failed = 0
+
+
+def check(name, fn):
+    global passed, failed
+    try:
+        fn()
+        passed += 1
+        print(f"ok - {name}")
+    except Exception as e:  # noqa: BLE001 - every failure is reported the same way
+        failed += 1
+        print(f"not ok - {name}: {e!r}")
+
+
+def expect(condition, why):
+    if not condition:
+        raise AssertionError(why)
+
+
+def compose():
+    doc = yaml.safe_load((deploy / "compose.yaml").read_text())
+    services = doc["services"]
+    expect({"postgres", "teamgate", "nginx"} <= set(services), f"services: {sorted(services)}")
+    tg = services["teamgate"]
+    expect(tg["deploy"]["replicas"] >= 2, "several replicas")
+    env = tg["environment"]
+    expect(env["TEAMGATE__STORE__URL"].startswith("postgres://"), "PostgreSQL store")
+    expect("TEAMGATE__MCP__REQUEST_STATE_KEYS" in env, "shared requestState key")
+    expect(tg["build"]["dockerfile"] == "Dockerfile" and (root / "Dockerfile").exists(), "builds ../Dockerfile")
+    mounts = services["nginx"]["volumes"]
+    expect(any(m.startswith("./nginx/teamgate.conf:") for m in mounts), f"nginx mounts: {mounts}")
+    expect((deploy / "nginx/teamgate.conf").exists(), "deploy/nginx/teamgate.conf exists")
+
+
+def k8s_docs():
+    docs = {}
+    for path in sorted((deploy / "k8s").glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                docs[(doc["kind"], path.name)] = doc
+    return docs
+
+
+def kubernetes():
+    docs = k8s_docs()
+    kinds = {kind for kind, _ in docs}
+    expect({"Deployment", "Service", "PodDisruptionBudget", "Secret", "Kustomization"} <= kinds, f"kinds: {kinds}")
+    deployment = next(d for (k, _), d in docs.items() if k == "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    expect(container["readinessProbe"]["httpGet"]["path"] == "/readyz", "readiness on /readyz")
+    expect(container["livenessProbe"]["httpGet"]["path"] == "/healthz", "liveness on /healthz")
+    expect(container["args"] == ["serve", "--config", "/etc/teamgate/teamgate.toml"], f"args: {container['args']}")
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    expect(mounts.get("config") == "/etc/teamgate", f"mounts: {mounts}")
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    config_map = volumes["config"]["configMap"]["name"]
+    kustomization = next(d for (k, _), d in docs.items() if k == "Kustomization")
+    generated = {g["name"]: g["files"] for g in kustomization["configMapGenerator"]}
+    expect(generated.get(config_map) == ["teamgate.toml"], f"ConfigMap {config_map} from teamgate.toml")
+    for resource in kustomization["resources"]:
+        expect((deploy / "k8s" / resource).exists(), f"{resource} exists")
+    secret = next(d for (k, _), d in docs.items() if k == "Secret")
+    keys = set(secret["stringData"])
+    for env in container["env"]:
+        ref = env.get("valueFrom", {}).get("secretKeyRef")
+        if ref:
+            expect(ref["name"] == secret["metadata"]["name"] and ref["key"] in keys, f"secret key {ref}")
+    expect(pod["securityContext"]["runAsNonRoot"] is True, "non-root")
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    for kind in ("Service", "PodDisruptionBudget"):
+        doc = next(d for (k, _), d in docs.items() if k == kind)
+        sel = doc["spec"]["selector"]
+        sel = sel.get("matchLabels", sel)
+        expect(sel == selector, f"{kind} selects the Deployment's pods")
+
+
+check("compose: replicas on PostgreSQL behind nginx with deploy/nginx/teamgate.conf", compose)
+check("kubernetes: probes, ConfigMap from teamgate.toml, Secret keys, Service, PDB", kubernetes)
+print(f"deploy: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
