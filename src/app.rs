@@ -2,10 +2,10 @@
 //! The only module that wires every other one together; it holds no
 //! business rules of its own.
 
-use std::{future::Future, net::SocketAddr, sync::Arc};
+use std::{future::Future, sync::Arc};
 
 use anyhow::Context;
-use axum::{Router, serve::ListenerExt};
+use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -14,7 +14,10 @@ use crate::{
     auth::{AuthState, Authenticator, PersonalTokens},
     config::{Config, Secret},
     gate::TeamGate,
-    http::{self, GuardConfig, Health, HttpParts},
+    http::{
+        self, EdgeConfig, GuardConfig, Health, HttpParts, RateLimits, ServeOptions, StreamCaps,
+        limits,
+    },
     mcp::{
         AuditSink, McpHandler, SessionSettings, Sessions, Shared, StateKeys, StoredSessions,
         StreamableHttpServerConfig, StreamableHttpService,
@@ -31,15 +34,11 @@ const SESSIONS_GAUGE_EVERY: std::time::Duration = std::time::Duration::from_secs
 /// How often revocations made elsewhere (CLI, other replicas) are picked up.
 const REVOCATION_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// Loopback names always accepted in `Host` (DNS-rebinding protection).
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-/// Browser origins on this machine, any port.
-const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
-
 pub struct App {
     pub config: Config,
     shared: Arc<Shared>,
     registry: Arc<Registry>,
+    rate_limits: RateLimits,
     auditor: Auditor,
     authenticator: Arc<Authenticator>,
     health: Health,
@@ -87,7 +86,8 @@ impl App {
                 &config.mcp.server_name,
                 &config.mcp.instructions,
             )
-            .with_audit(audit_sink),
+            .with_audit(audit_sink)
+            .with_tool_timeout(config.limits.tool_timeout),
         );
         let tokens = Arc::new(PersonalTokens::new(
             store.clone(),
@@ -113,6 +113,7 @@ impl App {
                 memory_idle: config.store.session_memory_idle,
             },
         ));
+        let config_limits = config.clone();
         let metrics = Metrics::new(&config.telemetry)?;
         Ok(Self {
             metrics,
@@ -120,6 +121,7 @@ impl App {
             config,
             shared,
             registry,
+            rate_limits: rate_limits(&config_limits),
             auditor,
             authenticator,
             store,
@@ -166,39 +168,67 @@ impl App {
             self.sessions.clone(),
             self.engine_config(),
         );
+        let config = &self.config;
         let gate = TeamGate {
             registry: self.registry.clone(),
             sessions: self.sessions.clone(),
             repo: Arc::new(self.store.clone()),
             auditor: self.auditor.clone(),
             authenticator: self.authenticator.clone(),
-            max_sessions: self.config.store.max_sessions,
-            max_sessions_per_owner: self.config.store.max_sessions_per_owner,
+            max_sessions: config.store.max_sessions,
+            max_sessions_per_owner: config.store.max_sessions_per_owner,
         };
+        let streams = StreamCaps::new(
+            config.limits.max_streams,
+            config.limits.max_streams_per_caller,
+        );
         let store = self.store.clone();
+        let server = &config.server;
+        let edge = EdgeConfig::new(
+            &server.public_url,
+            &server.allowed_hosts,
+            &server.allowed_origins,
+            &server.trusted_proxies,
+        )
+        .expect("validated with the configuration");
+        let mut browser_origins = server.allowed_origins.clone();
+        if let Some(origin) = origin_of(&server.public_url) {
+            browser_origins.push(origin);
+        }
         let observer = Observer {
             metrics: self.metrics.clone(),
-            mcp_path: self.config.mcp.path.clone(),
-            max_body_bytes: self.config.server.max_body_bytes,
+            mcp_path: config.mcp.path.clone(),
+            max_body_bytes: server.max_body_bytes,
         };
         let router = http::router(HttpParts {
-            mcp_path: self.config.mcp.path.clone(),
+            mcp_path: config.mcp.path.clone(),
             mcp,
-            guard: GuardConfig::from_config(&self.config, Some(Arc::new(gate))),
+            guard: GuardConfig::from_config(
+                config,
+                Some(Arc::new(gate)),
+                streams,
+                self.rate_limits.clone(),
+            ),
             health: self.health.clone(),
             auth: AuthState {
                 authenticator: self.authenticator.clone(),
                 auditor: self.auditor.clone(),
-                scopes_supported: Arc::new(self.config.auth.oauth.scopes_supported.clone()),
+                scopes_supported: Arc::new(config.auth.oauth.scopes_supported.clone()),
                 now_ms: Arc::new(move || store.now_ms()),
             },
+            edge,
+            browser_origins,
+            rate_limits: self.rate_limits.clone(),
+            max_in_flight: config.limits.max_in_flight,
+            compression_min_bytes: config.limits.compression_min_bytes,
             observer: observer.clone(),
         })
+        // Outermost: describes and counts requests refused before the engine.
         .layer(axum::middleware::from_fn_with_state(
             observer,
             telemetry::observe_outer,
         ));
-        let metrics = &self.config.telemetry.metrics;
+        let metrics = &config.telemetry.metrics;
         if metrics.enabled && metrics.listen.is_empty() {
             router.merge(self.metrics_router())
         } else {
@@ -212,25 +242,18 @@ impl App {
     }
 
     fn engine_config(&self) -> StreamableHttpServerConfig {
-        let server = &self.config.server;
         let mcp = &self.config.mcp;
-        let hosts = LOOPBACK_HOSTS
-            .iter()
-            .map(|h| h.to_string())
-            .chain(server.allowed_hosts.iter().cloned());
-        let origins = LOOPBACK_ORIGINS
-            .iter()
-            .map(|o| o.to_string())
-            .chain(server.allowed_origins.iter().cloned());
         let mut engine = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(hosts)
-            .with_allowed_origins(origins)
-            .enforce_origin_validation()
+            // Host and Origin are checked once, by the edge layer, before
+            // authentication; rmcp's own copy of that check would only disagree
+            // behind a proxy.
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
             .with_sse_keep_alive(Some(mcp.sse_keep_alive))
             .with_sse_retry(Some(mcp.sse_retry))
             .with_json_response(mcp.json_responses)
             .with_legacy_session_mode(mcp.legacy_sessions)
-            .with_max_request_body_bytes(server.max_body_bytes)
+            .with_max_request_body_bytes(self.config.server.max_body_bytes)
             .with_cancellation_token(self.engine_shutdown.clone());
         // rmcp restores a session it does not hold from this store.
         engine.session_store = Some(Arc::new(StoredSessions(Arc::new(self.store.clone()))));
@@ -238,27 +261,14 @@ impl App {
     }
 
     /// Serves on `listener` until `shutdown` resolves, then drains: readiness
-    /// turns false, in-flight calls get `server.shutdown_grace` to finish,
-    /// then open streams are ended.
+    /// turns false, the listener closes after `server.drain_delay`, in-flight
+    /// calls get `server.shutdown_grace` to finish, then open streams end.
     pub async fn serve(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let router = self.router();
-        let health = self.health.clone();
-        let engine_shutdown = self.engine_shutdown.clone();
-        let grace = self.config.server.shutdown_grace;
-        let drained = CancellationToken::new();
-        let drained_signal = drained.clone();
-        tokio::spawn(async move {
-            shutdown.await;
-            tracing::info!(grace = ?grace, "shutdown requested: draining");
-            health.start_draining();
-            drained_signal.cancel();
-            tokio::time::sleep(grace).await;
-            engine_shutdown.cancel();
-        });
         let metrics = &self.config.telemetry.metrics;
         if metrics.enabled && !metrics.listen.is_empty() {
             let addr = &metrics.listen;
@@ -267,7 +277,7 @@ impl App {
                 .with_context(|| format!("telemetry.metrics.listen: cannot bind {addr}"))?;
             tracing::info!(url = %format!("http://{}/metrics", listener.local_addr()?), "metrics listening");
             let router = self.metrics_router();
-            let stop = drained.clone();
+            let stop = self.engine_shutdown.clone();
             tokio::spawn(async move {
                 let served = axum::serve(listener, router)
                     .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -285,28 +295,32 @@ impl App {
         tokio::spawn(purge_loop(
             self.store.clone(),
             self.events.clone(),
+            self.rate_limits.clone(),
             self.config.clone(),
             self.engine_shutdown.clone(),
         ));
-        // rmcp writes an SSE reply in several small writes; without NODELAY,
-        // Nagle plus delayed ACKs stall each of them by ~40 ms.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::warn!(%error, "could not set TCP_NODELAY");
-            }
-        });
-        axum::serve(
+        let server = &self.config.server;
+        let options = ServeOptions {
+            header_read_timeout: server.header_read_timeout,
+            max_connections: server.max_connections,
+            drain_delay: server.drain_delay,
+            grace: server.shutdown_grace,
+        };
+        let health = self.health.clone();
+        let served = http::serve(
             listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
+            router,
+            options,
+            shutdown,
+            move || health.start_draining(),
+            self.engine_shutdown.clone(),
         )
-        .with_graceful_shutdown(async move { drained.cancelled().await })
         .await
-        .context("HTTP server failed")?;
-        self.engine_shutdown.cancel();
+        .context("HTTP server failed");
         // Pushes the last OTLP metrics; blocking, so off the executor.
         let metrics = self.metrics.clone();
         let _ = tokio::task::spawn_blocking(move || metrics.shutdown()).await;
-        Ok(())
+        served
     }
 }
 
@@ -321,10 +335,47 @@ async fn sessions_gauge(sessions: Arc<Sessions>, metrics: Metrics, stop: Cancell
     }
 }
 
+/// `scheme://host[:port]` of a URL.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split('/').next()?;
+    Some(format!("{scheme}://{authority}"))
+}
+
+/// The configured quotas, or none when rate limiting is off.
+fn rate_limits(config: &Config) -> RateLimits {
+    let rl = &config.rate_limit;
+    if !rl.enabled {
+        return RateLimits::none();
+    }
+    RateLimits {
+        per_caller: Some(limits::limiter(limits::quota(
+            rl.per_caller_per_minute,
+            rl.per_caller_burst,
+        ))),
+        unauthenticated: Some(limits::limiter(limits::quota(
+            rl.unauthenticated_per_minute,
+            rl.unauthenticated_burst,
+        ))),
+        per_tool: Arc::new(
+            rl.tools
+                .iter()
+                .map(|t| {
+                    (
+                        t.tool.clone(),
+                        limits::limiter(limits::quota(t.per_minute, t.burst)),
+                    )
+                })
+                .collect(),
+        ),
+    }
+}
+
 /// Deletes expired sessions and old stream events every `interval`.
 async fn purge_loop(
     store: Store,
     events: Arc<SqlEventStore>,
+    limits: RateLimits,
     config: Config,
     stop: CancellationToken,
 ) {
@@ -342,6 +393,7 @@ async fn purge_loop(
         if let Err(error) = events.purge().await {
             tracing::warn!(%error, "stream event purge failed");
         }
+        limits.forget_idle();
         let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;
         if let Err(error) = store.purge_audit(horizon).await {
             tracing::warn!(%error, "audit retention not applied");

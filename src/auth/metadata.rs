@@ -12,6 +12,10 @@ pub fn resource_url(public_url: &str, mcp_path: &str, parts: &Parts) -> String {
     if !public_url.is_empty() {
         return public_url.trim_end_matches('/').to_owned();
     }
+    // The edge layer resolved scheme and host, through trusted proxies only.
+    if let Some(client) = parts.extensions.get::<crate::http::ClientInfo>() {
+        return format!("{}://{}{mcp_path}", client.scheme, client.host);
+    }
     let host = parts
         .headers
         .get(http::header::HOST)

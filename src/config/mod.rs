@@ -21,6 +21,8 @@ pub struct Config {
     pub server: ServerConfig,
     pub mcp: McpConfig,
     pub log: LogConfig,
+    pub limits: LimitsConfig,
+    pub rate_limit: RateLimitConfig,
     pub store: StoreConfig,
     pub auth: AuthConfig,
     pub audit: AuditConfig,
@@ -130,6 +132,43 @@ pub struct AuditConfig {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Requests being processed at once (streams excluded); beyond: 503.
+    pub max_in_flight: usize,
+    /// Open long-lived streams (GET streams, subscriptions) in total and per caller.
+    pub max_streams: usize,
+    pub max_streams_per_caller: usize,
+    /// How long a tool call may run (a tool can declare its own).
+    #[serde(with = "humantime_serde")]
+    pub tool_timeout: Duration,
+    /// JSON responses larger than this are compressed when the client accepts it.
+    pub compression_min_bytes: u16,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitConfig {
+    pub enabled: bool,
+    /// Requests per caller (personal token user or OAuth user).
+    pub per_caller_per_minute: u32,
+    pub per_caller_burst: u32,
+    /// Requests without valid credentials, per client address.
+    pub unauthenticated_per_minute: u32,
+    pub unauthenticated_burst: u32,
+    /// Tighter limits for single tools, per caller.
+    pub tools: Vec<ToolRateLimit>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRateLimit {
+    pub tool: String,
+    pub per_minute: u32,
+    pub burst: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct StoreConfig {
     /// `sqlite://path` (default, created on first start) or `postgres://...`.
     pub url: DatabaseUrl,
@@ -161,6 +200,20 @@ pub struct ServerConfig {
     /// The endpoint's URL as clients reach it (e.g. `https://mcp.example.com/mcp`);
     /// empty: derived from the request on loopback.
     pub public_url: String,
+    /// Peers (CIDRs) whose X-Forwarded-* and Forwarded headers are believed.
+    pub trusted_proxies: Vec<String>,
+    /// A client must send its request head within this time (slowloris).
+    #[serde(with = "humantime_serde")]
+    pub header_read_timeout: Duration,
+    /// A request body must arrive within this time.
+    #[serde(with = "humantime_serde")]
+    pub body_read_timeout: Duration,
+    /// Open connections at most; more wait in the kernel's backlog.
+    pub max_connections: usize,
+    /// After SIGTERM, keep accepting this long with /readyz false, so load
+    /// balancers stop sending traffic before the listener closes.
+    #[serde(with = "humantime_serde")]
+    pub drain_delay: Duration,
     /// Extra `Host` values accepted besides loopback names (DNS-rebinding guard).
     pub allowed_hosts: Vec<String>,
     /// Browser origins allowed to call the endpoint; a present `Origin` not
@@ -305,6 +358,69 @@ impl Config {
                 "store.purge_interval",
                 "must be greater than zero".into(),
             ));
+        }
+        let server = &self.server;
+        if !server.listen.ip().is_loopback() && server.public_url.is_empty() {
+            return Err(invalid(
+                "server.public_url",
+                format!(
+                    "is empty but server.listen ({}) is reachable from other machines: set it to the URL clients use, e.g. \"https://mcp.example.com/mcp\"",
+                    server.listen
+                ),
+            ));
+        }
+        let absolute = ["https://", "http://"]
+            .iter()
+            .any(|p| server.public_url.starts_with(p));
+        if !server.public_url.is_empty() && !absolute {
+            return Err(invalid(
+                "server.public_url",
+                "must be an absolute http(s) URL".into(),
+            ));
+        }
+        crate::http::EdgeConfig::new(
+            &server.public_url,
+            &server.allowed_hosts,
+            &server.allowed_origins,
+            &server.trusted_proxies,
+        )
+        .map_err(|why| ConfigError::Invalid {
+            key: "server".into(),
+            why,
+        })?;
+        if server.header_read_timeout.is_zero()
+            || server.body_read_timeout.is_zero()
+            || server.max_connections == 0
+        {
+            return Err(invalid("server", "header_read_timeout, body_read_timeout and max_connections must be greater than zero".into()));
+        }
+        let limits = &self.limits;
+        if limits.max_in_flight == 0
+            || limits.max_streams == 0
+            || limits.max_streams_per_caller == 0
+            || limits.tool_timeout.is_zero()
+        {
+            return Err(invalid("limits", "max_in_flight, max_streams, max_streams_per_caller and tool_timeout must be greater than zero".into()));
+        }
+        let rl = &self.rate_limit;
+        if rl.per_caller_per_minute == 0
+            || rl.unauthenticated_per_minute == 0
+            || rl.per_caller_burst == 0
+            || rl.unauthenticated_burst == 0
+        {
+            return Err(invalid(
+                "rate_limit",
+                "quotas and bursts must be at least 1 (set enabled = false to turn limits off)"
+                    .into(),
+            ));
+        }
+        for (i, t) in rl.tools.iter().enumerate() {
+            if t.tool.is_empty() || t.per_minute == 0 || t.burst == 0 {
+                return Err(invalid(
+                    &format!("rate_limit.tools[{i}]"),
+                    "needs a tool name and per_minute, burst of at least 1".into(),
+                ));
+            }
         }
         if self.auth.mode == AuthMode::None && !self.server.listen.ip().is_loopback() {
             return Err(invalid(

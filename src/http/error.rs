@@ -21,6 +21,7 @@ pub mod code {
     pub const SERVER_BUSY: i64 = -31001;
     pub const UNAUTHORIZED: i64 = -31002;
     pub const FORBIDDEN: i64 = -31003;
+    pub const RATE_LIMITED: i64 = -31004;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +46,8 @@ pub enum HttpError {
     MethodNotAllowed,
     #[error("Service Unavailable: {0}")]
     Unavailable(String),
+    #[error("Too Many Requests: {1}; retry after {0:?}")]
+    TooManyRequests(std::time::Duration, String),
     #[error("Unauthorized: {message}")]
     Unauthorized { challenge: String, message: String },
     #[error("Forbidden: {message}")]
@@ -65,6 +68,7 @@ impl HttpError {
             Self::SessionNotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,
             Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::Engine(status, _) => *status,
@@ -77,6 +81,7 @@ impl HttpError {
             Self::SessionNotFound => code::SESSION_NOT_FOUND,
             Self::MethodNotAllowed => code::METHOD_NOT_FOUND,
             Self::Unavailable(_) => code::SERVER_BUSY,
+            Self::TooManyRequests(..) => code::RATE_LIMITED,
             Self::Unauthorized { .. } => code::UNAUTHORIZED,
             Self::Forbidden { .. } => code::FORBIDDEN,
             Self::Engine(status, _) if status.is_server_error() => code::INTERNAL_ERROR,
@@ -102,7 +107,16 @@ impl HttpError {
                     .headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("30"));
             }
-            Self::Unauthorized { challenge, .. } | Self::Forbidden { challenge, .. } => {
+            Self::TooManyRequests(wait, _) => {
+                // Whole seconds, rounded up: a client retrying earlier is refused again.
+                let seconds = wait.as_millis().div_ceil(1000).max(1);
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds as u64));
+            }
+            Self::Unauthorized { challenge, .. } | Self::Forbidden { challenge, .. }
+                if !challenge.is_empty() =>
+            {
                 if let Ok(value) = HeaderValue::from_str(challenge) {
                     response
                         .headers_mut()

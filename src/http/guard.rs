@@ -17,7 +17,11 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{collapse, error::HttpError};
+use super::{
+    collapse,
+    error::HttpError,
+    limits::{RateLimits, StreamCaps, StreamSlot},
+};
 use crate::registry::Caller;
 
 /// The decisions the guard asks of the rest of the server, so this HTTP
@@ -52,6 +56,8 @@ const AUDITED: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
 pub struct GuardConfig {
     pub gate: Option<Arc<dyn Gate>>,
+    pub streams: StreamCaps,
+    pub rate_limits: RateLimits,
     pub max_body_bytes: usize,
     pub max_json_depth: usize,
     pub body_timeout: Duration,
@@ -89,7 +95,21 @@ pub async fn guard(
     }
     if request.method() != Method::POST {
         let is_delete = request.method() == Method::DELETE;
+        let slot = if request.method() == Method::GET {
+            match config.streams.acquire(&caller.user) {
+                Ok(slot) => Some(slot),
+                Err(reason) => {
+                    return HttpError::TooManyRequests(Duration::from_secs(5), reason)
+                        .into_response();
+                }
+            }
+        } else {
+            None
+        };
         let mut response = next.run(request).await;
+        if let Some(slot) = slot {
+            response = hold(response, slot);
+        }
         // rmcp ends a session with 202; clients (the Python SDK among them)
         // expect the 200 the other SDKs send.
         if is_delete && response.status() == StatusCode::ACCEPTED {
@@ -112,10 +132,32 @@ pub async fn guard(
     {
         return response.into_response_with_id(id);
     }
+    // A subscription is a long-lived stream: it takes a slot for its lifetime.
+    let slot = if envelope.method.as_deref() == Some("subscriptions/listen") {
+        match config.streams.acquire(&caller.user) {
+            Ok(slot) => Some(slot),
+            Err(reason) => {
+                return HttpError::TooManyRequests(Duration::from_secs(5), reason)
+                    .into_response_with_id(id);
+            }
+        }
+    } else {
+        None
+    };
+    if envelope.method.as_deref() == Some("tools/call")
+        && let Some(tool) = envelope.params.as_ref().and_then(|p| p.name.as_deref())
+        && let Err(wait) = config.rate_limits.check_tool(&caller.user, tool)
+    {
+        let reason = format!("{} is over its rate for the tool {tool}", caller.user);
+        return HttpError::TooManyRequests(wait, reason).into_response_with_id(id);
+    }
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
-    let response = normalize(response, id).await;
+    let mut response = normalize(response, id).await;
+    if let Some(slot) = slot {
+        response = hold(response, slot);
+    }
     if config.json_responses {
         collapse::collapse(response, config.collapse_wait).await
     } else {
@@ -203,6 +245,17 @@ async fn check(
         ));
     }
     Ok(())
+}
+
+/// Keeps `slot` taken for as long as the response body is being sent.
+fn hold(response: Response, slot: StreamSlot) -> Response {
+    use futures::StreamExt;
+    let (parts, body) = response.into_parts();
+    let stream = body.into_data_stream().map(move |chunk| {
+        let _held = &slot;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(stream))
 }
 
 fn header(headers: &HeaderMap, name: &str) -> Option<String> {

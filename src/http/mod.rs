@@ -1,19 +1,39 @@
 //! The HTTP surface: the MCP endpoint (rmcp's service behind the guard),
-//! health probes, and the ordered middleware stack around them.
-//! Knows HTTP; never interprets MCP methods (that is `mcp`'s job).
+//! health probes, OAuth metadata, the accept loop, and the one ordered
+//! middleware stack around them. Knows HTTP; never interprets MCP methods
+//! beyond what routing a refusal needs.
 
 mod collapse;
+mod edge;
 pub mod error;
 mod guard;
 mod health;
+pub mod limits;
+mod serve;
+mod throttle;
 
 use std::{sync::Arc, time::Duration};
 
-use axum::{Router, middleware, routing::get};
-use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
+use axum::{
+    Router,
+    error_handling::HandleErrorLayer,
+    middleware,
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use tower::ServiceBuilder;
+use tower_http::{
+    catch_panic::CatchPanicLayer,
+    compression::{CompressionLayer, Predicate, predicate::SizeAbove},
+    cors::{AllowOrigin, CorsLayer},
+    trace::TraceLayer,
+};
 
+pub use edge::{ClientInfo, EdgeConfig};
 pub use guard::{Gate, GuardConfig, Refusal};
 pub use health::Health;
+pub use limits::{RateLimits, StreamCaps};
+pub use serve::{ServeOptions, serve};
 
 use crate::{
     auth::{self, AuthState},
@@ -23,52 +43,86 @@ use crate::{
 /// RFC 9728 protected-resource metadata (root and path-inserted forms).
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 
-/// Time a POST body may take to arrive before the request is dropped.
-const BODY_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Everything the router needs, built by `App::build`.
+/// Everything the router needs, built by `App`.
 pub struct HttpParts {
     pub mcp_path: String,
     pub mcp: StreamableHttpService<McpHandler, Sessions>,
     pub guard: GuardConfig,
     pub health: Health,
     pub auth: AuthState,
+    pub edge: EdgeConfig,
+    pub browser_origins: Vec<String>,
+    pub rate_limits: RateLimits,
+    pub max_in_flight: usize,
+    pub compression_min_bytes: u16,
     /// Spans and metrics of requests that reach the engine.
     pub observer: crate::telemetry::Observer,
 }
 
 impl GuardConfig {
-    pub fn from_config(config: &crate::config::Config, gate: Option<Arc<dyn Gate>>) -> Self {
+    pub fn from_config(
+        config: &crate::config::Config,
+        gate: Option<Arc<dyn Gate>>,
+        streams: StreamCaps,
+        rate_limits: RateLimits,
+    ) -> Self {
         Self {
             gate,
+            streams,
+            rate_limits,
             max_body_bytes: config.server.max_body_bytes,
             max_json_depth: config.server.max_json_depth,
-            body_timeout: BODY_TIMEOUT,
+            body_timeout: config.server.body_read_timeout,
             json_responses: config.mcp.json_responses,
             collapse_wait: config.mcp.sse_keep_alive,
         }
     }
 }
 
-/// The router with its middleware stack, outermost layer first.
+/// The router and its middleware stack. Each layer is listed outermost
+/// first, with why it sits where it does.
 pub fn router(parts: HttpParts) -> Router {
-    let guard = Arc::new(parts.guard);
+    // The MCP endpoint, innermost last.
     let mcp = Router::new()
         .route_service(&parts.mcp_path, parts.mcp)
-        // Innermost: one span and the measurements per request the engine serves.
-        .layer(middleware::from_fn_with_state(
-            parts.observer,
-            crate::telemetry::observe,
-        ))
-        // Inner: reads and checks the body once (size, syntax, depth), then
-        // session ownership, scopes and audit room; gives every error reply
-        // the JSON-RPC shape.
-        .layer(middleware::from_fn_with_state(guard, guard::guard))
-        // Outer: who is calling, before any body is read (401 is cheap).
-        .layer(middleware::from_fn_with_state(
-            parts.auth.clone(),
-            auth::authenticate,
-        ));
+        .layer(
+            ServiceBuilder::new()
+                // Over capacity: refuse at once (503) instead of queueing;
+                // counted until the response head, so open streams never count.
+                .layer(HandleErrorLayer::new(overloaded))
+                .load_shed()
+                .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+                    parts.max_in_flight,
+                ))
+                // Unauthenticated traffic is limited per client address before
+                // any credential is checked, so guessing costs quota.
+                .layer(middleware::from_fn_with_state(
+                    parts.rate_limits.clone(),
+                    throttle::unauthenticated,
+                ))
+                // Who is calling: 401 before any body is read.
+                .layer(middleware::from_fn_with_state(
+                    parts.auth.clone(),
+                    auth::authenticate,
+                ))
+                // Each caller's own quota, now that we know the caller.
+                .layer(middleware::from_fn_with_state(
+                    parts.rate_limits,
+                    throttle::callers,
+                ))
+                // Reads and checks the body once (size, time, syntax, depth), then
+                // session ownership, scopes, per-tool quotas, stream caps and
+                // audit room; gives every error reply the JSON-RPC shape.
+                .layer(middleware::from_fn_with_state(
+                    Arc::new(parts.guard),
+                    guard::guard,
+                ))
+                // Innermost: one span and the measurements per request the engine serves.
+                .layer(middleware::from_fn_with_state(
+                    parts.observer,
+                    crate::telemetry::observe,
+                )),
+        );
     let metadata = Router::new()
         .route(METADATA_PATH, get(auth::protected_resource_metadata))
         .route(
@@ -76,14 +130,69 @@ pub fn router(parts: HttpParts) -> Router {
             get(auth::protected_resource_metadata),
         )
         .with_state(parts.auth);
-    Router::new()
+    let routes = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(parts.health)
         .merge(metadata)
-        .merge(mcp)
-        // Outermost: a panic anywhere below becomes a 500, never a dropped
-        // connection; the trace span then covers the whole request.
-        .layer(TraceLayer::new_for_http())
-        .layer(CatchPanicLayer::new())
+        .merge(mcp);
+    routes.layer(
+        ServiceBuilder::new()
+            // A panic anywhere below becomes a 500, never a dropped connection.
+            .layer(CatchPanicLayer::new())
+            // One span per HTTP request, around everything that can refuse it.
+            .layer(TraceLayer::new_for_http())
+            // A foreign Host or Origin is refused before anything reads the
+            // request (DNS rebinding); records who the client is.
+            .layer(middleware::from_fn_with_state(
+                Arc::new(parts.edge),
+                edge::edge,
+            ))
+            // Browser preflights for the allowed origins; never reflects others.
+            .layer(cors(&parts.browser_origins))
+            // JSON above the threshold; SSE is excluded by tower-http's
+            // default predicate, so streams are never held back.
+            .layer(
+                CompressionLayer::new().compress_when(
+                    tower_http::compression::DefaultPredicate::new()
+                        .and(SizeAbove::new(parts.compression_min_bytes.into())),
+                ),
+            ),
+    )
+}
+
+fn cors(origins: &[String]) -> CorsLayer {
+    use axum::http::{HeaderName, HeaderValue, Method};
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o).ok())
+        .collect();
+    let allowed = [
+        "authorization",
+        "content-type",
+        "accept",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "last-event-id",
+    ];
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers(allowed.map(HeaderName::from_static))
+        .expose_headers([
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("www-authenticate"),
+        ])
+        .max_age(Duration::from_secs(600))
+}
+
+async fn overloaded(error: tower::BoxError) -> Response {
+    let message = if error.is::<tower::load_shed::error::Overloaded>() {
+        "the server is at capacity; retry shortly".to_owned()
+    } else {
+        format!("request failed: {error}")
+    };
+    error::HttpError::Unavailable(message).into_response()
 }

@@ -4,11 +4,7 @@
 
 #![allow(deprecated)] // logging/setLevel and resources/subscribe are legacy-only but served.
 
-use std::{
-    borrow::Cow,
-    collections::{HashMap, HashSet},
-    sync::{Arc, Mutex},
-};
+use std::{borrow::Cow, collections::HashMap, sync::Arc};
 
 use rmcp::{
     ServerHandler,
@@ -21,16 +17,18 @@ use rmcp::{
     },
 };
 use serde_json::Value;
-use tokio::sync::broadcast::error::RecvError;
 
-use super::calls::{Audit, AuditSink, caller_of};
-use super::methods::{REMOVED_IN_2026, STANDARD_METHODS};
 use super::{
-    CallToolResponse, GetPromptResponse, Implementation, InputResponses, LoggingLevel, McpError,
-    Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS,
-    StateKeys, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
+    CallToolResponse, CallToolResult, GetPromptResponse, Implementation, InputResponses,
+    LoggingLevel, McpError, Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext,
+    RoleServer, SUPPORTED_VERSIONS, StateKeys, SubscriptionContext, SubscriptionFilter, Tool,
+    listing::page, stamp::Stamp,
 };
-use crate::registry::{CallContext, ChangeBus, ChangeEvent, Kind, Registry};
+use super::{
+    calls::{Audit, AuditSink, caller_of},
+    subscriptions,
+};
+use crate::registry::{CallContext, ChangeBus, Kind, Registry};
 
 /// State shared by every session and request: built once per configuration.
 pub struct Shared {
@@ -40,6 +38,8 @@ pub struct Shared {
     info: InitializeResult,
     /// Set when calls are audited (HTTP); stdio keeps no trail.
     audit: Option<AuditSink>,
+    /// How long a tool may run unless it declares otherwise.
+    tool_timeout: std::time::Duration,
 }
 
 impl Shared {
@@ -60,7 +60,13 @@ impl Shared {
             state_keys: Arc::new(state_keys),
             info,
             audit: None,
+            tool_timeout: std::time::Duration::from_secs(120),
         }
+    }
+
+    pub fn with_tool_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.tool_timeout = timeout;
+        self
     }
 
     /// Audits every tools/call, resources/read and prompts/get into `sink`.
@@ -70,20 +76,12 @@ impl Shared {
     }
 }
 
-/// Per-session state of a legacy session (or of one stateless request).
-#[derive(Default)]
-struct SessionState {
-    log_level: Mutex<Option<LoggingLevel>>,
-    subscriptions: Mutex<HashSet<String>>,
-    forwarding: std::sync::atomic::AtomicBool,
-}
-
 /// rmcp builds one handler per legacy session and one per stateless request;
 /// cloning it is two `Arc` bumps.
 #[derive(Clone)]
 pub struct McpHandler {
     shared: Arc<Shared>,
-    session: Arc<SessionState>,
+    session: Arc<subscriptions::SessionState>,
 }
 
 impl McpHandler {
@@ -170,52 +168,6 @@ impl McpHandler {
         );
         CallContext::new(request, caller, threshold, mrtr)
     }
-
-    /// Forwards change events to a legacy session's GET stream until the
-    /// session is gone. Started once, on `notifications/initialized`.
-    fn start_forwarding(&self, peer: rmcp::service::Peer<RoleServer>) {
-        use std::sync::atomic::Ordering;
-        if self.session.forwarding.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let mut events = self.shared.bus.subscribe();
-        let session = self.session.clone();
-        tokio::spawn(async move {
-            loop {
-                let event = match events.recv().await {
-                    Ok(event) => event,
-                    Err(RecvError::Lagged(_)) => continue,
-                    Err(RecvError::Closed) => return,
-                };
-                if peer.is_transport_closed() {
-                    return;
-                }
-                let notification = match event {
-                    ChangeEvent::ToolsListChanged => peer.notify_tool_list_changed().await,
-                    ChangeEvent::PromptsListChanged => peer.notify_prompt_list_changed().await,
-                    ChangeEvent::ResourcesListChanged => peer.notify_resource_list_changed().await,
-                    ChangeEvent::ResourceUpdated { uri } => {
-                        let subscribed = session
-                            .subscriptions
-                            .lock()
-                            .expect("subscriptions lock")
-                            .contains(&uri);
-                        if !subscribed {
-                            continue;
-                        }
-                        peer.notify_resource_updated(
-                            serde_json::from_value(serde_json::json!({ "uri": uri }))
-                                .expect("resource updated params"),
-                        )
-                        .await
-                    }
-                };
-                if notification.is_err() {
-                    return;
-                }
-            }
-        });
-    }
 }
 
 fn is_modern(context: &RequestContext<RoleServer>) -> bool {
@@ -245,7 +197,7 @@ impl ServerHandler for McpHandler {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        self.start_forwarding(context.peer);
+        subscriptions::forward_to_session(&self.shared.bus, &self.session, context.peer);
     }
 
     async fn set_level(
@@ -303,7 +255,23 @@ impl ServerHandler for McpHandler {
             request.input_responses,
             request.request_state,
         );
-        let result = provider.call(&request.name, arguments, &cx).await;
+        let limit = provider
+            .timeout(&request.name)
+            .unwrap_or(self.shared.tool_timeout);
+        let result = match tokio::time::timeout(limit, provider.call(&request.name, arguments, &cx))
+            .await
+        {
+            Ok(result) => result,
+            Err(_) => {
+                // Stop whatever the tool started (processes, requests).
+                cx.cancellation().cancel();
+                let message = format!(
+                    "The tool {} did not finish within {limit:?} and was stopped.",
+                    request.name
+                );
+                Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)]).into())
+            }
+        };
         if let Some(audit) = audit {
             audit.finish(&result).await;
         }
@@ -387,7 +355,7 @@ impl ServerHandler for McpHandler {
             .lock()
             .expect("subscriptions lock")
             .insert(request.uri);
-        self.start_forwarding(context.peer);
+        subscriptions::forward_to_session(&self.shared.bus, &self.session, context.peer);
         Ok(())
     }
 
@@ -419,45 +387,8 @@ impl ServerHandler for McpHandler {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let mut events = self.shared.bus.subscribe();
-        let sink = context.sink();
-        loop {
-            let event = tokio::select! {
-                () = context.cancelled() => return Ok(()),
-                event = events.recv() => event,
-            };
-            let event = match event {
-                Ok(event) => event,
-                Err(RecvError::Lagged(_)) => continue,
-                Err(RecvError::Closed) => return Ok(()),
-            };
-            let accepted = sink.accepted();
-            let sent = match event {
-                ChangeEvent::ToolsListChanged if accepted.tools_list_changed == Some(true) => {
-                    sink.notify_tool_list_changed().await
-                }
-                ChangeEvent::PromptsListChanged if accepted.prompts_list_changed == Some(true) => {
-                    sink.notify_prompt_list_changed().await
-                }
-                ChangeEvent::ResourcesListChanged
-                    if accepted.resources_list_changed == Some(true) =>
-                {
-                    sink.notify_resource_list_changed().await
-                }
-                ChangeEvent::ResourceUpdated { uri }
-                    if accepted
-                        .resource_subscriptions
-                        .as_ref()
-                        .is_some_and(|uris| uris.contains(&uri)) =>
-                {
-                    sink.notify_resource_updated(uri).await
-                }
-                _ => continue,
-            };
-            if sent.is_err() {
-                return Ok(());
-            }
-        }
+        subscriptions::listen(&self.shared.bus, context).await;
+        Ok(())
     }
 
     async fn list_prompts(
@@ -590,3 +521,31 @@ impl ServerHandler for McpHandler {
         ))
     }
 }
+
+/// Requests 2026-07-28 removed: a modern request naming one is a missing method (404).
+const REMOVED_IN_2026: [&str; 5] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// Client-to-server request methods of the revisions teamgate serves.
+const STANDARD_METHODS: [&str; 15] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "subscriptions/listen",
+];

@@ -6,10 +6,10 @@
 mod calls;
 mod handler;
 mod listing;
-mod methods;
 mod mrtr;
 mod sessions;
 mod stamp;
+mod subscriptions;
 
 pub use calls::AuditSink;
 pub use handler::{McpHandler, Shared};

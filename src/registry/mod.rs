@@ -37,6 +37,10 @@ pub trait ToolProvider: Send + Sync {
     fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
         None
     }
+    /// How long `name` may run; `None`: `limits.tool_timeout`.
+    fn timeout(&self, _name: &str) -> Option<std::time::Duration> {
+        None
+    }
 }
 
 /// Offers resources and resource templates.

@@ -5,6 +5,7 @@ mod auth;
 mod bad_input;
 mod config;
 mod databases;
+mod edge;
 mod health;
 mod helpers;
 mod idp;

@@ -1,0 +1,408 @@
+//! The edge of the server: which client this is (trusting forwarded headers
+//! only from configured proxies), and whether its `Host` and `Origin` may
+//! reach us at all (DNS-rebinding protection). Runs before anything else
+//! reads the request, authentication included.
+
+use std::net::{IpAddr, SocketAddr};
+
+use axum::{
+    extract::{ConnectInfo, Request, State},
+    http::{HeaderMap, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use ipnet::IpNet;
+
+use super::error::HttpError;
+
+/// Who the client is, as far as the edge can tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientInfo {
+    /// The client's address (the proxy's client when the proxy is trusted).
+    pub ip: IpAddr,
+    /// `http` or `https` as the client used it.
+    pub scheme: String,
+    /// The host (and port) the client asked for.
+    pub host: String,
+}
+
+#[derive(Debug, Clone)]
+struct HostRule {
+    host: String,
+    port: Option<u16>,
+}
+
+#[derive(Debug, Clone)]
+struct OriginRule {
+    scheme: String,
+    host: String,
+    /// `None`: any port.
+    port: Option<u16>,
+}
+
+#[derive(Debug, Clone)]
+pub struct EdgeConfig {
+    trusted_proxies: Vec<IpNet>,
+    hosts: Vec<HostRule>,
+    origins: Vec<OriginRule>,
+}
+
+const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// `host[:port]` with IPv6 brackets removed and lower-cased.
+fn split_authority(authority: &str) -> Option<(String, Option<u16>)> {
+    let authority: http::uri::Authority = authority.trim().parse().ok()?;
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase();
+    Some((host, authority.port_u16()))
+}
+
+fn default_port(scheme: &str) -> Option<u16> {
+    match scheme {
+        "https" => Some(443),
+        "http" => Some(80),
+        _ => None,
+    }
+}
+
+/// `scheme://host[:port|:*]`; `None` if malformed.
+fn parse_origin(origin: &str) -> Option<OriginRule> {
+    let (scheme, rest) = origin.trim().split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let rest = rest.trim_end_matches('/');
+    if rest.contains('/') {
+        return None;
+    }
+    let (rest, any_port) = match rest.strip_suffix(":*") {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let (host, port) = split_authority(rest)?;
+    let port = if any_port {
+        None
+    } else {
+        port.or(default_port(&scheme))
+    };
+    Some(OriginRule { scheme, host, port })
+}
+
+impl EdgeConfig {
+    /// Loopback always; plus `public_url`'s host and origin and the configured extras.
+    pub fn new(
+        public_url: &str,
+        allowed_hosts: &[String],
+        allowed_origins: &[String],
+        trusted_proxies: &[String],
+    ) -> Result<Self, String> {
+        let mut hosts: Vec<HostRule> = LOOPBACK
+            .iter()
+            .map(|h| HostRule {
+                host: h.to_string(),
+                port: None,
+            })
+            .collect();
+        let mut origins: Vec<OriginRule> = LOOPBACK
+            .iter()
+            .flat_map(|h| {
+                ["http", "https"].map(|scheme| OriginRule {
+                    scheme: scheme.into(),
+                    host: h.to_string(),
+                    port: None,
+                })
+            })
+            .collect();
+        if !public_url.is_empty() {
+            let origin = public_url
+                .splitn(4, '/')
+                .take(3)
+                .collect::<Vec<_>>()
+                .join("/");
+            let rule = parse_origin(&origin).ok_or(format!(
+                "server.public_url {public_url:?} is not an http(s) URL"
+            ))?;
+            hosts.push(HostRule {
+                host: rule.host.clone(),
+                port: None,
+            });
+            origins.push(rule);
+        }
+        for entry in allowed_hosts {
+            let (host, port) = split_authority(entry).ok_or(format!(
+                "server.allowed_hosts: {entry:?} is not a host[:port]"
+            ))?;
+            hosts.push(HostRule { host, port });
+        }
+        for entry in allowed_origins {
+            if entry == "null" {
+                // An explicit opt-in for sandboxed pages; never a default.
+                origins.push(OriginRule {
+                    scheme: "null".into(),
+                    host: String::new(),
+                    port: None,
+                });
+                continue;
+            }
+            origins.push(parse_origin(entry).ok_or(format!(
+                "server.allowed_origins: {entry:?} is not scheme://host[:port]"
+            ))?);
+        }
+        let trusted_proxies = trusted_proxies
+            .iter()
+            .map(|cidr| {
+                cidr.parse::<IpNet>()
+                    .or_else(|_| cidr.parse::<IpAddr>().map(IpNet::from))
+                    .map_err(|_| {
+                        format!("server.trusted_proxies: {cidr:?} is not a CIDR or address")
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            trusted_proxies,
+            hosts,
+            origins,
+        })
+    }
+
+    fn trusts(&self, ip: IpAddr) -> bool {
+        self.trusted_proxies.iter().any(|net| net.contains(&ip))
+    }
+
+    pub fn host_allowed(&self, host: &str) -> bool {
+        let Some((host, port)) = split_authority(host) else {
+            return false;
+        };
+        self.hosts
+            .iter()
+            .any(|rule| rule.host == host && (rule.port.is_none() || rule.port == port))
+    }
+
+    pub fn origin_allowed(&self, origin: &str) -> bool {
+        if origin == "null" {
+            return self.origins.iter().any(|o| o.scheme == "null");
+        }
+        let Some(candidate) = parse_origin(origin) else {
+            return false;
+        };
+        self.origins.iter().any(|rule| {
+            rule.scheme != "null"
+                && rule.scheme == candidate.scheme
+                && rule.host == candidate.host
+                && (rule.port.is_none() || rule.port == candidate.port)
+        })
+    }
+
+    /// The client as seen through trusted proxies; forwarded headers from
+    /// anyone else are ignored.
+    pub fn client(
+        &self,
+        peer: IpAddr,
+        headers: &HeaderMap,
+        uri_authority: Option<&str>,
+    ) -> ClientInfo {
+        let host_header = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or(uri_authority)
+            .unwrap_or_default()
+            .to_owned();
+        let direct = ClientInfo {
+            ip: peer,
+            scheme: "http".into(),
+            host: host_header.clone(),
+        };
+        if !self.trusts(peer) {
+            return direct;
+        }
+        let (mut ip, mut scheme, mut host) = (None, None, None);
+        if let Some(forwarded) = headers.get("forwarded").and_then(|v| v.to_str().ok()) {
+            // RFC 7239: the last element was added by the nearest proxy.
+            let last = forwarded.rsplit(',').next().unwrap_or_default();
+            for pair in last.split(';') {
+                if let Some((k, v)) = pair.trim().split_once('=') {
+                    let v = v.trim_matches('"');
+                    match k.to_ascii_lowercase().as_str() {
+                        "for" => {
+                            ip = v
+                                .trim_start_matches('[')
+                                .split(']')
+                                .next()
+                                .and_then(|a| a.parse().ok())
+                                .or_else(|| v.split(':').next().and_then(|a| a.parse().ok()))
+                        }
+                        "proto" => scheme = Some(v.to_ascii_lowercase()),
+                        "host" => host = Some(v.to_owned()),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if ip.is_none()
+            && let Some(chain) = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok())
+        {
+            // Walk from the nearest hop; the first address not a trusted proxy is the client.
+            ip = chain
+                .rsplit(',')
+                .filter_map(|a| a.trim().parse::<IpAddr>().ok())
+                .find(|a| !self.trusts(*a));
+        }
+        scheme = scheme.or_else(|| {
+            headers
+                .get("x-forwarded-proto")
+                .and_then(|v| v.to_str().ok())
+                .map(|s| s.trim().to_ascii_lowercase())
+        });
+        host = host.or_else(|| {
+            headers
+                .get("x-forwarded-host")
+                .and_then(|v| v.to_str().ok())
+                .map(|s| s.trim().to_owned())
+        });
+        ClientInfo {
+            ip: ip.unwrap_or(peer),
+            scheme: scheme
+                .filter(|s| s == "http" || s == "https")
+                .unwrap_or(direct.scheme),
+            host: host.unwrap_or(direct.host),
+        }
+    }
+}
+
+/// Refuses a foreign `Host` or `Origin` (403, JSON-RPC body) and records
+/// the `ClientInfo` for the layers below.
+pub async fn edge(
+    State(config): State<std::sync::Arc<EdgeConfig>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let client = config.client(
+        peer.ip(),
+        request.headers(),
+        request.uri().authority().map(|a| a.as_str()),
+    );
+    if !config.host_allowed(&client.host) {
+        return HttpError::Forbidden {
+            challenge: String::new(),
+            message: format!(
+                "Host {:?} is not served here (DNS-rebinding protection)",
+                client.host
+            ),
+        }
+        .into_response();
+    }
+    let mut origins = request.headers().get_all(header::ORIGIN).iter();
+    if let Some(origin) = origins.next() {
+        let origin = origin.to_str().unwrap_or_default();
+        if origins.next().is_some() || !config.origin_allowed(origin) {
+            return HttpError::Forbidden {
+                challenge: String::new(),
+                message: format!("Origin {origin:?} is not allowed"),
+            }
+            .into_response();
+        }
+    }
+    request.extensions_mut().insert(client);
+    next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> EdgeConfig {
+        EdgeConfig::new(
+            "https://mcp.example.com/mcp",
+            &["internal.example:8443".into()],
+            &[
+                "https://app.example.com".into(),
+                "http://localhost:3000".into(),
+            ],
+            &["10.0.0.0/8".into()],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn hosts() {
+        let c = config();
+        let table = [
+            ("localhost:8080", true),
+            ("127.0.0.1", true),
+            ("[::1]:9000", true),
+            ("mcp.example.com", true),
+            ("MCP.example.com:443", true),
+            ("internal.example:8443", true),
+            ("internal.example:80", false),
+            ("evil.example.com", false),
+            ("mcp.example.com.evil.com", false),
+            ("127.0.0.2", false),
+            ("", false),
+        ];
+        for (host, allowed) in table {
+            assert_eq!(c.host_allowed(host), allowed, "{host}");
+        }
+    }
+
+    #[test]
+    fn origins() {
+        let c = config();
+        let table = [
+            ("https://mcp.example.com", true),
+            ("https://mcp.example.com:443", true),
+            ("http://mcp.example.com", false),       // other scheme
+            ("https://mcp.example.com:8443", false), // other port
+            ("https://app.example.com", true),
+            ("https://app.example.com.evil.com", false), // look-alike
+            ("http://localhost:3000", true),
+            ("http://localhost:4000", true), // loopback, any port
+            ("http://[::1]:5173", true),
+            ("null", false),
+            ("https://evil.example.com", false),
+            ("not an origin", false),
+        ];
+        for (origin, allowed) in table {
+            assert_eq!(c.origin_allowed(origin), allowed, "{origin}");
+        }
+        let with_null = EdgeConfig::new("", &[], &["null".into()], &[]).unwrap();
+        assert!(with_null.origin_allowed("null"));
+    }
+
+    #[test]
+    fn forwarded_headers_count_only_from_trusted_proxies() {
+        let c = config();
+        let mut headers = HeaderMap::new();
+        headers.insert("host", "10.1.2.3:8080".parse().unwrap());
+        headers.insert("x-forwarded-for", "203.0.113.7, 10.9.9.9".parse().unwrap());
+        headers.insert("x-forwarded-proto", "https".parse().unwrap());
+        headers.insert("x-forwarded-host", "mcp.example.com".parse().unwrap());
+        let trusted = c.client("10.0.0.5".parse().unwrap(), &headers, None);
+        assert_eq!(trusted.ip, "203.0.113.7".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            (trusted.scheme.as_str(), trusted.host.as_str()),
+            ("https", "mcp.example.com")
+        );
+        let untrusted = c.client("198.51.100.1".parse().unwrap(), &headers, None);
+        assert_eq!(untrusted.ip, "198.51.100.1".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            (untrusted.scheme.as_str(), untrusted.host.as_str()),
+            ("http", "10.1.2.3:8080")
+        );
+
+        let mut rfc = HeaderMap::new();
+        rfc.insert(
+            "forwarded",
+            "for=198.51.100.9;proto=http, for=\"[2001:db8::1]\";proto=https;host=mcp.example.com"
+                .parse()
+                .unwrap(),
+        );
+        let seen = c.client("10.0.0.5".parse().unwrap(), &rfc, None);
+        assert_eq!(seen.ip, "2001:db8::1".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            (seen.scheme.as_str(), seen.host.as_str()),
+            ("https", "mcp.example.com")
+        );
+    }
+}

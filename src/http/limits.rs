@@ -1,0 +1,241 @@
+//! Rate limits (governor GCRA, keyed) and stream caps.
+//!
+//! One keyed limiter per kind: per caller, per caller and tool, and per
+//! client address for requests without valid credentials. Each caller has
+//! its own bucket, so one caller's burst never slows another. Limits are
+//! per replica: with N replicas behind a balancer a caller can get up to N
+//! times the quota. Keys of idle callers are forgotten periodically, so the
+//! key space cannot grow without bound.
+
+use std::{
+    collections::HashMap,
+    num::NonZeroU32,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use governor::{
+    Quota, RateLimiter,
+    clock::{Clock, DefaultClock, FakeRelativeClock},
+    middleware::NoOpMiddleware,
+    state::keyed::DefaultKeyedStateStore,
+};
+
+/// A keyed rate limiter whose clock is hidden (real, or fake in tests).
+pub trait Limiter: Send + Sync {
+    /// `Err(wait)` when `key` is over its quota; `wait` is when to retry.
+    fn check(&self, key: &str) -> Result<(), Duration>;
+    /// Forgets keys whose buckets are full again (idle callers).
+    fn forget_idle(&self);
+}
+
+struct Keyed<C: Clock> {
+    limiter: RateLimiter<String, DefaultKeyedStateStore<String>, C, NoOpMiddleware<C::Instant>>,
+    clock: C,
+}
+
+impl<C: Clock + Send + Sync> Limiter for Keyed<C>
+where
+    C::Instant: Send + Sync,
+{
+    fn check(&self, key: &str) -> Result<(), Duration> {
+        self.limiter
+            .check_key(&key.to_owned())
+            .map_err(|not_until| not_until.wait_time_from(self.clock.now()))
+    }
+
+    fn forget_idle(&self) {
+        self.limiter.retain_recent();
+        self.limiter.shrink_to_fit();
+    }
+}
+
+/// `per_minute` requests a minute on average, `burst` at once.
+pub fn quota(per_minute: u32, burst: u32) -> Quota {
+    let per_minute = NonZeroU32::new(per_minute.max(1)).expect("non-zero");
+    let burst = NonZeroU32::new(burst.max(1)).expect("non-zero");
+    Quota::per_minute(per_minute).allow_burst(burst)
+}
+
+pub fn limiter(quota: Quota) -> Arc<dyn Limiter> {
+    let clock = DefaultClock::default();
+    Arc::new(Keyed {
+        limiter: RateLimiter::dashmap_with_clock(quota, clock.clone()),
+        clock,
+    })
+}
+
+/// A limiter on a clock the caller moves (tests).
+pub fn limiter_with_fake_clock(quota: Quota, clock: FakeRelativeClock) -> Arc<dyn Limiter> {
+    Arc::new(Keyed {
+        limiter: RateLimiter::dashmap_with_clock(quota, clock.clone()),
+        clock,
+    })
+}
+
+/// Every limit the HTTP layer applies.
+#[derive(Clone)]
+pub struct RateLimits {
+    pub per_caller: Option<Arc<dyn Limiter>>,
+    pub unauthenticated: Option<Arc<dyn Limiter>>,
+    /// Per caller × tool, for the tools that declare one.
+    pub per_tool: Arc<HashMap<String, Arc<dyn Limiter>>>,
+}
+
+impl RateLimits {
+    pub fn none() -> Self {
+        Self {
+            per_caller: None,
+            unauthenticated: None,
+            per_tool: Arc::default(),
+        }
+    }
+
+    pub fn check_caller(&self, user: &str) -> Result<(), Duration> {
+        self.per_caller.as_ref().map_or(Ok(()), |l| l.check(user))
+    }
+
+    pub fn check_address(&self, address: &str) -> Result<(), Duration> {
+        self.unauthenticated
+            .as_ref()
+            .map_or(Ok(()), |l| l.check(address))
+    }
+
+    pub fn check_tool(&self, user: &str, tool: &str) -> Result<(), Duration> {
+        match self.per_tool.get(tool) {
+            Some(limiter) => limiter.check(user),
+            None => Ok(()),
+        }
+    }
+
+    pub fn forget_idle(&self) {
+        let all = self
+            .per_caller
+            .iter()
+            .chain(&self.unauthenticated)
+            .chain(self.per_tool.values());
+        for limiter in all {
+            limiter.forget_idle();
+        }
+    }
+}
+
+/// Open long-lived streams (GET streams, `subscriptions/listen`), in total
+/// and per caller. A stream holds a [`StreamSlot`]; dropping the response
+/// body frees it, so a closed stream never keeps counting.
+#[derive(Clone)]
+pub struct StreamCaps {
+    max_total: usize,
+    max_per_caller: usize,
+    open: Arc<Mutex<(usize, HashMap<String, usize>)>>,
+}
+
+pub struct StreamSlot {
+    caps: StreamCaps,
+    caller: String,
+}
+
+impl std::fmt::Debug for StreamSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamSlot")
+            .field("caller", &self.caller)
+            .finish()
+    }
+}
+
+impl StreamCaps {
+    pub fn new(max_total: usize, max_per_caller: usize) -> Self {
+        Self {
+            max_total,
+            max_per_caller,
+            open: Arc::default(),
+        }
+    }
+
+    /// A slot for one more stream of `caller`, or the reason there is none.
+    pub fn acquire(&self, caller: &str) -> Result<StreamSlot, String> {
+        let mut open = self.open.lock().expect("stream caps lock");
+        let mine = open.1.get(caller).copied().unwrap_or(0);
+        if open.0 >= self.max_total {
+            return Err(format!(
+                "the server holds its maximum of {} open streams",
+                self.max_total
+            ));
+        }
+        if mine >= self.max_per_caller {
+            return Err(format!(
+                "{caller} already has {mine} open streams (the limit is {}); close one first",
+                self.max_per_caller
+            ));
+        }
+        open.0 += 1;
+        *open.1.entry(caller.to_owned()).or_default() += 1;
+        Ok(StreamSlot {
+            caps: self.clone(),
+            caller: caller.to_owned(),
+        })
+    }
+
+    pub fn open_total(&self) -> usize {
+        self.open.lock().expect("stream caps lock").0
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.caps.open.lock().expect("stream caps lock");
+        open.0 = open.0.saturating_sub(1);
+        if let Some(n) = open.1.get_mut(&self.caller) {
+            *n -= 1;
+            if *n == 0 {
+                open.1.remove(&self.caller);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_caller_has_its_own_bucket_and_refills_with_time() {
+        let clock = FakeRelativeClock::default();
+        let limiter = limiter_with_fake_clock(quota(60, 3), clock.clone());
+        // (caller, clock advance before the request in ms, expected to pass)
+        let table = [
+            ("a", 0, true),
+            ("a", 0, true),
+            ("a", 0, true),
+            ("a", 0, false), // burst of 3 spent
+            ("b", 0, true),  // another caller is untouched
+            ("a", 999, false),
+            ("a", 1, true), // one request a second refills
+            ("a", 0, false),
+        ];
+        for (i, (caller, advance, allowed)) in table.into_iter().enumerate() {
+            clock.advance(Duration::from_millis(advance));
+            let result = limiter.check(caller);
+            assert_eq!(result.is_ok(), allowed, "row {i}: {result:?}");
+            if let Err(wait) = result {
+                assert!(
+                    wait > Duration::ZERO && wait <= Duration::from_secs(1),
+                    "row {i}: {wait:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn stream_slots_are_capped_and_freed_on_drop() {
+        let caps = StreamCaps::new(3, 2);
+        let a1 = caps.acquire("a").unwrap();
+        let _a2 = caps.acquire("a").unwrap();
+        assert!(caps.acquire("a").unwrap_err().contains("limit is 2"));
+        let _b1 = caps.acquire("b").unwrap();
+        assert!(caps.acquire("c").unwrap_err().contains("maximum of 3"));
+        drop(a1);
+        assert_eq!(caps.open_total(), 2);
+        assert!(caps.acquire("c").is_ok());
+    }
+}

@@ -1,0 +1,116 @@
+//! The accept loop: hyper with a header read timeout (a slow client is
+//! dropped without holding anyone up), TCP_NODELAY on every socket, a cap
+//! on open connections, and a graceful drain.
+
+use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+
+use axum::{Router, extract::ConnectInfo};
+use hyper::body::Incoming;
+use hyper_util::{
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+    server::{conn::auto::Builder, graceful::GracefulShutdown},
+    service::TowerToHyperService,
+};
+use tokio::{net::TcpListener, sync::Semaphore};
+use tokio_util::sync::CancellationToken;
+
+pub struct ServeOptions {
+    /// A client must send its request head within this time.
+    pub header_read_timeout: Duration,
+    pub max_connections: usize,
+    /// After the shutdown signal: keep accepting this long (readiness is
+    /// already false, so balancers move traffic away first).
+    pub drain_delay: Duration,
+    /// Then: in-flight calls get this long to finish before streams end.
+    pub grace: Duration,
+}
+
+/// Serves `router` on `listener` until `shutdown`; then drains. `on_drain`
+/// runs when draining starts (readiness turns false); `end_streams` is
+/// cancelled when the grace period is over, which ends open SSE streams.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    options: ServeOptions,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    on_drain: impl FnOnce() + Send + 'static,
+    end_streams: CancellationToken,
+) -> std::io::Result<()> {
+    let stop_accepting = CancellationToken::new();
+    let stopper = stop_accepting.clone();
+    let drain_delay = options.drain_delay;
+    tokio::spawn(async move {
+        shutdown.await;
+        on_drain();
+        tracing::info!(?drain_delay, "shutdown requested: draining");
+        tokio::time::sleep(drain_delay).await;
+        stopper.cancel();
+    });
+
+    let graceful = GracefulShutdown::new();
+    let slots = Arc::new(Semaphore::new(options.max_connections));
+    let mut builder = Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout);
+    loop {
+        // Wait for a free connection slot before accepting: the kernel
+        // backlog absorbs the excess instead of our memory.
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.expect("semaphore never closed"),
+            () = stop_accepting.cancelled() => break,
+        };
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(error) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = stop_accepting.cancelled() => break,
+        };
+        // rmcp writes an SSE reply in several small writes; without NODELAY,
+        // Nagle plus delayed ACKs stall each of them by ~40 ms.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::warn!(%error, "could not set TCP_NODELAY");
+        }
+        let service = tower::ServiceExt::map_request(
+            router.clone(),
+            move |mut request: http::Request<Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(ConnectInfo::<SocketAddr>(peer));
+                request
+            },
+        );
+        let connection = builder
+            .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
+            .into_owned();
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _slot = slot;
+            if let Err(error) = connection.await {
+                tracing::debug!(%error, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    // In-flight requests finish; idle keep-alive connections close now.
+    let all_closed = graceful.shutdown();
+    tokio::pin!(all_closed);
+    tokio::select! {
+        () = &mut all_closed => {}
+        () = tokio::time::sleep(options.grace) => {
+            tracing::info!("grace period over: ending open streams");
+            end_streams.cancel();
+            // Ended streams close promptly; never wait forever for a stuck peer.
+            let _ = tokio::time::timeout(Duration::from_secs(5), &mut all_closed).await;
+        }
+    }
+    end_streams.cancel();
+    Ok(())
+}

@@ -1,0 +1,72 @@
+//! Rate-limit middleware: per client address before authentication (for
+//! requests without valid credentials), per caller after it.
+
+use std::net::SocketAddr;
+
+use axum::{
+    extract::{ConnectInfo, Request, State},
+    http::{StatusCode, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+
+use super::{edge::ClientInfo, error::HttpError, limits::RateLimits};
+use crate::registry::Caller;
+
+fn address(request: &Request) -> String {
+    request
+        .extensions()
+        .get::<ClientInfo>()
+        .map(|c| c.ip.to_string())
+        .or_else(|| {
+            request
+                .extensions()
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| c.0.ip().to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// Before authentication: a request with no credentials spends its
+/// address's quota up front; one whose credentials fail spends it after.
+pub async fn unauthenticated(
+    State(limits): State<RateLimits>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let address = address(&request);
+    let has_credentials = request.headers().contains_key(header::AUTHORIZATION);
+    if !has_credentials && let Err(wait) = limits.check_address(&address) {
+        return HttpError::TooManyRequests(
+            wait,
+            format!("too many unauthenticated requests from {address}"),
+        )
+        .into_response();
+    }
+    let response = next.run(request).await;
+    if has_credentials
+        && response.status() == StatusCode::UNAUTHORIZED
+        && let Err(wait) = limits.check_address(&address)
+    {
+        return HttpError::TooManyRequests(
+            wait,
+            format!("too many failed authentications from {address}"),
+        )
+        .into_response();
+    }
+    response
+}
+
+/// After authentication: each caller has its own bucket.
+pub async fn callers(State(limits): State<RateLimits>, request: Request, next: Next) -> Response {
+    if let Some(caller) = request.extensions().get::<Caller>()
+        && let Err(wait) = limits.check_caller(&caller.user)
+    {
+        return HttpError::TooManyRequests(
+            wait,
+            format!("{} is over its request rate", caller.user),
+        )
+        .into_response();
+    }
+    next.run(request).await
+}

@@ -1,0 +1,113 @@
+//! Change notifications: forwarded to each 2025-era session's GET stream,
+//! and to 2026-07-28 `subscriptions/listen` streams, filtered by what each
+//! asked for. Both read the process-wide change bus, which on PostgreSQL
+//! also carries the other replicas' changes.
+
+#![allow(deprecated)] // LoggingLevel and resources/updated for 2025-era sessions.
+
+use std::{
+    collections::HashSet,
+    sync::{Mutex, atomic::AtomicBool},
+};
+
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{LoggingLevel, Peer, RoleServer, SubscriptionContext};
+use crate::registry::{ChangeBus, ChangeEvent};
+
+/// Per-session state of a 2025-era session (or of one stateless request).
+#[derive(Default)]
+pub struct SessionState {
+    pub log_level: Mutex<Option<LoggingLevel>>,
+    pub subscriptions: Mutex<HashSet<String>>,
+    forwarding: AtomicBool,
+}
+
+/// Forwards changes to a legacy session until its transport closes.
+/// Started once per session (on `notifications/initialized` or the first subscribe).
+pub fn forward_to_session(
+    bus: &ChangeBus,
+    session: &std::sync::Arc<SessionState>,
+    peer: Peer<RoleServer>,
+) {
+    use std::sync::atomic::Ordering;
+    if session.forwarding.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let mut events = bus.subscribe();
+    let session = session.clone();
+    tokio::spawn(async move {
+        loop {
+            let event = match events.recv().await {
+                Ok(event) => event,
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => return,
+            };
+            if peer.is_transport_closed() {
+                return;
+            }
+            let sent = match event {
+                ChangeEvent::ToolsListChanged => peer.notify_tool_list_changed().await,
+                ChangeEvent::PromptsListChanged => peer.notify_prompt_list_changed().await,
+                ChangeEvent::ResourcesListChanged => peer.notify_resource_list_changed().await,
+                ChangeEvent::ResourceUpdated { uri } => {
+                    let subscribed = session
+                        .subscriptions
+                        .lock()
+                        .expect("subscriptions lock")
+                        .contains(&uri);
+                    if !subscribed {
+                        continue;
+                    }
+                    let params = serde_json::from_value(serde_json::json!({ "uri": uri }))
+                        .expect("resource updated params");
+                    peer.notify_resource_updated(params).await
+                }
+            };
+            if sent.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+/// Serves one `subscriptions/listen` stream until the client closes it.
+pub async fn listen(bus: &ChangeBus, context: SubscriptionContext) {
+    let mut events = bus.subscribe();
+    let sink = context.sink();
+    loop {
+        let event = tokio::select! {
+            () = context.cancelled() => return,
+            event = events.recv() => event,
+        };
+        let event = match event {
+            Ok(event) => event,
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => return,
+        };
+        let accepted = sink.accepted();
+        let sent = match event {
+            ChangeEvent::ToolsListChanged if accepted.tools_list_changed == Some(true) => {
+                sink.notify_tool_list_changed().await
+            }
+            ChangeEvent::PromptsListChanged if accepted.prompts_list_changed == Some(true) => {
+                sink.notify_prompt_list_changed().await
+            }
+            ChangeEvent::ResourcesListChanged if accepted.resources_list_changed == Some(true) => {
+                sink.notify_resource_list_changed().await
+            }
+            ChangeEvent::ResourceUpdated { uri }
+                if accepted
+                    .resource_subscriptions
+                    .as_ref()
+                    .is_some_and(|u| u.contains(&uri)) =>
+            {
+                sink.notify_resource_updated(uri).await
+            }
+            _ => continue,
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
