@@ -54,7 +54,8 @@ ports=()
 for name in a b; do
   log="$DIR/$name.log"
   TEAMGATE__LOG__FORMAT=json TEAMGATE__MCP__REQUEST_STATE_KEYS="[\"$KEY\"]" \
-    TEAMGATE__SERVER__PUBLIC_URL="$PUBLIC" TEAMGATE__TELEMETRY__METRICS__TOKEN="$SCRAPE" \
+    TEAMGATE__SERVER__PUBLIC_URL="$PUBLIC" TEAMGATE__SERVER__TRUSTED_PROXIES='["127.0.0.1/32"]' \
+    TEAMGATE__TELEMETRY__METRICS__TOKEN="$SCRAPE" \
     "$BIN" serve --config config/conformance.toml --listen 127.0.0.1:0 >"$log" 2>&1 &
   pids+=($!)
   u=""

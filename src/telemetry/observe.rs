@@ -407,8 +407,12 @@ pub async fn observe_outer(
         return response;
     }
     let metrics = &observer.metrics;
+    // A 403 is an authorization failure when it carries a challenge
+    // (insufficient scope); the edge's Host/Origin refusals do not.
+    let challenged = response.headers().contains_key(header::WWW_AUTHENTICATE);
     match status {
-        401 | 403 => metrics.auth_failure(status),
+        401 => metrics.auth_failure(status),
+        403 if challenged => metrics.auth_failure(status),
         429 => metrics.rate_limited(),
         _ => {}
     }
