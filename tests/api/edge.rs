@@ -204,6 +204,7 @@ async fn forwarded_headers_count_only_from_trusted_proxies() {
 async fn one_callers_burst_gets_429_while_another_is_served() {
     let app = spawn_app_with(|c| {
         c.auth.mode = AuthMode::Required;
+        c.rate_limit.enabled = true;
         c.rate_limit.per_caller_per_minute = 60;
         c.rate_limit.per_caller_burst = 3;
     })
