@@ -171,6 +171,10 @@ enum Ending {
 
 #[async_trait]
 impl Runner for CommandRunner {
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
         let mut command = Command::new(&self.program);
         command

@@ -203,6 +203,10 @@ fn without_url(error: &reqwest::Error) -> String {
 
 #[async_trait]
 impl Runner for HttpRunner {
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
         tokio::select! {
             result = self.send(arguments) => {

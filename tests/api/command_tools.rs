@@ -243,3 +243,20 @@ async fn closing_a_2026_07_28_stream_cancels_the_command() {
     drop(stream);
     assert_dead(&pids(&pid_file, &own)).await;
 }
+
+#[tokio::test]
+async fn a_declared_timeout_outlasts_the_server_default() {
+    let app = spawn_app_with(|c| {
+        c.limits.tool_timeout = Duration::from_millis(100);
+        c.tools.command = vec![command(
+            json!({"name": "nap", "description": "sleeps briefly",
+            "program": "/bin/sleep", "args": ["0.4"], "timeout": "5s"}),
+        )];
+    })
+    .await;
+    let (client, _) = sdk::connect(&app.url, None).await;
+    let result = call(&client, "nap", json!({})).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"]["exitCode"], 0);
+    client.cancel().await.unwrap();
+}

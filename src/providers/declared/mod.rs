@@ -23,7 +23,15 @@ use crate::{
 #[async_trait]
 pub trait Runner: Send + Sync {
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult;
+    /// The run's own time limit, which the server's tool timeout must not cut short.
+    fn timeout(&self) -> Duration;
 }
+
+/// Time a run may take beyond its own limit: killing and draining a
+/// process, reading a body that arrived just in time.
+const RUN_SLACK: Duration = Duration::from_secs(10);
+/// Time a user gets to answer a confirmation on a 2025-era session.
+const CONFIRM_WAIT: Duration = Duration::from_secs(300);
 
 /// Annotation defaults of a tool kind, used where the declaration is silent.
 pub struct KindDefaults {
@@ -217,6 +225,18 @@ impl ToolProvider for DeclaredTools {
     fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
         let tool = &self.tools[*self.index.get(name)?];
         super::declared_scopes(&tool.decl.scopes)
+    }
+
+    /// Declared tools keep their own limits (a test command may run for
+    /// ten minutes), plus the time to ask the user when they confirm.
+    fn timeout(&self, name: &str) -> Option<Duration> {
+        let tool = &self.tools[*self.index.get(name)?];
+        let confirm = if tool.decl.confirm {
+            CONFIRM_WAIT
+        } else {
+            Duration::ZERO
+        };
+        Some(tool.runner.timeout() + RUN_SLACK + confirm)
     }
 
     async fn call(
