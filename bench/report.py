@@ -36,7 +36,9 @@ def load(path):
     with open(path) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
-            if len(parts) == 3:
+            if len(parts) == 3 and parts[1] == "note":
+                figures.setdefault(parts[0], {}).setdefault("notes", []).append(parts[2])
+            elif len(parts) == 3:
                 figures.setdefault(parts[0], {})[parts[1]] = parts[2]
     return figures
 
@@ -84,7 +86,7 @@ def table(path):
             else:
                 cells.append(fmt(num(figures, s, metric), digits))
         out.append(f"| {label} | " + " | ".join(cells) + " |")
-    notes = [(s, figures[s]["note"]) for s in servers if "note" in figures[s]]
+    notes = [(s, n) for s in servers for n in figures[s].get("notes", [])]
     if notes:
         out.append("")
         out += [f"- {s}: {n}" for s, n in notes]
