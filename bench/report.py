@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Numbers for bench/run (standard library only).
+
+    report.py wrk FILE            one wrk run (bench/load.lua output) -> "rps p50_ms p99_ms ok failed secs"
+    report.py table RESULTS.tsv   the Markdown table, ratios and budget lines of a run
+
+RESULTS.tsv holds one `server<TAB>metric<TAB>value` line per figure, written by bench/run.
+"""
+
+import json
+import sys
+
+SERVERS = ["teamgate-sqlite", "teamgate-postgres", "raw-rmcp", "bare-axum", "ts-sdk", "py-sdk"]
+TEAMGATES = ["teamgate-sqlite", "teamgate-postgres"]
+LEVELS = [1, 16, 64]
+MODES = [("legacy", "legacy session"), ("stateless", "2026-07-28 stateless")]
+
+
+def wrk(path):
+    """The BENCHJSON line that bench/load.lua prints at the end of a wrk run."""
+    with open(path) as f:
+        lines = [l for l in f if l.startswith("BENCHJSON ")]
+    if not lines:
+        print("0 0 0 0 0 0")
+        return
+    data = json.loads(lines[-1][len("BENCHJSON "):])
+    secs = data["duration_us"] / 1e6
+    failed = data["failed"] + data["socket_errors"]
+    ok = max(data["requests"] - data["failed"], 0)
+    rps = ok / secs if secs else 0.0  # good replies only
+    print(f"{rps:.1f} {data['p50_us'] / 1000:.3f} {data['p99_us'] / 1000:.3f} {ok} {failed} {secs:.2f}")
+
+
+def load(path):
+    figures = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) == 3 and parts[1] == "note":
+                figures.setdefault(parts[0], {}).setdefault("notes", []).append(parts[2])
+            elif len(parts) == 3:
+                figures.setdefault(parts[0], {})[parts[1]] = parts[2]
+    return figures
+
+
+def num(figures, server, metric):
+    try:
+        return float(figures.get(server, {})[metric])
+    except (KeyError, ValueError):
+        return None
+
+
+def fmt(value, digits=0):
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def table(path):
+    figures = load(path)
+    servers = [s for s in SERVERS if s in figures]
+    rows = []
+    for mode, label in MODES:
+        for c in LEVELS:
+            key = f"{mode}_c{c}"
+            rows.append((f"tools/call {label}, c={c}: req/s", key + "_rps", 0))
+            rows.append((f"  p50 / p99 ms", (key + "_p50", key + "_p99"), 2))
+            rows.append((f"  failed replies", key + "_failed", 0))
+    rows += [
+        ("initialize, c=16: req/s", "init_rps", 0),
+        ("CPU s per 10,000 calls (legacy, c=64)", "legacy_c64_cpu10k", 2),
+        ("CPU s per 10,000 calls (stateless, c=64)", "stateless_c64_cpu10k", 2),
+        ("RSS idle, MiB", "rss_idle_mib", 1),
+        ("RSS per 1,000 idle legacy sessions, KiB (after eviction wait)", "sessions_per1k_kib", 0),
+        ("RSS per 1,000 legacy sessions right after opening, KiB", "sessions_open_per1k_kib", 0),
+        ("subscriptions/listen streams held", "streams_ok", 0),
+        ("RSS per 1,000 open listen streams, KiB", "streams_per1k_kib", 0),
+    ]
+    out = ["| figure | " + " | ".join(servers) + " |", "|---|" + "---|" * len(servers)]
+    for label, metric, digits in rows:
+        cells = []
+        for s in servers:
+            if isinstance(metric, tuple):
+                a, b = (num(figures, s, m) for m in metric)
+                cells.append("n/a" if a is None else f"{fmt(a, digits)} / {fmt(b, digits)}")
+            else:
+                cells.append(fmt(num(figures, s, metric), digits))
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    notes = [(s, n) for s in servers for n in figures[s].get("notes", [])]
+    if notes:
+        out.append("")
+        out += [f"- {s}: {n}" for s, n in notes]
+    print("\n".join(out))
+    print()
+    ratios(figures, servers)
+    print()
+    budget(figures)
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "n/a"
+
+
+def ratios(figures, servers):
+    print("Throughput ratios (req/s of the row's server divided by the reference; p99 likewise):")
+    print()
+    print("| server | mode | c | / bare-axum req/s | / raw-rmcp req/s | / raw-rmcp p99 |")
+    print("|---|---|---|---|---|---|")
+    for s in servers:
+        if s in ("bare-axum",):
+            continue
+        for mode, label in MODES:
+            for c in LEVELS:
+                key = f"{mode}_c{c}"
+                rps = num(figures, s, key + "_rps")
+                if rps is None:
+                    continue
+                print(
+                    f"| {s} | {label} | {c} | {ratio(rps, num(figures, 'bare-axum', key + '_rps'))} | "
+                    f"{ratio(rps, num(figures, 'raw-rmcp', key + '_rps'))} | "
+                    f"{ratio(num(figures, s, key + '_p99'), num(figures, 'raw-rmcp', key + '_p99'))} |"
+                )
+
+
+def budget(figures):
+    print("Budget (teamgate must hold every line):")
+    print()
+    print("| line | server | measured | budget | holds |")
+    print("|---|---|---|---|---|")
+
+    def line(name, server, value, limit, higher_is_better, shown):
+        if value is None or limit is None:
+            verdict = "not measured"
+        else:
+            ok = value >= limit if higher_is_better else value <= limit
+            verdict = "yes" if ok else "**NO**"
+        print(f"| {name} | {server} | {shown} | {'>=' if higher_is_better else '<='} "
+              f"{fmt(limit, 2) if limit is not None else 'n/a'} | {verdict} |")
+
+    for s in TEAMGATES:
+        if s not in figures:
+            continue
+        for mode, label in MODES:
+            key = f"{mode}_c64"
+            rps, ref = num(figures, s, key + "_rps"), num(figures, "raw-rmcp", key + "_rps")
+            r = rps / ref if rps is not None and ref else None
+            line(f"tools/call c=64 {label}: req/s vs raw rmcp", s, r, 0.8, True, ratio(rps, ref))
+            p99, ref99 = num(figures, s, key + "_p99"), num(figures, "raw-rmcp", key + "_p99")
+            r = p99 / ref99 if p99 is not None and ref99 else None
+            line(f"tools/call c=64 {label}: p99 vs raw rmcp", s, r, 1.5, False, ratio(p99, ref99))
+        per = num(figures, s, "sessions_per1k_kib")
+        line("RSS per idle legacy session, KiB", s, per / 1000 if per is not None else None, 4, False,
+             fmt(per / 1000, 2) if per is not None else "n/a")
+        per = num(figures, s, "streams_per1k_kib")
+        mib = per * 10 / 1024 if per is not None else None
+        line("10,000 open listen streams, MiB", s, mib, 100, False, fmt(mib, 1))
+        idle = num(figures, s, "rss_idle_mib")
+        line("idle RSS, MiB", s, idle, 30, False, fmt(idle, 1))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "wrk":
+        wrk(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "table":
+        table(sys.argv[2])
+    else:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
