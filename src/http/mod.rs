@@ -141,8 +141,10 @@ pub fn router(parts: HttpParts) -> Router {
         ServiceBuilder::new()
             // A panic anywhere below becomes a 500, never a dropped connection.
             .layer(CatchPanicLayer::new())
-            // One span per HTTP request, around everything that can refuse it.
-            .layer(TraceLayer::new_for_http())
+            // One span per HTTP request, around everything that can refuse it. Failures
+            // are not logged here: the observe layer logs every request once, and an
+            // ERROR line per shed request would only add to an overload.
+            .layer(TraceLayer::new_for_http().on_failure(()))
             // A foreign Host or Origin is refused before anything reads the
             // request (DNS rebinding); records who the client is.
             .layer(middleware::from_fn_with_state(
