@@ -217,7 +217,6 @@ impl App {
         let observer = Observer {
             metrics: self.metrics.clone(),
             mcp_path: config.mcp.path.clone(),
-            max_body_bytes: config.server.max_body_bytes,
         };
         let router = http::router(HttpParts {
             mcp_path: config.mcp.path.clone(),

@@ -151,6 +151,8 @@ pub async fn guard(
         let reason = format!("{} is over its rate for the tool {tool}", caller.user);
         return HttpError::TooManyRequests(wait, reason).into_response_with_id(id);
     }
+    let mut parts = parts;
+    parts.extensions.insert(Arc::new(envelope));
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -179,25 +181,33 @@ async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError>
     }
 }
 
-/// What the guard needs of a message; the rest is checked for syntax and skipped.
-#[derive(Deserialize)]
-struct Envelope {
+/// What the layers need of a message, parsed once here; the rest is checked
+/// for syntax and skipped. The guard hands it on in the request's
+/// extensions, so the telemetry layer below never parses the body again.
+#[derive(Deserialize, Default, Debug)]
+pub struct Envelope {
     #[serde(default)]
-    id: Option<Value>,
+    pub id: Option<Value>,
     #[serde(default)]
-    method: Option<String>,
+    pub method: Option<String>,
     #[serde(default)]
-    params: Option<Params>,
+    pub params: Option<Params>,
 }
 
-#[derive(Deserialize, Default)]
-struct Params {
+#[derive(Deserialize, Default, Debug)]
+pub struct Params {
     #[serde(default)]
-    name: Option<String>,
+    pub name: Option<String>,
     #[serde(default)]
-    uri: Option<String>,
+    pub uri: Option<String>,
     #[serde(default)]
-    arguments: Value,
+    pub arguments: Value,
+    #[serde(default, rename = "protocolVersion")]
+    pub protocol_version: Option<String>,
+    #[serde(default, rename = "clientInfo")]
+    pub client_info: Option<Value>,
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<Value>,
 }
 
 /// Session caps, scopes and audit room, before the call reaches the engine.

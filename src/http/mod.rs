@@ -30,7 +30,7 @@ use tower_http::{
 };
 
 pub use edge::{ClientInfo, EdgeConfig};
-pub use guard::{Gate, GuardConfig, Refusal};
+pub use guard::{Envelope, Gate, GuardConfig, Refusal};
 pub use health::Health;
 pub use limits::{RateLimits, StreamCaps};
 pub use serve::{ServeOptions, serve};

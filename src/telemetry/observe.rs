@@ -24,19 +24,17 @@ use axum::{
     extract::{Request, State},
     http::{HeaderMap, Method, header},
     middleware::Next,
-    response::{IntoResponse, Response},
+    response::Response,
 };
 use http_body::Frame;
-use http_body_util::{BodyExt, Limited};
 use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use serde::Deserialize;
 use serde_json::Value;
 use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::Metrics;
-use crate::{http::error::HttpError, registry::Caller};
+use crate::{http::Envelope, registry::Caller};
 
 /// The first protocol revision served without sessions.
 const MODERN: &str = "2026-07-28";
@@ -69,32 +67,6 @@ struct Reached(AtomicBool);
 pub struct Observer {
     pub metrics: Metrics,
     pub mcp_path: String,
-    /// `server.max_body_bytes`: the guard in front has enforced it already;
-    /// this layer never reads more whatever the stack's order.
-    pub max_body_bytes: usize,
-}
-
-/// What the span needs of a JSON-RPC message; everything else is skipped.
-#[derive(Deserialize, Default)]
-struct Message {
-    #[serde(default)]
-    method: Option<String>,
-    #[serde(default)]
-    params: Option<Params>,
-}
-
-#[derive(Deserialize, Default)]
-struct Params {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    uri: Option<String>,
-    #[serde(default, rename = "protocolVersion")]
-    protocol_version: Option<String>,
-    #[serde(default, rename = "clientInfo")]
-    client_info: Option<Value>,
-    #[serde(default, rename = "_meta")]
-    meta: Option<Value>,
 }
 
 /// The request as the span and the metrics describe it.
@@ -129,7 +101,7 @@ fn era(version: &str) -> &'static str {
 }
 
 impl Facts {
-    fn of(parts: &http::request::Parts, message: &Message) -> Self {
+    fn of(parts: &http::request::Parts, message: &Envelope) -> Self {
         let params = message.params.as_ref();
         let meta = params.and_then(|p| p.meta.as_ref());
         let meta_str = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str);
@@ -187,13 +159,13 @@ pub async fn observe(State(observer): State<Observer>, request: Request, next: N
         reached.0.store(true, Ordering::Relaxed);
     }
     let (mut parts, body) = request.into_parts();
-    // The guard has read, bounded and checked a POST body already; these
-    // are its bytes, in memory.
-    let bytes = match Limited::new(body, observer.max_body_bytes).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(_) => return HttpError::PayloadTooLarge(observer.max_body_bytes).into_response(),
-    };
-    let message: Message = serde_json::from_slice(&bytes).unwrap_or_default();
+    // The guard parsed a POST body already and left what it found here;
+    // other requests have no body to describe.
+    let message = parts
+        .extensions
+        .get::<Arc<Envelope>>()
+        .cloned()
+        .unwrap_or_default();
     let facts = Facts::of(&parts, &message);
     let span = tracing::info_span!(
         "mcp.request",
@@ -217,7 +189,7 @@ pub async fn observe(State(observer): State<Observer>, request: Request, next: N
     let observed = Arc::new(Observed::default());
     parts.extensions.insert(observed.clone());
     let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
+        .run(Request::from_parts(parts, body))
         .instrument(span.clone())
         .await;
     let metrics = &observer.metrics;
