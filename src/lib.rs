@@ -12,6 +12,7 @@ pub mod auth;
 pub mod cli;
 pub mod cli_admin;
 pub mod config;
+pub mod fswatch;
 pub mod gate;
 pub mod http;
 pub mod mcp;

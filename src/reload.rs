@@ -7,8 +7,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use notify::RecursiveMode;
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
-use tokio::sync::mpsc;
 
 use crate::{app::Reloader, config::ConfigSources};
 
@@ -37,7 +35,7 @@ async fn reload_in_background(reloader: &Reloader, sources: &ConfigSources) {
 
 /// Watches the configuration files; dropping it stops the watching.
 pub struct ConfigWatcher {
-    _debouncer: Debouncer<notify::RecommendedWatcher>,
+    _watch: crate::fswatch::FsWatch,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -69,36 +67,29 @@ pub fn watch(
         .iter()
         .filter_map(|f| std::fs::canonicalize(f).ok())
         .collect();
-    let (tx, mut rx) = mpsc::channel::<()>(1);
-    let wanted = files.clone();
-    let mut debouncer = new_debouncer(debounce, move |result: DebounceEventResult| {
-        let relevant = result.is_ok_and(|events| {
-            events.iter().any(|e| {
-                let path = std::fs::canonicalize(&e.path).unwrap_or_else(|_| e.path.clone());
-                wanted.contains(&path)
-            })
-        });
-        if relevant {
-            let _ = tx.try_send(());
-        }
-    })
-    .context("starting the configuration watcher")?;
-    let mut folders: Vec<&Path> = files.iter().filter_map(|f| f.parent()).collect();
+    let mut folders: Vec<PathBuf> = files
+        .iter()
+        .filter_map(|f| f.parent().map(Path::to_owned))
+        .collect();
     folders.sort();
     folders.dedup();
-    for folder in folders {
-        debouncer
-            .watcher()
-            .watch(folder, RecursiveMode::NonRecursive)
-            .with_context(|| format!("watching {}", folder.display()))?;
-    }
+    let targets: Vec<_> = folders
+        .into_iter()
+        .map(|folder| (folder, RecursiveMode::NonRecursive))
+        .collect();
+    // Folders are watched (editors replace files); other files in them are not ours.
+    let (watch, mut rx) = crate::fswatch::watch(&targets, debounce, move |path| {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        files.contains(&path)
+    })
+    .context("starting the configuration watcher")?;
     let task = tokio::spawn(async move {
         while rx.recv().await.is_some() {
             reload_in_background(&reloader, &sources).await;
         }
     });
     Ok(ConfigWatcher {
-        _debouncer: debouncer,
+        _watch: watch,
         task,
     })
 }

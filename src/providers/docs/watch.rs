@@ -5,60 +5,41 @@
 
 use std::{path::Path, sync::Arc};
 
-use anyhow::Context;
 use notify::RecursiveMode;
-use notify_debouncer_mini::{DebounceEventResult, Debouncer, new_debouncer};
-use tokio::sync::mpsc;
 
 use super::{Inner, index};
-use crate::registry::ChangeEvent;
+use crate::{fswatch::FsWatch, registry::ChangeEvent};
 
 /// Dropping it stops the OS watcher, which closes the channel and ends the task.
 pub struct Watcher {
-    _debouncer: Debouncer<notify::RecommendedWatcher>,
+    _watch: FsWatch,
 }
 
 pub fn start(inner: Arc<Inner>) -> anyhow::Result<Watcher> {
-    // Capacity 1: changes that arrive during a re-index collapse into one more.
-    let (tx, mut rx) = mpsc::channel::<()>(1);
-    let mut debouncer = new_debouncer(inner.config.debounce, move |result: DebounceEventResult| {
-        if result.is_ok() {
-            let _ = tx.try_send(());
-        }
-    })
-    .context("starting the docs watcher")?;
+    let mut targets = Vec::new();
     for root in &inner.config.paths {
         let root = Path::new(root);
         // A single file is watched through its folder: editors replace files.
-        let (target, mode) = if root.is_dir() {
-            (root, RecursiveMode::Recursive)
+        if root.is_dir() {
+            targets.push((root.to_owned(), RecursiveMode::Recursive));
         } else if root.is_file() {
             let parent = root.parent().filter(|p| !p.as_os_str().is_empty());
-            (
-                parent.unwrap_or(Path::new(".")),
-                RecursiveMode::NonRecursive,
-            )
-        } else {
-            continue;
-        };
-        debouncer
-            .watcher()
-            .watch(target, mode)
-            .with_context(|| format!("watching {}", target.display()))?;
+            let folder = parent.unwrap_or(Path::new(".")).to_owned();
+            targets.push((folder, RecursiveMode::NonRecursive));
+        }
     }
+    let (watch, mut changes) = crate::fswatch::watch(&targets, inner.config.debounce, |_| true)?;
     let weak = Arc::downgrade(&inner);
     drop(inner);
     tokio::spawn(async move {
-        while rx.recv().await.is_some() {
+        while changes.recv().await.is_some() {
             let Some(inner) = weak.upgrade() else {
                 return;
             };
             reindex(&inner).await;
         }
     });
-    Ok(Watcher {
-        _debouncer: debouncer,
-    })
+    Ok(Watcher { _watch: watch })
 }
 
 async fn reindex(inner: &Arc<Inner>) {
