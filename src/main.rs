@@ -1,5 +1,9 @@
 use clap::Parser;
 
+// See Cargo.toml: request-path allocation speed, and freed memory given back to the OS.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = teamgate::cli::Cli::parse();
