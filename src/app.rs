@@ -193,6 +193,7 @@ impl App {
             sessions: self.sessions.clone(),
             repo: Arc::new(self.store.clone()),
             auditor: self.auditor.clone(),
+            events: self.events.clone(),
             authenticator: self.authenticator.clone(),
             max_sessions: config.store.max_sessions,
             max_sessions_per_owner: config.store.max_sessions_per_owner,

@@ -10,7 +10,7 @@ use crate::{
     http::{Gate, Refusal},
     mcp::{Sessions, Shared},
     registry::{Caller, Kind},
-    store::{AuditRecord, SessionRepo},
+    store::{AuditRecord, SessionRepo, SqlEventStore},
 };
 
 pub struct TeamGate {
@@ -20,6 +20,7 @@ pub struct TeamGate {
     pub sessions: Arc<Sessions>,
     pub repo: Arc<dyn SessionRepo>,
     pub auditor: Auditor,
+    pub events: Arc<SqlEventStore>,
     pub authenticator: Arc<Authenticator>,
     pub max_sessions: i64,
     pub max_sessions_per_owner: i64,
@@ -111,5 +112,11 @@ impl Gate for TeamGate {
                 trace_id: String::new(),
             })
             .await;
+    }
+
+    fn discard_events(&self, event_ids: Vec<String>) {
+        for id in &event_ids {
+            self.events.discard(id);
+        }
     }
 }

@@ -20,7 +20,13 @@ use serde_json::Value;
 /// Largest reply collapsed into JSON; bigger ones stay SSE.
 const MAX_PEEK_BYTES: usize = 8 * 1024 * 1024;
 
-pub async fn collapse(response: Response, wait: Duration) -> Response {
+/// `discard` receives the SSE event ids the collapsed reply carried: the
+/// client never sees them, so the event store may forget them.
+pub async fn collapse(
+    response: Response,
+    wait: Duration,
+    discard: impl FnOnce(Vec<String>),
+) -> Response {
     let is_sse = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -51,12 +57,13 @@ pub async fn collapse(response: Response, wait: Duration) -> Response {
         match first_message(&buffer) {
             Scan::NeedMore => continue,
             Scan::Stream => break None,
-            Scan::Final(json) => break Some(json),
+            Scan::Final(json, ids) => break Some((json, ids)),
         }
     };
 
     match decision {
-        Some(json) => {
+        Some((json, ids)) => {
+            discard(ids);
             let mut response = Response::from_parts(parts, Body::from(json));
             let headers = response.headers_mut();
             headers.insert(
@@ -79,8 +86,9 @@ enum Scan {
     NeedMore,
     /// The first message is a notification or request: keep streaming.
     Stream,
-    /// The first message is the final response; here is its JSON.
-    Final(String),
+    /// The first message is the final response; here is its JSON, and the
+    /// ids of the events read up to it.
+    Final(String, Vec<String>),
 }
 
 /// Looks at complete SSE events in `buffer`, skipping comments (keep-alive)
@@ -92,9 +100,16 @@ fn first_message(buffer: &[u8]) -> Scan {
     };
     let text = text.replace("\r\n", "\n");
     let mut rest = text.as_str();
+    let mut ids = Vec::new();
     while let Some(end) = rest.find("\n\n") {
         let event = &rest[..end];
         rest = &rest[end + 2..];
+        ids.extend(
+            event
+                .lines()
+                .filter_map(|line| line.strip_prefix("id:"))
+                .map(|id| id.trim().to_owned()),
+        );
         let data: Vec<&str> = event
             .lines()
             .filter_map(|line| line.strip_prefix("data:"))
@@ -111,7 +126,7 @@ fn first_message(buffer: &[u8]) -> Scan {
             && message.get("id").is_some()
             && (message.get("result").is_some() || message.get("error").is_some());
         return if is_response {
-            Scan::Final(data)
+            Scan::Final(data, ids)
         } else {
             Scan::Stream
         };
@@ -126,7 +141,9 @@ mod tests {
     #[test]
     fn a_lone_response_after_priming_collapses() {
         let sse = b"id: 0\nretry: 3000\ndata:\n\n: keep-alive\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
-        assert!(matches!(first_message(sse), Scan::Final(json) if json.contains("\"id\":1")));
+        assert!(
+            matches!(first_message(sse), Scan::Final(json, ids) if json.contains("\"id\":1") && ids == ["0"])
+        );
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub trait Gate: Send + Sync {
     fn can_audit(&self) -> bool;
     /// Records a refused call.
     async fn audit_refusal(&self, caller: &Caller, refusal: Refusal<'_>);
+    /// SSE events whose reply was sent as one JSON body instead: nobody can
+    /// resume from them, so they need not be kept.
+    fn discard_events(&self, event_ids: Vec<String>);
 }
 
 /// What was refused, for the audit trail.
@@ -161,7 +164,13 @@ pub async fn guard(
         response = hold(response, slot);
     }
     if config.json_responses {
-        collapse::collapse(response, config.collapse_wait).await
+        let gate = config.gate.clone();
+        collapse::collapse(response, config.collapse_wait, move |ids| {
+            if let Some(gate) = gate {
+                gate.discard_events(ids);
+            }
+        })
+        .await
     } else {
         response
     }

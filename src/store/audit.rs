@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::{Store, StoreError, query_error};
+use super::{Store, StoreError, batch, query_error};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,43 +27,52 @@ pub struct AuditRecord {
 const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, protocol_version, \
     method, target, args_digest, outcome, latency_ms, trace_id";
 const FIELDS: usize = 14;
+/// Rows per insert statement at most.
+const MAX_ROWS: usize = 64;
 
 impl Store {
-    /// Appends records in one statement.
+    /// Appends records in one transaction (a few cached statements, one commit).
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         if records.is_empty() {
             return Ok(());
         }
-        let mut sql = format!("insert into audit ({COLUMNS}) values ");
-        for i in 0..records.len() {
-            if i > 0 {
-                sql.push(',');
+        let mut tx = self
+            .pool()
+            .begin()
+            .await
+            .map_err(query_error("append audit records"))?;
+        let mut rest = records;
+        for size in batch::chunk_sizes(records.len(), MAX_ROWS) {
+            let (chunk, after) = rest.split_at(size);
+            rest = after;
+            let sql = format!(
+                "insert into audit ({COLUMNS}) values {}",
+                batch::values(self.backend(), size, FIELDS)
+            );
+            let mut query = sqlx::query(&sql);
+            for r in chunk {
+                query = query
+                    .bind(&r.id)
+                    .bind(r.at_ms)
+                    .bind(&r.user)
+                    .bind(&r.token_id)
+                    .bind(&r.issuer)
+                    .bind(&r.subject)
+                    .bind(&r.session_id)
+                    .bind(&r.protocol_version)
+                    .bind(&r.method)
+                    .bind(&r.target)
+                    .bind(&r.args_digest)
+                    .bind(&r.outcome)
+                    .bind(r.latency_ms)
+                    .bind(&r.trace_id);
             }
-            let params: Vec<String> = (1..=FIELDS)
-                .map(|k| format!("${}", i * FIELDS + k))
-                .collect();
-            sql.push_str(&format!("({})", params.join(", ")));
+            query
+                .execute(&mut *tx)
+                .await
+                .map_err(query_error("append audit records"))?;
         }
-        let mut query = sqlx::query(&sql);
-        for r in records {
-            query = query
-                .bind(&r.id)
-                .bind(r.at_ms)
-                .bind(&r.user)
-                .bind(&r.token_id)
-                .bind(&r.issuer)
-                .bind(&r.subject)
-                .bind(&r.session_id)
-                .bind(&r.protocol_version)
-                .bind(&r.method)
-                .bind(&r.target)
-                .bind(&r.args_digest)
-                .bind(&r.outcome)
-                .bind(r.latency_ms)
-                .bind(&r.trace_id);
-        }
-        query
-            .execute(self.pool())
+        tx.commit()
             .await
             .map_err(query_error("append audit records"))?;
         Ok(())

@@ -6,6 +6,11 @@
 //! event. A client that reconnects to another replica is served from the
 //! database. The write queue is bounded: when it is full, streaming waits
 //! rather than dropping events.
+//!
+//! Most replies never reach the client as a stream: the HTTP layer sends a
+//! lone response as one JSON body and then [`discard`](SqlEventStore::discard)s
+//! its events. The writer lingers briefly before each batch so those events
+//! are skipped instead of written.
 
 use std::{sync::Arc, time::Duration};
 
@@ -14,19 +19,24 @@ use serde_json::{Value, json};
 use sqlx::Row;
 use tokio::sync::mpsc;
 
-use super::{MemoryEventStore, Retention, Store, StoreError, query_error};
+use super::{MemoryEventStore, Retention, Store, StoreError, batch, query_error};
 use crate::mcp::{EventStore, EventStoreError, EventStream, ServerSseMessage};
 
 /// Events waiting to be written; beyond this, streaming waits.
-const QUEUE: usize = 4096;
-/// Rows per insert statement.
-const BATCH: usize = 128;
+const QUEUE: usize = 16_384;
+/// Events taken per write cycle (one linger, one transaction): the writer
+/// keeps up with `BATCH / LINGER` events a second.
+const BATCH: usize = 8192;
+/// Rows per insert statement at most.
+const MAX_ROWS: usize = 32;
+/// How long an event waits before it is written: long enough for the HTTP
+/// layer to discard the events of a reply it sent as JSON.
+const LINGER: Duration = Duration::from_millis(25);
 
 struct Pending {
-    id: String,
     stream_id: String,
     position: i64,
-    payload: String,
+    event: ServerSseMessage,
     created_ms: i64,
 }
 
@@ -43,14 +53,26 @@ impl SqlEventStore {
     pub fn new(store: Store, retention: Retention) -> Arc<Self> {
         let replica = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
         let (queue, receiver) = mpsc::channel(QUEUE);
-        tokio::spawn(write_batches(store.clone(), replica.clone(), receiver));
-        Arc::new(Self {
+        let this = Arc::new(Self {
             memory: MemoryEventStore::with_prefix(retention, &format!("{replica}-")),
-            store,
-            replica,
+            store: store.clone(),
+            replica: replica.clone(),
             retention,
             queue,
-        })
+        });
+        tokio::spawn(write_batches(
+            store,
+            replica,
+            Arc::downgrade(&this),
+            receiver,
+        ));
+        this
+    }
+
+    /// Forgets events the client received inside a plain JSON reply: they
+    /// are never replayed, and not written if still waiting.
+    pub fn discard(&self, event_id: &str) {
+        self.memory.discard(event_id);
     }
 
     /// Deletes events past the retention age or beyond the retained count.
@@ -165,9 +187,29 @@ fn decode(id: String, payload: &str) -> Result<ServerSseMessage, StoreError> {
     Ok(event)
 }
 
-async fn write_batches(store: Store, replica: String, mut receiver: mpsc::Receiver<Pending>) {
-    let mut batch = Vec::with_capacity(BATCH);
+async fn write_batches(
+    store: Store,
+    replica: String,
+    events: std::sync::Weak<SqlEventStore>,
+    mut receiver: mpsc::Receiver<Pending>,
+) {
+    let mut batch = Vec::new();
     while receiver.recv_many(&mut batch, BATCH).await > 0 {
+        tokio::time::sleep(LINGER).await;
+        // What arrived meanwhile joins this cycle, without waiting for more.
+        while batch.len() < BATCH
+            && let Ok(pending) = receiver.try_recv()
+        {
+            batch.push(pending);
+        }
+        if let Some(events) = events.upgrade() {
+            batch.retain(|p| {
+                p.event
+                    .event_id
+                    .as_deref()
+                    .is_none_or(|id| !events.memory.is_discarded(id))
+            });
+        }
         if let Err(error) = insert(&store, &replica, &batch).await {
             // The events stay replayable from memory on this replica.
             tracing::warn!(%error, events = batch.len(), "stream events not persisted");
@@ -177,36 +219,32 @@ async fn write_batches(store: Store, replica: String, mut receiver: mpsc::Receiv
 }
 
 async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), sqlx::Error> {
-    let mut sql = String::from(
-        "insert into stream_events (id, stream_id, replica, position, payload, created_ms) values ",
-    );
-    for i in 0..batch.len() {
-        let n = i * 6;
-        if i > 0 {
-            sql.push(',');
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let mut tx = store.pool().begin().await?;
+    let mut rest = batch;
+    for size in batch::chunk_sizes(batch.len(), MAX_ROWS) {
+        let (chunk, after) = rest.split_at(size);
+        rest = after;
+        let sql = format!(
+            "insert into stream_events (id, stream_id, replica, position, payload, created_ms) \
+             values {} on conflict (id) do nothing",
+            batch::values(store.backend(), size, 6)
+        );
+        let mut query = sqlx::query(&sql);
+        for pending in chunk {
+            query = query
+                .bind(pending.event.event_id.clone().unwrap_or_default())
+                .bind(&pending.stream_id)
+                .bind(replica)
+                .bind(pending.position)
+                .bind(encode(&pending.event))
+                .bind(pending.created_ms);
         }
-        sql.push_str(&format!(
-            "(${}, ${}, ${}, ${}, ${}, ${})",
-            n + 1,
-            n + 2,
-            n + 3,
-            n + 4,
-            n + 5,
-            n + 6
-        ));
+        query.execute(&mut *tx).await?;
     }
-    sql.push_str(" on conflict (id) do nothing");
-    let mut query = sqlx::query(&sql);
-    for event in batch {
-        query = query
-            .bind(&event.id)
-            .bind(&event.stream_id)
-            .bind(replica)
-            .bind(event.position)
-            .bind(&event.payload)
-            .bind(event.created_ms);
-    }
-    query.execute(store.pool()).await.map(|_| ())
+    tx.commit().await
 }
 
 #[async_trait]
@@ -224,10 +262,9 @@ impl EventStore for SqlEventStore {
             .and_then(|n| n.parse().ok())
             .unwrap_or_default();
         let pending = Pending {
-            id: id.clone(),
             stream_id: stream_id.to_owned(),
             position,
-            payload: encode(&event),
+            event,
             created_ms: self.store.now_ms(),
         };
         self.queue

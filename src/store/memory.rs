@@ -39,6 +39,8 @@ struct Stored {
     stream: String,
     at: Instant,
     event: ServerSseMessage,
+    /// Delivered inside a plain JSON reply: never replayed, never persisted.
+    discarded: bool,
 }
 
 pub struct MemoryEventStore {
@@ -88,6 +90,7 @@ impl MemoryEventStore {
             stream: stream_id.to_owned(),
             at: now,
             event: event.clone(),
+            discarded: false,
         });
         while inner.events.len() > self.retention.max_events
             || inner
@@ -119,10 +122,40 @@ impl MemoryEventStore {
             inner
                 .events
                 .range(start + 1..)
-                .filter(|e| e.stream == stream && e.at >= cutoff)
+                .filter(|e| e.stream == stream && e.at >= cutoff && !e.discarded)
                 .map(|e| e.event.clone())
                 .collect(),
         )
+    }
+
+    /// Forgets events whose reply went out as one JSON body: the client never
+    /// saw their ids, so they can never be asked for. Their payload is freed.
+    pub fn discard(&self, id: &str) {
+        let Some((sequence, tag)) = id.strip_prefix(self.prefix.as_str()).and_then(parse) else {
+            return;
+        };
+        let mut inner = self.inner.lock().expect("event store lock");
+        let at = inner.events.partition_point(|e| e.sequence < sequence);
+        if let Some(stored) = inner.events.get_mut(at)
+            && stored.sequence == sequence
+            && stored.tag == tag
+        {
+            stored.discarded = true;
+            stored.event.message = None;
+        }
+    }
+
+    /// Whether `id` was discarded (false when unknown or already evicted).
+    pub fn is_discarded(&self, id: &str) -> bool {
+        let Some((sequence, _)) = id.strip_prefix(self.prefix.as_str()).and_then(parse) else {
+            return false;
+        };
+        let inner = self.inner.lock().expect("event store lock");
+        let at = inner.events.partition_point(|e| e.sequence < sequence);
+        inner
+            .events
+            .get(at)
+            .is_some_and(|e| e.sequence == sequence && e.discarded)
     }
 
     pub fn len(&self) -> usize {

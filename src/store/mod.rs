@@ -6,6 +6,7 @@
 //! backend has its own migration folder with the same versions.
 
 mod audit;
+mod batch;
 mod clock;
 mod events;
 mod memory;
