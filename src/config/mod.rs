@@ -270,6 +270,8 @@ pub struct LogConfig {
     pub format: LogFormat,
     /// A `tracing` filter directive such as `info` or `teamgate=debug,info`.
     pub level: String,
+    /// One line per served MCP request (target `teamgate::request`).
+    pub requests: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

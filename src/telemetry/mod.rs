@@ -61,7 +61,7 @@ where
 {
     // RUST_LOG, when set, wins: the usual escape hatch while debugging.
     let filter = EnvFilter::try_from_default_env()
-        .or_else(|_| EnvFilter::try_new(&config.level))
+        .or_else(|_| EnvFilter::try_new(level_with_requests(config)))
         .context("log.level")?;
     let json = match config.format {
         LogFormat::Json => true,
@@ -86,6 +86,16 @@ where
         .with(output.with_filter(filter))
         .try_init();
     Ok(())
+}
+
+/// `log.level`, with the per-request lines turned off unless `log.requests`
+/// (or the level itself names their target).
+fn level_with_requests(config: &LogConfig) -> String {
+    if config.requests || config.level.contains(observe::REQUEST_TARGET) {
+        config.level.clone()
+    } else {
+        format!("{},{}=off", config.level, observe::REQUEST_TARGET)
+    }
 }
 
 /// The OTLP/HTTP span pipeline, when an endpoint is configured.

@@ -152,6 +152,10 @@ impl Facts {
     }
 }
 
+/// The target of served requests' spans and lines, so `log.requests` can
+/// switch them off for the log without touching OTLP export.
+pub(crate) const REQUEST_TARGET: &str = "teamgate::request";
+
 /// The inner half: the span of a request that reached the engine.
 pub async fn observe(State(observer): State<Observer>, request: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -168,6 +172,7 @@ pub async fn observe(State(observer): State<Observer>, request: Request, next: N
         .unwrap_or_default();
     let facts = Facts::of(&parts, &message);
     let span = tracing::info_span!(
+        target: REQUEST_TARGET,
         "mcp.request",
         otel.name = %format!("{} {}", facts.method, facts.target).trim_end(),
         otel.kind = "server",
@@ -280,7 +285,7 @@ impl Finish {
         if outcome.starts_with("error") || outcome.starts_with("http_") {
             span.record("otel.status_code", "ERROR");
         }
-        span.in_scope(|| tracing::info!("mcp request"));
+        span.in_scope(|| tracing::info!(target: REQUEST_TARGET, "mcp request"));
         let facts = &self.facts;
         let metrics = &self.metrics;
         let seconds = facts.post.then_some(elapsed.as_secs_f64());
