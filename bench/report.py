@@ -73,6 +73,7 @@ def table(path):
         ("RSS idle, MiB", "rss_idle_mib", 1),
         ("RSS per 1,000 idle legacy sessions, KiB (after eviction wait)", "sessions_per1k_kib", 0),
         ("RSS per 1,000 legacy sessions right after opening, KiB", "sessions_open_per1k_kib", 0),
+        ("RSS per 1,000 further idle legacy sessions (a second wave), KiB", "sessions_more_per1k_kib", 0),
         ("subscriptions/listen streams held", "streams_ok", 0),
         ("RSS per 1,000 open listen streams, KiB", "streams_per1k_kib", 0),
     ]

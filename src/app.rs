@@ -19,8 +19,8 @@ use crate::{
         limits,
     },
     mcp::{
-        AuditSink, McpHandler, SessionSettings, Sessions, Shared, StateKeys, StoredSessions,
-        StreamableHttpServerConfig, StreamableHttpService,
+        AuditSink, Engine, McpHandler, SessionSettings, Sessions, Shared, StateKeys,
+        StoredSessions, StreamableHttpServerConfig, StreamableHttpService,
     },
     providers::{self, builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
@@ -186,6 +186,12 @@ impl App {
             move || Ok(McpHandler::new(shared.clone())),
             self.sessions.clone(),
             self.engine_config(),
+        );
+        let mcp = Engine::new(
+            mcp,
+            self.shared.clone(),
+            self.config.mcp.sse_keep_alive,
+            self.engine_shutdown.clone(),
         );
         let config = &self.config;
         let gate = TeamGate {

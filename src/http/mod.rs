@@ -37,7 +37,7 @@ pub use serve::{ServeOptions, serve};
 
 use crate::{
     auth::{self, AuthState},
-    mcp::{McpHandler, Sessions, StreamableHttpService},
+    mcp::Engine,
 };
 
 /// RFC 9728 protected-resource metadata (root and path-inserted forms).
@@ -46,7 +46,8 @@ const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// Everything the router needs, built by `App`.
 pub struct HttpParts {
     pub mcp_path: String,
-    pub mcp: StreamableHttpService<McpHandler, Sessions>,
+    /// rmcp, with `subscriptions/listen` streams served beside it.
+    pub mcp: Engine,
     pub guard: GuardConfig,
     pub health: Health,
     pub auth: AuthState,

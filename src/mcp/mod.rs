@@ -5,6 +5,7 @@
 
 mod calls;
 mod handler;
+mod listen;
 mod listing;
 mod methods;
 mod mrtr;
@@ -15,6 +16,7 @@ mod subscriptions;
 
 pub use calls::AuditSink;
 pub use handler::McpHandler;
+pub use listen::Engine;
 pub use mrtr::{Asked, Mrtr, StateKeys};
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::Shared;

@@ -134,3 +134,27 @@ fn resource(config: &TelemetryConfig) -> Resource {
         ))
         .build()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(level: &str, requests: bool) -> LogConfig {
+        LogConfig {
+            format: LogFormat::Json,
+            level: level.into(),
+            requests,
+        }
+    }
+
+    #[test]
+    fn request_lines_are_opt_in() {
+        assert_eq!(
+            level_with_requests(&log("info", false)),
+            "info,teamgate::request=off"
+        );
+        assert_eq!(level_with_requests(&log("info", true)), "info");
+        let explicit = "info,teamgate::request=debug";
+        assert_eq!(level_with_requests(&log(explicit, false)), explicit);
+    }
+}
