@@ -53,7 +53,7 @@ TOKEN="$("$BIN" token create --user nginx-tester --name ci | tail -n 1)" || exit
 ports=()
 for name in a b; do
   log="$DIR/$name.log"
-  TEAMGATE__LOG__FORMAT=json TEAMGATE__MCP__REQUEST_STATE_KEYS="[\"$KEY\"]" \
+  TEAMGATE__LOG__FORMAT=json TEAMGATE__LOG__REQUESTS=true TEAMGATE__MCP__REQUEST_STATE_KEYS="[\"$KEY\"]" \
     TEAMGATE__SERVER__PUBLIC_URL="$PUBLIC" TEAMGATE__SERVER__TRUSTED_PROXIES='["127.0.0.1/32"]' \
     TEAMGATE__TELEMETRY__METRICS__TOKEN="$SCRAPE" \
     "$BIN" serve --config config/conformance.toml --listen 127.0.0.1:0 >"$log" 2>&1 &

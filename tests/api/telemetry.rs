@@ -314,6 +314,8 @@ async fn the_binary_exports_spans_and_metrics_over_otlp_and_logs_no_secret() {
         ])
         .env("TEAMGATE__TELEMETRY__OTLP_ENDPOINT", &otlp)
         .env("TEAMGATE__TELEMETRY__EXPORT_INTERVAL", "300ms")
+        // Per-request log lines are opt-in; this run checks their fields.
+        .env("TEAMGATE__LOG__REQUESTS", "true")
         // The SDK's standard knob: export span batches every 200 ms instead of 5 s.
         .env("OTEL_BSP_SCHEDULE_DELAY", "200")
         .env("TEAMGATE__TELEMETRY__METRICS__TOKEN", scrape_token)
