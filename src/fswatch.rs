@@ -66,11 +66,10 @@ pub fn watch(
 
 /// Creations, writes, renames and removals; not reads or metadata.
 fn changes_content(kind: &EventKind) -> bool {
-    match kind {
-        EventKind::Access(_) | EventKind::Other => false,
-        EventKind::Modify(ModifyKind::Metadata(_)) => false,
-        _ => true,
-    }
+    !matches!(
+        kind,
+        EventKind::Access(_) | EventKind::Other | EventKind::Modify(ModifyKind::Metadata(_))
+    )
 }
 
 #[cfg(test)]
