@@ -235,17 +235,18 @@ pub async fn observe(State(observer): State<Observer>, request: Request, next: N
 /// Continues the caller's W3C trace when `traceparent` is valid; returns
 /// the trace id the span, the logs and the audit record share.
 fn continue_trace(span: &Span, traceparent: Option<&str>) -> String {
-    let carrier: HashMap<String, String> = traceparent
-        .map(|t| ("traceparent".to_owned(), t.to_owned()))
-        .into_iter()
-        .collect();
-    let parent = TraceContextPropagator::new().extract(&carrier);
-    let remote = parent.span().span_context().trace_id();
-    if parent.span().span_context().is_valid() {
-        // Without the OpenTelemetry layer (no OTLP endpoint) there is no
-        // parent to set; the id still reaches logs and audit.
-        let _ = span.set_parent(parent);
-        return remote.to_string();
+    // Most requests carry no traceparent: skip the propagator's allocations.
+    if let Some(traceparent) = traceparent {
+        let carrier: HashMap<String, String> =
+            HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
+        let parent = TraceContextPropagator::new().extract(&carrier);
+        let remote = parent.span().span_context().trace_id();
+        if parent.span().span_context().is_valid() {
+            // Without the OpenTelemetry layer (no OTLP endpoint) there is no
+            // parent to set; the id still reaches logs and audit.
+            let _ = span.set_parent(parent);
+            return remote.to_string();
+        }
     }
     let own = span.context().span().span_context().trace_id();
     if own != opentelemetry::trace::TraceId::INVALID {
