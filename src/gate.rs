@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::{
     audit::{Auditor, digest, record_id},
     auth::Authenticator,
-    http::{Gate, Refusal},
+    http::{Gate, Refusal, header_text},
     mcp::{Sessions, Shared},
     registry::{Caller, Kind},
     store::{AuditRecord, SessionRepo, SqlEventStore},
@@ -24,15 +24,6 @@ pub struct TeamGate {
     pub authenticator: Arc<Authenticator>,
     pub max_sessions: i64,
     pub max_sessions_per_owner: i64,
-}
-
-fn header(parts: &http::request::Parts, name: &str) -> String {
-    let value = parts
-        .headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default();
-    value.chars().take(200).collect()
 }
 
 #[async_trait::async_trait]
@@ -102,8 +93,8 @@ impl Gate for TeamGate {
                 token_id: caller.token_id.clone().unwrap_or_default(),
                 issuer,
                 subject,
-                session_id: header(parts, "mcp-session-id"),
-                protocol_version: header(parts, "mcp-protocol-version"),
+                session_id: header_text(&parts.headers, "mcp-session-id"),
+                protocol_version: header_text(&parts.headers, "mcp-protocol-version"),
                 method: refusal.method.to_owned(),
                 target: refusal.target.to_owned(),
                 args_digest: digest(refusal.arguments),

@@ -11,7 +11,7 @@ use axum::{
 use super::{AuthError, Authenticator, metadata::challenge};
 use crate::{
     audit::{Auditor, record_id},
-    http::error::HttpError,
+    http::{error::HttpError, header_text},
     store::AuditRecord,
 };
 
@@ -49,10 +49,10 @@ pub async fn authenticate(
                         token_id: String::new(),
                         issuer: String::new(),
                         subject: String::new(),
-                        session_id: header(&parts, "mcp-session-id"),
-                        protocol_version: header(&parts, "mcp-protocol-version"),
-                        method: header(&parts, "mcp-method"),
-                        target: header(&parts, "mcp-name"),
+                        session_id: header_text(&parts.headers, "mcp-session-id"),
+                        protocol_version: header_text(&parts.headers, "mcp-protocol-version"),
+                        method: header_text(&parts.headers, "mcp-method"),
+                        target: header_text(&parts.headers, "mcp-name"),
                         args_digest: String::new(),
                         outcome: format!("unauthenticated: {error}"),
                         latency_ms: 0,
@@ -70,15 +70,4 @@ pub async fn authenticate(
             http_error.into_response()
         }
     }
-}
-
-fn header(parts: &http::request::Parts, name: &str) -> String {
-    parts
-        .headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .chars()
-        .take(200)
-        .collect()
 }

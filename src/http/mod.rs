@@ -192,6 +192,19 @@ fn cors(origins: &[String]) -> CorsLayer {
         .max_age(Duration::from_secs(600))
 }
 
+/// A header's value as text for logs, metrics and the audit trail: empty
+/// when absent or not text, and at most 200 characters, so a client cannot
+/// bloat a record through its headers.
+pub fn header_text(headers: &axum::http::HeaderMap, name: &str) -> String {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .chars()
+        .take(200)
+        .collect()
+}
+
 async fn overloaded(error: tower::BoxError) -> Response {
     let message = if error.is::<tower::load_shed::error::Overloaded>() {
         "the server is at capacity; retry shortly".to_owned()

@@ -22,7 +22,7 @@ use std::{
 use axum::{
     body::{Body, Bytes},
     extract::{Request, State},
-    http::{HeaderMap, Method, header},
+    http::{Method, header},
     middleware::Next,
     response::Response,
 };
@@ -34,7 +34,10 @@ use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::Metrics;
-use crate::{http::Envelope, registry::Caller};
+use crate::{
+    http::{Envelope, header_text},
+    registry::Caller,
+};
 
 /// The first protocol revision served without sessions.
 const MODERN: &str = "2026-07-28";
@@ -82,16 +85,6 @@ struct Facts {
     post: bool,
 }
 
-fn header(headers: &HeaderMap, name: &str) -> String {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .chars()
-        .take(200)
-        .collect()
-}
-
 fn era(version: &str) -> &'static str {
     match version {
         "" => "unknown",
@@ -108,7 +101,7 @@ impl Facts {
         let client_info = params
             .and_then(|p| p.client_info.as_ref())
             .or_else(|| meta.and_then(|m| m.get("io.modelcontextprotocol/clientInfo")));
-        let mut version = header(&parts.headers, "mcp-protocol-version");
+        let mut version = header_text(&parts.headers, "mcp-protocol-version");
         if let Some(v) = meta_str("io.modelcontextprotocol/protocolVersion")
             .or_else(|| params.and_then(|p| p.protocol_version.as_deref()))
         {
@@ -120,7 +113,7 @@ impl Facts {
             (method, _) => method.as_str().to_owned(),
         };
         let header_traceparent =
-            Some(header(&parts.headers, "traceparent")).filter(|t| !t.is_empty());
+            Some(header_text(&parts.headers, "traceparent")).filter(|t| !t.is_empty());
         Self {
             method,
             target: params
@@ -134,7 +127,7 @@ impl Facts {
                 .get::<Caller>()
                 .map(|c| c.user.clone())
                 .unwrap_or_default(),
-            session: header(&parts.headers, "mcp-session-id"),
+            session: header_text(&parts.headers, "mcp-session-id"),
             era: era(&version),
             version,
             client: client_info
@@ -204,7 +197,7 @@ pub async fn observe(State(observer): State<Observer>, request: Request, next: N
         metrics.client(facts.era, &facts.version, &facts.client);
     }
     if facts.session.is_empty() {
-        let session = header(response.headers(), "mcp-session-id");
+        let session = header_text(response.headers(), "mcp-session-id");
         span.record("session", session.as_str());
     }
     let sse = response
@@ -373,11 +366,11 @@ pub async fn observe_outer(
     let started = Instant::now();
     let reached = Arc::new(Reached::default());
     request.extensions_mut().insert(reached.clone());
-    let method = match header(request.headers(), "mcp-method") {
+    let method = match header_text(request.headers(), "mcp-method") {
         m if m.is_empty() => request.method().as_str().to_owned(),
         m => m,
     };
-    let version = header(request.headers(), "mcp-protocol-version");
+    let version = header_text(request.headers(), "mcp-protocol-version");
     let post = request.method() == Method::POST;
     let response = next.run(request).await;
     let status = response.status().as_u16();
