@@ -18,7 +18,7 @@ use std::{convert::Infallible, sync::Arc, task::Poll, time::Duration};
 
 use axum::{
     body::{Body, Bytes},
-    http::{HeaderMap, HeaderValue, Request, StatusCode, header},
+    http::{HeaderMap, HeaderValue, Request, header},
     response::{IntoResponse, Response},
 };
 use futures::{StreamExt, future::BoxFuture};
@@ -117,9 +117,9 @@ impl Listener {
         let handler = McpHandler::new(self.shared.clone());
         // rmcp's rule: what the handler accepts, within what was asked and advertised.
         let candidate = handler.accepted_subscription_filter(&requested)?;
-        let advertised = requested.supported_by(&handler.get_info().capabilities);
+        let info = handler.get_info();
+        let advertised = requested.supported_by(&info.capabilities);
         let accepted = requested.intersection(&candidate).intersection(&advertised);
-        let server_info = handler.get_info().server_info;
 
         let mut ack = SubscriptionsAcknowledgedNotification::new(
             SubscriptionsAcknowledgedNotificationParams::new(accepted.clone()),
@@ -137,7 +137,7 @@ impl Listener {
             id,
             shutdown: self.shutdown.clone(),
             keep_alive: self.keep_alive,
-            server_info: Some(server_info),
+            server_info: Some(info.server_info),
         };
         let rest = futures::stream::unfold(state, |mut state| async move {
             let frame = state.next_frame().await?;
@@ -145,7 +145,6 @@ impl Listener {
         });
         let body = futures::stream::once(async move { Ok(first) }).chain(rest);
         let mut response = Response::new(Body::from_stream(body));
-        *response.status_mut() = StatusCode::OK;
         let headers = response.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,
