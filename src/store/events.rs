@@ -203,12 +203,9 @@ async fn write_batches(
             batch.push(pending);
         }
         if let Some(events) = events.upgrade() {
-            batch.retain(|p| {
-                p.event
-                    .event_id
-                    .as_deref()
-                    .is_none_or(|id| !events.memory.is_discarded(id))
-            });
+            events
+                .memory
+                .retain_not_discarded(&mut batch, |p| p.event.event_id.as_deref());
         }
         if let Err(error) = insert(&store, &replica, &batch).await {
             // The events stay replayable from memory on this replica.

@@ -145,17 +145,23 @@ impl MemoryEventStore {
         }
     }
 
-    /// Whether `id` was discarded (false when unknown or already evicted).
-    pub fn is_discarded(&self, id: &str) -> bool {
-        let Some((sequence, _)) = id.strip_prefix(self.prefix.as_str()).and_then(parse) else {
-            return false;
-        };
+    /// Keeps the items whose event was not discarded (unknown or evicted
+    /// ids count as kept), under one lock for the whole batch.
+    pub fn retain_not_discarded<T>(&self, items: &mut Vec<T>, id: impl Fn(&T) -> Option<&str>) {
         let inner = self.inner.lock().expect("event store lock");
-        let at = inner.events.partition_point(|e| e.sequence < sequence);
-        inner
-            .events
-            .get(at)
-            .is_some_and(|e| e.sequence == sequence && e.discarded)
+        items.retain(|item| {
+            let Some((sequence, _)) = id(item)
+                .and_then(|id| id.strip_prefix(self.prefix.as_str()))
+                .and_then(parse)
+            else {
+                return true;
+            };
+            let at = inner.events.partition_point(|e| e.sequence < sequence);
+            !inner
+                .events
+                .get(at)
+                .is_some_and(|e| e.sequence == sequence && e.discarded)
+        });
     }
 
     pub fn len(&self) -> usize {
@@ -222,6 +228,26 @@ mod tests {
             .await;
         assert_eq!(replay.len(), 1);
         assert_eq!(replay[0].event_id.as_deref(), Some(a3.as_str()));
+    }
+
+    #[tokio::test]
+    async fn discarded_events_are_neither_replayed_nor_kept_for_writing() {
+        let store = MemoryEventStore::new(Retention::default());
+        let a1 = store.store_event("a", &event(1)).await.unwrap();
+        let a2 = store.store_event("a", &event(2)).await.unwrap();
+        let a3 = store.store_event("a", &event(3)).await.unwrap();
+        store.discard(&a2);
+        let replay: Vec<_> = store
+            .replay_events_after(&a1)
+            .await
+            .unwrap()
+            .collect()
+            .await;
+        assert_eq!(replay.len(), 1);
+        assert_eq!(replay[0].event_id.as_deref(), Some(a3.as_str()));
+        let mut pending = vec![a1.clone(), a2, a3.clone(), "elsewhere".to_owned()];
+        store.retain_not_discarded(&mut pending, |id| Some(id.as_str()));
+        assert_eq!(pending, [a1, a3, "elsewhere".to_owned()]);
     }
 
     #[tokio::test]
