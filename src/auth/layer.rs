@@ -1,10 +1,10 @@
-//! The authentication middleware: resolves the `Caller` or answers 401.
+//! The authentication step of the MCP endpoint (`http::stack`): resolves the
+//! `Caller` or answers 401.
 
-use std::sync::Arc;
+use std::{future::Future, sync::Arc};
 
 use axum::{
-    extract::{Request, State},
-    middleware::Next,
+    extract::Request,
     response::{IntoResponse, Response},
 };
 
@@ -23,16 +23,16 @@ pub struct AuthState {
     pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
 }
 
-pub async fn authenticate(
-    State(state): State<AuthState>,
+pub async fn authenticate<F: Future<Output = Response>>(
+    state: &AuthState,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     let (mut parts, body) = request.into_parts();
     match state.authenticator.authenticate(&parts).await {
         Ok(caller) => {
             parts.extensions.insert(caller);
-            next.run(Request::from_parts(parts, body)).await
+            next(Request::from_parts(parts, body)).await
         }
         Err(error) => {
             let resource = state.authenticator.resource(&parts);

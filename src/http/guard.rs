@@ -4,13 +4,12 @@
 //! The body is read here once, bounded in size and time, so a malformed
 //! request is answered with its id and never reaches the engine.
 
-use std::{sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
 use axum::{
     body::{Body, Bytes},
-    extract::{Request, State},
+    extract::Request,
     http::{HeaderMap, Method, StatusCode, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -70,10 +69,10 @@ pub struct GuardConfig {
     pub collapse_wait: Duration,
 }
 
-pub async fn guard(
-    State(config): State<Arc<GuardConfig>>,
+pub async fn guard<F: Future<Output = Response>>(
+    config: &GuardConfig,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     let caller = request
         .extensions()
@@ -109,7 +108,7 @@ pub async fn guard(
         } else {
             None
         };
-        let mut response = next.run(request).await;
+        let mut response = next(request).await;
         if let Some(slot) = slot {
             response = hold(response, slot);
         }
@@ -121,7 +120,7 @@ pub async fn guard(
         return normalize(response, None).await;
     }
     let (parts, body) = request.into_parts();
-    let bytes = match read_body(body, &config).await {
+    let bytes = match read_body(body, config).await {
         Ok(bytes) => bytes,
         Err(error) => return error.into_response(),
     };
@@ -156,9 +155,7 @@ pub async fn guard(
     }
     let mut parts = parts;
     parts.extensions.insert(Arc::new(envelope));
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
+    let response = next(Request::from_parts(parts, Body::from(bytes))).await;
     let mut response = normalize(response, id).await;
     if let Some(slot) = slot {
         response = hold(response, slot);

@@ -10,17 +10,12 @@ mod guard;
 mod health;
 pub mod limits;
 mod serve;
+mod stack;
 mod throttle;
 
 use std::{sync::Arc, time::Duration};
 
-use axum::{
-    Router,
-    error_handling::HandleErrorLayer,
-    middleware,
-    response::{IntoResponse, Response},
-    routing::get,
-};
+use axum::{Router, middleware, routing::get};
 use tower::ServiceBuilder;
 use tower_http::{
     catch_panic::CatchPanicLayer,
@@ -83,48 +78,19 @@ impl GuardConfig {
 /// The router and its middleware stack. Each layer is listed outermost
 /// first, with why it sits where it does.
 pub fn router(parts: HttpParts) -> Router {
-    // The MCP endpoint, innermost last.
-    let mcp = Router::new()
-        .route_service(&parts.mcp_path, parts.mcp)
-        .layer(
-            ServiceBuilder::new()
-                // Over capacity: refuse at once (503) instead of queueing;
-                // counted until the response head, so open streams never count.
-                .layer(HandleErrorLayer::new(overloaded))
-                .load_shed()
-                .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
-                    parts.max_in_flight,
-                ))
-                // Unauthenticated traffic is limited per client address before
-                // any credential is checked, so guessing costs quota.
-                .layer(middleware::from_fn_with_state(
-                    parts.rate_limits.clone(),
-                    throttle::unauthenticated,
-                ))
-                // Who is calling: 401 before any body is read.
-                .layer(middleware::from_fn_with_state(
-                    parts.auth.clone(),
-                    auth::authenticate,
-                ))
-                // Each caller's own quota, now that we know the caller.
-                .layer(middleware::from_fn_with_state(
-                    parts.rate_limits,
-                    throttle::callers,
-                ))
-                // Reads and checks the body once (size, time, syntax, depth), then
-                // session ownership, scopes, per-tool quotas, stream caps and
-                // audit room; gives every error reply the JSON-RPC shape.
-                .layer(middleware::from_fn_with_state(
-                    Arc::new(parts.guard),
-                    guard::guard,
-                ))
-                // Innermost: one span and the measurements per request the
-                // engine serves (refusals above are counted where they happen).
-                .layer(middleware::from_fn_with_state(
-                    parts.observer,
-                    crate::telemetry::observe,
-                )),
-        );
+    // The MCP endpoint: its own steps (capacity, rate limits, authentication,
+    // the input guard, observation) are one service; `stack.rs` lists them.
+    let mcp = Router::new().route_service(
+        &parts.mcp_path,
+        stack::McpStack::new(
+            parts.mcp,
+            parts.max_in_flight,
+            parts.rate_limits,
+            parts.auth.clone(),
+            parts.guard,
+            parts.observer,
+        ),
+    );
     let metadata = Router::new()
         .route(METADATA_PATH, get(auth::protected_resource_metadata))
         .route(
@@ -196,20 +162,18 @@ fn cors(origins: &[String]) -> CorsLayer {
 /// when absent or not text, and at most 200 characters, so a client cannot
 /// bloat a record through its headers.
 pub fn header_text(headers: &axum::http::HeaderMap, name: &str) -> String {
-    headers
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .chars()
-        .take(200)
-        .collect()
+    let value = headers.get(name).and_then(|v| v.to_str().ok());
+    clip(value.unwrap_or_default(), 200).to_owned()
 }
 
-async fn overloaded(error: tower::BoxError) -> Response {
-    let message = if error.is::<tower::load_shed::error::Overloaded>() {
-        "the server is at capacity; retry shortly".to_owned()
-    } else {
-        format!("request failed: {error}")
-    };
-    error::HttpError::Unavailable(message).into_response()
+/// `text` cut to at most `max` characters, on a character boundary. Most
+/// values are far shorter, and their byte length already proves it.
+pub fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
 }

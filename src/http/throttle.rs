@@ -1,12 +1,14 @@
-//! Rate-limit middleware: per client address before authentication (for
-//! requests without valid credentials), per caller after it.
+//! Rate-limit steps of the MCP endpoint (`stack.rs`): per client address
+//! before authentication (for requests without valid credentials), per
+//! caller after it.
 
 use std::net::SocketAddr;
 
+use std::future::Future;
+
 use axum::{
-    extract::{ConnectInfo, Request, State},
+    extract::{ConnectInfo, Request},
     http::{StatusCode, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 
@@ -29,10 +31,10 @@ fn address(request: &Request) -> String {
 
 /// Before authentication: a request with no credentials spends its
 /// address's quota up front; one whose credentials fail spends it after.
-pub async fn unauthenticated(
-    State(limits): State<RateLimits>,
+pub async fn unauthenticated<F: Future<Output = Response>>(
+    limits: &RateLimits,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     let address = address(&request);
     let has_credentials = request.headers().contains_key(header::AUTHORIZATION);
@@ -43,7 +45,7 @@ pub async fn unauthenticated(
         )
         .into_response();
     }
-    let response = next.run(request).await;
+    let response = next(request).await;
     if has_credentials
         && response.status() == StatusCode::UNAUTHORIZED
         && let Err(wait) = limits.check_address(&address)
@@ -58,7 +60,11 @@ pub async fn unauthenticated(
 }
 
 /// After authentication: each caller has its own bucket.
-pub async fn callers(State(limits): State<RateLimits>, request: Request, next: Next) -> Response {
+pub async fn callers<F: Future<Output = Response>>(
+    limits: &RateLimits,
+    request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     if let Some(caller) = request.extensions().get::<Caller>()
         && let Err(wait) = limits.check_caller(&caller.user)
     {
@@ -68,5 +74,5 @@ pub async fn callers(State(limits): State<RateLimits>, request: Request, next: N
         )
         .into_response();
     }
-    next.run(request).await
+    next(request).await
 }

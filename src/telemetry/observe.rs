@@ -10,6 +10,7 @@
 
 use std::{
     collections::HashMap,
+    future::Future,
     pin::Pin,
     sync::{
         Arc, Mutex,
@@ -35,7 +36,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::Metrics;
 use crate::{
-    http::{Envelope, header_text},
+    http::{Envelope, clip, header_text},
     registry::Caller,
 };
 
@@ -105,10 +106,10 @@ impl Facts {
         if let Some(v) = meta_str("io.modelcontextprotocol/protocolVersion")
             .or_else(|| params.and_then(|p| p.protocol_version.as_deref()))
         {
-            version = v.chars().take(32).collect();
+            version = clip(v, 32).to_owned();
         }
         let method = match (&parts.method, &message.method) {
-            (&Method::POST, Some(method)) => method.chars().take(64).collect(),
+            (&Method::POST, Some(method)) => clip(method, 64).to_owned(),
             (&Method::POST, None) => "response".to_owned(),
             (method, _) => method.as_str().to_owned(),
         };
@@ -116,12 +117,13 @@ impl Facts {
             Some(header_text(&parts.headers, "traceparent")).filter(|t| !t.is_empty());
         Self {
             method,
-            target: params
-                .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
-                .unwrap_or_default()
-                .chars()
-                .take(200)
-                .collect(),
+            target: clip(
+                params
+                    .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
+                    .unwrap_or_default(),
+                200,
+            )
+            .to_owned(),
             user: parts
                 .extensions
                 .get::<Caller>()
@@ -130,13 +132,14 @@ impl Facts {
             session: header_text(&parts.headers, "mcp-session-id"),
             era: era(&version),
             version,
-            client: client_info
-                .and_then(|c| c.get("name"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .chars()
-                .take(64)
-                .collect(),
+            client: clip(
+                client_info
+                    .and_then(|c| c.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                64,
+            )
+            .to_owned(),
             traceparent: meta_str("traceparent")
                 .map(str::to_owned)
                 .or(header_traceparent),
@@ -150,7 +153,11 @@ impl Facts {
 pub(crate) const REQUEST_TARGET: &str = "teamgate::request";
 
 /// The inner half: the span of a request that reached the engine.
-pub async fn observe(State(observer): State<Observer>, request: Request, next: Next) -> Response {
+pub async fn observe<F: Future<Output = Response>>(
+    observer: &Observer,
+    request: Request,
+    next: impl FnOnce(Request) -> F,
+) -> Response {
     let started = Instant::now();
     if let Some(reached) = request.extensions().get::<Arc<Reached>>() {
         reached.0.store(true, Ordering::Relaxed);
@@ -186,8 +193,7 @@ pub async fn observe(State(observer): State<Observer>, request: Request, next: N
     parts.extensions.insert(TraceId(trace_id));
     let observed = Arc::new(Observed::default());
     parts.extensions.insert(observed.clone());
-    let response = next
-        .run(Request::from_parts(parts, body))
+    let response = next(Request::from_parts(parts, body))
         .instrument(span.clone())
         .await;
     let metrics = &observer.metrics;

@@ -1,0 +1,113 @@
+//! The MCP endpoint's own middleware, in one service.
+//!
+//! The steps run in this order, each able to answer in place of the rest:
+//!
+//! 1. capacity: over `limits.max_in_flight`, refuse at once (503) instead of
+//!    queueing; a slot is held until the response head, so open streams
+//!    never count;
+//! 2. unauthenticated traffic is limited per client address before any
+//!    credential is checked, so guessing costs quota;
+//! 3. authentication: who is calling, 401 before any body is read;
+//! 4. each caller's own quota, now that the caller is known;
+//! 5. the guard reads and checks the body once (size, time, syntax, depth),
+//!    then session ownership, scopes, per-tool quotas, stream caps and audit
+//!    room, and gives every error reply the JSON-RPC shape;
+//! 6. observe: one span and the measurements per request the engine serves
+//!    (refusals above are counted where they happen);
+//! 7. the engine.
+//!
+//! They were six tower layers; as plain async functions called in a row
+//! they make one future per request instead of a boxed future and a service
+//! clone per layer, which the profile showed on every call.
+
+use std::{
+    convert::Infallible,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use axum::{
+    extract::Request,
+    response::{IntoResponse, Response},
+};
+use futures::future::BoxFuture;
+use tokio::sync::Semaphore;
+use tower::{Service, ServiceExt};
+
+use super::{error::HttpError, guard, limits::RateLimits, throttle};
+use crate::{
+    auth::{self, AuthState},
+    mcp::Engine,
+    telemetry::{self, Observer},
+};
+
+/// The MCP endpoint: the steps above in front of the engine.
+#[derive(Clone)]
+pub struct McpStack(Arc<Steps>);
+
+struct Steps {
+    in_flight: Arc<Semaphore>,
+    rate_limits: RateLimits,
+    auth: AuthState,
+    guard: guard::GuardConfig,
+    observer: Observer,
+    engine: Engine,
+}
+
+impl McpStack {
+    pub fn new(
+        engine: Engine,
+        max_in_flight: usize,
+        rate_limits: RateLimits,
+        auth: AuthState,
+        guard: guard::GuardConfig,
+        observer: Observer,
+    ) -> Self {
+        Self(Arc::new(Steps {
+            in_flight: Arc::new(Semaphore::new(max_in_flight)),
+            rate_limits,
+            auth,
+            guard,
+            observer,
+            engine,
+        }))
+    }
+}
+
+impl Steps {
+    async fn serve(&self, request: Request) -> Response {
+        let Ok(_slot) = self.in_flight.try_acquire() else {
+            let message = "the server is at capacity; retry shortly".to_owned();
+            return HttpError::Unavailable(message).into_response();
+        };
+        let limits = &self.rate_limits;
+        throttle::unauthenticated(limits, request, |request| {
+            auth::authenticate(&self.auth, request, |request| {
+                throttle::callers(limits, request, |request| {
+                    guard::guard(&self.guard, request, |request| {
+                        telemetry::observe(&self.observer, request, |request| async {
+                            let Ok(response) = self.engine.clone().oneshot(request).await;
+                            response
+                        })
+                    })
+                })
+            })
+        })
+        .await
+    }
+}
+
+impl Service<Request> for McpStack {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let steps = self.0.clone();
+        Box::pin(async move { Ok(steps.serve(request).await) })
+    }
+}
