@@ -20,7 +20,7 @@ use axum::{
     routing::get,
 };
 use opentelemetry::{
-    KeyValue,
+    KeyValue, StringValue,
     metrics::{Counter, Histogram, Meter, MeterProvider as _, UpDownCounter},
 };
 use opentelemetry_otlp::WithExportConfig;
@@ -57,7 +57,7 @@ struct Inner {
     auth_failures: Counter<u64>,
     clients: Counter<u64>,
     sessions: Arc<AtomicI64>,
-    seen: Mutex<HashSet<String>>,
+    seen: Mutex<HashSet<Arc<str>>>,
 }
 
 impl Metrics {
@@ -139,25 +139,36 @@ impl Metrics {
     }
 
     /// `value`, or "other" once `MAX_LABEL_VALUES` distinct ones were seen.
-    fn bounded(&self, value: &str) -> String {
-        let value: String = value.chars().take(64).collect();
+    /// Values are interned: a label costs a reference count, not a copy.
+    fn bounded(&self, value: &str) -> StringValue {
+        let value = crate::http::clip(value, 64);
         let mut seen = self.inner.seen.lock().expect("label set lock");
-        if seen.contains(&value) || seen.len() < MAX_LABEL_VALUES && seen.insert(value.clone()) {
-            value
-        } else {
-            "other".into()
+        if let Some(known) = seen.get(value) {
+            return known.clone().into();
         }
+        if seen.len() >= MAX_LABEL_VALUES {
+            return "other".into();
+        }
+        let value: Arc<str> = value.into();
+        seen.insert(value.clone());
+        value.into()
     }
 
     /// A method name as a label: bounded like every caller-chosen value.
-    pub fn method_label(&self, method: &str) -> String {
+    pub fn method_label(&self, method: &str) -> StringValue {
         self.bounded(method)
     }
 
-    pub fn request(&self, method: &str, era: &str, outcome: &str, seconds: Option<f64>) {
+    pub fn request(
+        &self,
+        method: &StringValue,
+        era: &'static str,
+        outcome: &str,
+        seconds: Option<f64>,
+    ) {
         let labels = [
-            KeyValue::new("method", method.to_owned()),
-            KeyValue::new("era", era.to_owned()),
+            KeyValue::new("method", method.clone()),
+            KeyValue::new("era", era),
             KeyValue::new("outcome", outcome.to_owned()),
         ];
         self.inner.requests.add(1, &labels);
@@ -174,9 +185,9 @@ impl Metrics {
         self.inner.tool_calls.add(1, &labels);
     }
 
-    pub fn client(&self, era: &str, version: &str, client: &str) {
+    pub fn client(&self, era: &'static str, version: &str, client: &str) {
         let labels = [
-            KeyValue::new("era", era.to_owned()),
+            KeyValue::new("era", era),
             KeyValue::new("protocol_version", self.bounded(version)),
             KeyValue::new("client", self.bounded(client)),
         ];
@@ -284,22 +295,25 @@ mod tests {
     fn caller_chosen_label_values_are_bounded() {
         let metrics = metrics();
         for i in 0..MAX_LABEL_VALUES {
-            assert_eq!(metrics.method_label(&format!("m{i}")), format!("m{i}"));
+            assert_eq!(
+                metrics.method_label(&format!("m{i}")).as_str(),
+                format!("m{i}")
+            );
         }
-        assert_eq!(metrics.method_label("one-too-many"), "other");
+        assert_eq!(metrics.method_label("one-too-many").as_str(), "other");
         assert_eq!(
-            metrics.method_label("m7"),
+            metrics.method_label("m7").as_str(),
             "m7",
             "known values keep their name"
         );
         let long = "x".repeat(500);
-        assert_eq!(metrics.method_label(&long), "other");
+        assert_eq!(metrics.method_label(&long).as_str(), "other");
     }
 
     #[test]
     fn the_exposition_names_each_instrument_once_used() {
         let metrics = metrics();
-        metrics.request("tools/call", "modern", "ok", Some(0.01));
+        metrics.request(&"tools/call".into(), "modern", "ok", Some(0.01));
         metrics.tool_call("echo", "ok");
         metrics.rate_limited();
         metrics.auth_failure(401);
