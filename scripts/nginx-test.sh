@@ -10,11 +10,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BIN="${1:-target/debug/teamgate}"
 ADMIN="${TEAMGATE_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test}"
-if ! psql "$ADMIN" -qAtc 'select 1' >/dev/null 2>&1; then
-  echo "nginx: SKIP: no PostgreSQL server answers at $ADMIN"
-  echo "nginx: 0 passed, 0 failed"
-  exit 0
-fi
+NAME=nginx
+source scripts/lib/replicas.sh
+replicas_require_postgres
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 if [[ ! -x "$NGINX" ]]; then
   echo "nginx: installing Debian's nginx"
@@ -32,40 +30,16 @@ if [[ ! -x "$NGINX" ]]; then
 fi
 scripts/install-test-deps.sh >/dev/null || exit 1
 
-DB="teamgate_nginx_$$_$RANDOM"
-psql "$ADMIN" -qc "create database $DB" || exit 1
-URL="${ADMIN%/*}/$DB"
 DIR="$ROOT/.cache/nginx"; rm -rf "$DIR"; mkdir -p "$DIR"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT="$(free_port)"
 PUBLIC="http://127.0.0.1:$PORT/mcp"
-KEY="nginx-test-key-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 SCRAPE="scrape-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  psql "$ADMIN" -qc "drop database if exists $DB with (force)" >/dev/null 2>&1
-}
-trap cleanup EXIT
-
-export TEAMGATE__STORE__URL="$URL"
-TOKEN="$("$BIN" token create --user nginx-tester --name ci | tail -n 1)" || exit 1
+replicas_prepare
+replicas_start "$DIR" TEAMGATE__LOG__REQUESTS=true TEAMGATE__SERVER__PUBLIC_URL="$PUBLIC" \
+  TEAMGATE__SERVER__TRUSTED_PROXIES='["127.0.0.1/32"]' TEAMGATE__TELEMETRY__METRICS__TOKEN="$SCRAPE"
 ports=()
-for name in a b; do
-  log="$DIR/$name.log"
-  TEAMGATE__LOG__FORMAT=json TEAMGATE__LOG__REQUESTS=true TEAMGATE__MCP__REQUEST_STATE_KEYS="[\"$KEY\"]" \
-    TEAMGATE__SERVER__PUBLIC_URL="$PUBLIC" TEAMGATE__SERVER__TRUSTED_PROXIES='["127.0.0.1/32"]' \
-    TEAMGATE__TELEMETRY__METRICS__TOKEN="$SCRAPE" \
-    "$BIN" serve --config config/conformance.toml --listen 127.0.0.1:0 >"$log" 2>&1 &
-  pids+=($!)
-  u=""
-  for _ in $(seq 100); do
-    u="$(grep -o '"url":"http://[^"]*"' "$log" 2>/dev/null | head -1 | cut -d'"' -f4)" && [[ -n "$u" ]] && break
-    sleep 0.1
-  done
-  [[ -n "$u" ]] || { echo "nginx: replica $name did not start:"; cat "$log"; exit 1; }
-  p="${u#http://127.0.0.1:}"; ports+=("${p%%/*}")
-done
+for u in "${urls[@]}"; do p="${u#http://127.0.0.1:}"; ports+=("${p%%/*}"); done
 
 # deploy/nginx/teamgate.conf as shipped, with only the upstream servers and the listen line replaced.
 sed -e "s|^\( *\)server teamgate:8080\(.*\)|\1server 127.0.0.1:${ports[0]}\2\n\1server 127.0.0.1:${ports[1]}\2|" \
