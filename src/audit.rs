@@ -14,8 +14,15 @@ use tokio::sync::mpsc;
 
 use crate::store::{AuditRecord, Store};
 
-/// Records per insert statement.
-const BATCH: usize = 256;
+/// Records taken per write cycle (one transaction; the store splits it
+/// into statements of at most 256 rows).
+const BATCH: usize = 1024;
+
+/// How long the writer waits for more records once one has arrived. Each
+/// transaction costs several round trips to the database's own thread; under
+/// load, waiting a moment turns hundreds of tiny transactions a second into a
+/// few large ones. The call path never waits for it.
+const LINGER: Duration = Duration::from_millis(10);
 
 #[derive(Clone)]
 pub struct Auditor {
@@ -46,6 +53,14 @@ impl Auditor {
 async fn write(store: Store, mut receiver: mpsc::Receiver<AuditRecord>) {
     let mut batch = Vec::with_capacity(BATCH);
     while receiver.recv_many(&mut batch, BATCH).await > 0 {
+        if batch.len() < BATCH {
+            tokio::time::sleep(LINGER).await;
+            while batch.len() < BATCH
+                && let Ok(record) = receiver.try_recv()
+            {
+                batch.push(record);
+            }
+        }
         // Retry a failing database instead of dropping records; the queue
         // fills meanwhile and new calls are shed.
         let mut delay = Duration::from_millis(100);
