@@ -246,12 +246,8 @@ impl App {
             rate_limits: self.rate_limits.clone(),
             max_in_flight: config.limits.max_in_flight,
             compression_min_bytes: config.limits.compression_min_bytes,
-            observer: observer.clone(),
-        })
-        .layer(axum::middleware::from_fn_with_state(
             observer,
-            telemetry::observe_outer,
-        ));
+        });
         let metrics = &self.config.telemetry.metrics;
         if metrics.enabled && metrics.listen.is_empty() {
             router.merge(self.metrics_router())

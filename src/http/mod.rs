@@ -88,7 +88,7 @@ pub fn router(parts: HttpParts) -> Router {
             parts.rate_limits,
             parts.auth.clone(),
             parts.guard,
-            parts.observer,
+            parts.observer.clone(),
         ),
     );
     let metadata = Router::new()
@@ -104,31 +104,39 @@ pub fn router(parts: HttpParts) -> Router {
         .with_state(parts.health)
         .merge(metadata)
         .merge(mcp);
-    routes.layer(
-        ServiceBuilder::new()
-            // A panic anywhere below becomes a 500, never a dropped connection.
-            .layer(CatchPanicLayer::new())
-            // One span per HTTP request, around everything that can refuse it. Failures
-            // are not logged here: the observe layer logs every request once, and an
-            // ERROR line per shed request would only add to an overload.
-            .layer(TraceLayer::new_for_http().on_failure(()))
-            // A foreign Host or Origin is refused before anything reads the
-            // request (DNS rebinding); records who the client is.
-            .layer(middleware::from_fn_with_state(
-                Arc::new(parts.edge),
-                edge::edge,
-            ))
-            // Browser preflights for the allowed origins; never reflects others.
-            .layer(cors(&parts.browser_origins))
-            // JSON above the threshold; SSE is excluded by tower-http's
-            // default predicate, so streams are never held back.
-            .layer(
-                CompressionLayer::new().compress_when(
-                    tower_http::compression::DefaultPredicate::new()
-                        .and(SizeAbove::new(parts.compression_min_bytes.into())),
-                ),
+    // Around the whole router rather than `Router::layer`, which would wrap
+    // each route in its own boxed copy of the stack, cloned per request.
+    let stack = ServiceBuilder::new()
+        // Outermost: describes the MCP requests refused anywhere below
+        // (Host/Origin, 401, 429, ...), which the engine never sees.
+        .layer(middleware::from_fn_with_state(
+            parts.observer,
+            crate::telemetry::observe_outer,
+        ))
+        // A panic anywhere below becomes a 500, never a dropped connection.
+        .layer(CatchPanicLayer::new())
+        // One span per HTTP request, around everything that can refuse it. Failures
+        // are not logged here: the observe layer logs every request once, and an
+        // ERROR line per shed request would only add to an overload.
+        .layer(TraceLayer::new_for_http().on_failure(()))
+        // A foreign Host or Origin is refused before anything reads the
+        // request (DNS rebinding); records who the client is.
+        .layer(middleware::from_fn_with_state(
+            Arc::new(parts.edge),
+            edge::edge,
+        ))
+        // Browser preflights for the allowed origins; never reflects others.
+        .layer(cors(&parts.browser_origins))
+        // JSON above the threshold; SSE is excluded by tower-http's
+        // default predicate, so streams are never held back.
+        .layer(
+            CompressionLayer::new().compress_when(
+                tower_http::compression::DefaultPredicate::new()
+                    .and(SizeAbove::new(parts.compression_min_bytes.into())),
             ),
-    )
+        )
+        .service(routes);
+    Router::new().fallback_service(stack)
 }
 
 fn cors(origins: &[String]) -> CorsLayer {
