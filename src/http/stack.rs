@@ -46,7 +46,7 @@ use crate::{
 pub struct McpStack(Arc<Steps>);
 
 struct Steps {
-    in_flight: Arc<Semaphore>,
+    in_flight: Semaphore,
     rate_limits: RateLimits,
     auth: AuthState,
     guard: guard::GuardConfig,
@@ -64,7 +64,7 @@ impl McpStack {
         observer: Observer,
     ) -> Self {
         Self(Arc::new(Steps {
-            in_flight: Arc::new(Semaphore::new(max_in_flight)),
+            in_flight: Semaphore::new(max_in_flight),
             rate_limits,
             auth,
             guard,

@@ -214,18 +214,17 @@ mod tests {
         ServerSseMessage::from_message(message)
     }
 
+    async fn replayed_after(store: &MemoryEventStore, id: &str) -> Vec<ServerSseMessage> {
+        store.replay_events_after(id).await.unwrap().collect().await
+    }
+
     #[tokio::test]
     async fn replays_only_later_events_of_the_same_stream() {
         let store = MemoryEventStore::new(Retention::default());
         let a1 = store.store_event("a", &event(1)).await.unwrap();
         store.store_event("b", &event(2)).await.unwrap();
         let a3 = store.store_event("a", &event(3)).await.unwrap();
-        let replay: Vec<_> = store
-            .replay_events_after(&a1)
-            .await
-            .unwrap()
-            .collect()
-            .await;
+        let replay = replayed_after(&store, &a1).await;
         assert_eq!(replay.len(), 1);
         assert_eq!(replay[0].event_id.as_deref(), Some(a3.as_str()));
     }
@@ -237,12 +236,7 @@ mod tests {
         let a2 = store.store_event("a", &event(2)).await.unwrap();
         let a3 = store.store_event("a", &event(3)).await.unwrap();
         store.discard(&a2);
-        let replay: Vec<_> = store
-            .replay_events_after(&a1)
-            .await
-            .unwrap()
-            .collect()
-            .await;
+        let replay = replayed_after(&store, &a1).await;
         assert_eq!(replay.len(), 1);
         assert_eq!(replay[0].event_id.as_deref(), Some(a3.as_str()));
         let mut pending = vec![a1.clone(), a2, a3.clone(), "elsewhere".to_owned()];
