@@ -180,6 +180,11 @@ impl App {
         self.sessions.clone()
     }
 
+    /// The change bus every session forwarder and listen stream reads.
+    pub fn change_bus(&self) -> crate::registry::ChangeBus {
+        self.shared.bus.clone()
+    }
+
     pub fn router(&self) -> Router {
         let shared = self.shared.clone();
         let mcp = StreamableHttpService::new(

@@ -11,6 +11,7 @@ use std::{
 };
 
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use super::{LoggingLevel, Peer, RoleServer, SubscriptionContext};
 use crate::registry::{ChangeBus, ChangeEvent};
@@ -23,11 +24,33 @@ pub struct SessionState {
     forwarding: AtomicBool,
 }
 
-/// Forwards changes to a legacy session until its transport closes.
-/// Started once per session (on `notifications/initialized` or the first subscribe).
+/// Cancelled when the last handle of one session's handler is dropped, that
+/// is when the session leaves memory (idle eviction, end, shutdown).
+#[derive(Default)]
+pub struct Lifetime(CancellationToken);
+
+impl Lifetime {
+    pub fn ended(&self) -> CancellationToken {
+        self.0.clone()
+    }
+}
+
+impl Drop for Lifetime {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Forwards changes to a legacy session until it leaves memory or its
+/// transport closes. Started once per session (on `notifications/initialized`
+/// or the first subscribe). The forwarder holds the session's peer, and with
+/// it rmcp's channel to the session (about 8 KiB): waiting only for the next
+/// change to notice the session had gone kept that memory for every evicted
+/// session until some change happened.
 pub fn forward_to_session(
     bus: &ChangeBus,
     session: &std::sync::Arc<SessionState>,
+    ended: CancellationToken,
     peer: Peer<RoleServer>,
 ) {
     use std::sync::atomic::Ordering;
@@ -38,7 +61,11 @@ pub fn forward_to_session(
     let session = session.clone();
     tokio::spawn(async move {
         loop {
-            let event = match events.recv().await {
+            let event = tokio::select! {
+                () = ended.cancelled() => return,
+                event = events.recv() => event,
+            };
+            let event = match event {
                 Ok(event) => event,
                 Err(RecvError::Lagged(_)) => continue,
                 Err(RecvError::Closed) => return,

@@ -57,6 +57,12 @@ impl ChangeBus {
         let _ = self.sender.send(event);
     }
 
+    /// How many receivers are subscribed now (session forwarders, listen
+    /// streams, ...): what tests use to see that none is left behind.
+    pub fn subscribers(&self) -> usize {
+        self.sender.receiver_count()
+    }
+
     pub fn subscribe(&self) -> broadcast::Receiver<ChangeEvent> {
         self.sender.subscribe()
     }

@@ -26,6 +26,7 @@ pub struct TestApp {
     pub served: tokio::task::JoinHandle<anyhow::Result<()>>,
     /// Hot reload of the running app's capabilities.
     pub reloader: Reloader,
+    pub bus: teamgate::registry::ChangeBus,
 }
 
 pub fn repo_path(relative: &str) -> PathBuf {
@@ -80,6 +81,7 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
         .expect("app builds");
     let sessions = app.sessions();
     let reloader = app.reloader();
+    let bus = app.change_bus();
     let store = app.store().clone();
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
@@ -95,6 +97,7 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
         shutdown: Some(tx),
         served,
         reloader,
+        bus,
     }
 }
 

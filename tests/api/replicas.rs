@@ -291,9 +291,15 @@ async fn sessions_can_be_listed_and_ended_from_the_command_line() {
 #[tokio::test]
 async fn idle_sessions_leave_memory_and_come_back_on_demand() {
     let app = spawn_app_with(|c| c.store.session_memory_idle = Duration::from_millis(300)).await;
+    let subscribers = app.bus.subscribers();
     let sessions: Vec<String> =
         futures::future::join_all((0..5).map(|_| app.initialize("2025-11-25"))).await;
     assert_eq!(app.sessions.in_memory().await, 5);
+    assert_eq!(
+        app.bus.subscribers(),
+        subscribers + 5,
+        "each initialized session forwards changes"
+    );
     let mut held = 5;
     for _ in 0..50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -303,6 +309,18 @@ async fn idle_sessions_leave_memory_and_come_back_on_demand() {
         }
     }
     assert_eq!(held, 0, "idle sessions cost no memory");
+    // Their change forwarders went with them (each held rmcp's channel to its session).
+    for _ in 0..20 {
+        if app.bus.subscribers() == subscribers {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        app.bus.subscribers(),
+        subscribers,
+        "no forwarder outlives its session"
+    );
     let reply = app
         .session_call(
             &sessions[2],
