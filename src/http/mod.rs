@@ -4,6 +4,7 @@
 //! beyond what routing a refusal needs.
 
 mod collapse;
+mod compress;
 mod edge;
 pub mod error;
 mod guard;
@@ -19,7 +20,6 @@ use axum::{Router, middleware, routing::get};
 use tower::ServiceBuilder;
 use tower_http::{
     catch_panic::CatchPanicLayer,
-    compression::{CompressionLayer, Predicate, predicate::SizeAbove},
     cors::{AllowOrigin, CorsLayer},
     trace::TraceLayer,
 };
@@ -127,14 +127,12 @@ pub fn router(parts: HttpParts) -> Router {
         ))
         // Browser preflights for the allowed origins; never reflects others.
         .layer(cors(&parts.browser_origins))
-        // JSON above the threshold; SSE is excluded by tower-http's
-        // default predicate, so streams are never held back.
-        .layer(
-            CompressionLayer::new().compress_when(
-                tower_http::compression::DefaultPredicate::new()
-                    .and(SizeAbove::new(parts.compression_min_bytes.into())),
-            ),
-        )
+        // JSON above the threshold; never SSE, so streams are never held
+        // back. Other responses are not wrapped at all (see compress.rs).
+        .layer(middleware::from_fn_with_state(
+            Arc::new(compress::Compression::new(parts.compression_min_bytes)),
+            compress::compress,
+        ))
         .service(routes);
     Router::new().fallback_service(stack)
 }
