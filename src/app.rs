@@ -328,6 +328,7 @@ impl App {
         let options = ServeOptions {
             header_read_timeout: server.header_read_timeout,
             max_connections: server.max_connections,
+            h2c: server.h2c,
             drain_delay: server.drain_delay,
             grace: server.shutdown_grace,
         };

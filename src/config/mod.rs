@@ -222,6 +222,8 @@ pub struct ServerConfig {
     pub body_read_timeout: Duration,
     /// Open connections at most; more wait in the kernel's backlog.
     pub max_connections: usize,
+    /// Also accept HTTP/2 over cleartext (prior knowledge); HTTP/1.1 only when off.
+    pub h2c: bool,
     /// After SIGTERM, keep accepting this long with /readyz false, so load
     /// balancers stop sending traffic before the listener closes.
     #[serde(with = "humantime_serde")]

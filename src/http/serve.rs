@@ -18,6 +18,9 @@ pub struct ServeOptions {
     /// A client must send its request head within this time.
     pub header_read_timeout: Duration,
     pub max_connections: usize,
+    /// Also accept HTTP/2 with prior knowledge (h2c), found by sniffing each
+    /// connection's first bytes.
+    pub h2c: bool,
     /// After the shutdown signal: keep accepting this long (readiness is
     /// already false, so balancers move traffic away first).
     pub drain_delay: Duration,
@@ -54,6 +57,12 @@ pub async fn serve(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(options.header_read_timeout);
+    if !options.h2c {
+        // No sniffing: hyper reads the request into its own buffer from the
+        // first byte. Replaying sniffed bytes made it grow that buffer to
+        // 16 KiB on every connection, held for as long as a stream is open.
+        builder = builder.http1_only();
+    }
     loop {
         // Wait for a free connection slot before accepting: the kernel
         // backlog absorbs the excess instead of our memory.
@@ -88,7 +97,7 @@ pub async fn serve(
             },
         );
         let connection = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(service))
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
             .into_owned();
         let connection = graceful.watch(connection);
         tokio::spawn(async move {

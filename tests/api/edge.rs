@@ -382,3 +382,31 @@ async fn a_tool_past_its_timeout_is_stopped_with_a_tool_error() {
         &[("mcp-session-id", &session), ("mcp-protocol-version", "2025-11-25")]).await).await;
     assert!(fine[0]["result"]["content"].is_array());
 }
+
+#[tokio::test]
+async fn http2_cleartext_is_served_only_when_enabled() {
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let send = |url: &str| {
+        h2.post(url)
+            .header("content-type", "application/json")
+            .header("accept", ACCEPT_BOTH)
+            .body(init().to_string())
+            .send()
+    };
+    let http1 = spawn_app_with(|_| {}).await;
+    assert!(
+        send(&http1.url).await.is_err(),
+        "HTTP/1.1 only unless server.h2c is on"
+    );
+    let response = raw(&http1, &[]).await;
+    assert_eq!(response.status(), 200, "HTTP/1.1 is served");
+
+    let both = spawn_app_with(|c| c.server.h2c = true).await;
+    let response = send(&both.url).await.expect("h2c is served");
+    assert_eq!(response.version(), reqwest::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+    assert_eq!(raw(&both, &[]).await.status(), 200, "and HTTP/1.1 too");
+}
