@@ -5,13 +5,16 @@
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use axum::{Router, extract::ConnectInfo};
-use hyper::body::Incoming;
+use hyper::{body::Incoming, server::conn::http1};
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::{conn::auto::Builder, graceful::GracefulShutdown},
     service::TowerToHyperService,
 };
-use tokio::{net::TcpListener, sync::Semaphore};
+use tokio::{
+    net::TcpListener,
+    sync::{OwnedSemaphorePermit, Semaphore},
+};
 use tokio_util::sync::CancellationToken;
 
 pub struct ServeOptions {
@@ -52,17 +55,7 @@ pub async fn serve(
 
     let graceful = GracefulShutdown::new();
     let slots = Arc::new(Semaphore::new(options.max_connections));
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout);
-    if !options.h2c {
-        // No sniffing: hyper reads the request into its own buffer from the
-        // first byte. Replaying sniffed bytes made it grow that buffer to
-        // 16 KiB on every connection, held for as long as a stream is open.
-        builder = builder.http1_only();
-    }
+    let protocols = Protocols::new(&options);
     loop {
         // Wait for a free connection slot before accepting: the kernel
         // backlog absorbs the excess instead of our memory.
@@ -96,16 +89,17 @@ pub async fn serve(
                 request
             },
         );
-        let connection = builder
-            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
-            .into_owned();
-        let connection = graceful.watch(connection);
-        tokio::spawn(async move {
-            let _slot = slot;
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "connection ended with an error");
+        let io = TokioIo::new(stream);
+        let service = TowerToHyperService::new(service);
+        match &protocols {
+            Protocols::Http1(builder) => {
+                spawn(graceful.watch(builder.serve_connection(io, service)), slot);
             }
-        });
+            Protocols::Auto(builder) => {
+                let connection = builder.serve_connection(io, service).into_owned();
+                spawn(graceful.watch(connection), slot);
+            }
+        }
     }
     drop(listener);
     // In-flight requests finish; idle keep-alive connections close now.
@@ -122,4 +116,47 @@ pub async fn serve(
     }
     end_streams.cancel();
     Ok(())
+}
+
+/// The connection builder: hyper's HTTP/1 server alone, or (with h2c) the
+/// auto builder that sniffs each connection for an HTTP/2 preface. HTTP/1
+/// alone matters for memory: the sniffed bytes are replayed to hyper, which
+/// then grows its read buffer from 8 to 16 KiB, and the auto connection's
+/// task is sized for HTTP/2's state too; both are held for as long as a
+/// listen stream stays open.
+enum Protocols {
+    Http1(http1::Builder),
+    Auto(Builder<TokioExecutor>),
+}
+
+impl Protocols {
+    fn new(options: &ServeOptions) -> Self {
+        if options.h2c {
+            let mut builder = Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(options.header_read_timeout);
+            Self::Auto(builder)
+        } else {
+            let mut builder = http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(options.header_read_timeout);
+            Self::Http1(builder)
+        }
+    }
+}
+
+/// Runs one connection, holding its slot until it ends.
+fn spawn<E: std::fmt::Display>(
+    connection: impl Future<Output = Result<(), E>> + Send + 'static,
+    slot: OwnedSemaphorePermit,
+) {
+    tokio::spawn(async move {
+        let _slot = slot;
+        if let Err(error) = connection.await {
+            tracing::debug!(%error, "connection ended with an error");
+        }
+    });
 }
