@@ -10,6 +10,7 @@ use super::{
 };
 use crate::{
     audit::{Auditor, digest, record_id},
+    http::header_text,
     registry::Caller,
     store::AuditRecord,
     telemetry::{Observed, TraceId},
@@ -26,14 +27,14 @@ pub fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
         .unwrap_or_else(Caller::anonymous)
 }
 
+/// A request header as text, clipped like every header the audit trail and
+/// spans keep (`http::header_text`).
 fn header(context: &RequestContext<RoleServer>, name: &str) -> String {
     context
         .extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.headers.get(name))
-        .and_then(|v| v.to_str().ok())
+        .map(|parts| header_text(&parts.headers, name))
         .unwrap_or_default()
-        .to_owned()
 }
 
 /// What the HTTP layer observing the request left for the call, if any.
