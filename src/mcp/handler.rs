@@ -31,14 +31,11 @@ use super::{
 use crate::registry::{CallContext, Kind, Registry};
 
 /// rmcp builds one handler per legacy session and one per stateless request;
-/// cloning it is three `Arc` bumps.
+/// cloning it is two `Arc` bumps.
 #[derive(Clone)]
 pub struct McpHandler {
     shared: Arc<Shared>,
     session: Arc<subscriptions::SessionState>,
-    /// Held by the handler only (never by the session's forwarder), so the
-    /// forwarder stops when the session's last handler is dropped.
-    lifetime: Arc<subscriptions::Lifetime>,
 }
 
 impl McpHandler {
@@ -46,13 +43,7 @@ impl McpHandler {
         Self {
             shared,
             session: Arc::default(),
-            lifetime: Arc::default(),
         }
-    }
-
-    fn forward_changes(&self, peer: super::Peer<RoleServer>) {
-        let ended = self.lifetime.ended();
-        subscriptions::forward_to_session(&self.shared.bus, &self.session, ended, peer);
     }
 
     /// Adds the fields 2026-07-28 requires on results; legacy results pass as they are.
@@ -166,7 +157,7 @@ impl ServerHandler for McpHandler {
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
-        self.forward_changes(context.peer);
+        subscriptions::forward_to_session(&self.shared.bus, &self.session, context.peer);
     }
 
     async fn set_level(
@@ -334,7 +325,7 @@ impl ServerHandler for McpHandler {
             .lock()
             .expect("subscriptions lock")
             .insert(request.uri);
-        self.forward_changes(context.peer);
+        subscriptions::forward_to_session(&self.shared.bus, &self.session, context.peer);
         Ok(())
     }
 

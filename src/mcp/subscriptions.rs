@@ -7,7 +7,7 @@
 
 use std::{
     collections::HashSet,
-    sync::{Mutex, atomic::AtomicBool},
+    sync::{Arc, Mutex, OnceLock},
 };
 
 use tokio::sync::broadcast::error::RecvError;
@@ -17,27 +17,21 @@ use super::{LoggingLevel, Peer, RoleServer, SubscriptionContext};
 use crate::registry::{ChangeBus, ChangeEvent};
 
 /// Per-session state of a 2025-era session (or of one stateless request).
+/// Owned by the session's handler; its forwarder only holds a weak reference,
+/// so dropping the handler (idle eviction, end, shutdown) drops this too.
 #[derive(Default)]
 pub struct SessionState {
     pub log_level: Mutex<Option<LoggingLevel>>,
     pub subscriptions: Mutex<HashSet<String>>,
-    forwarding: AtomicBool,
+    /// Set when the forwarder starts (once per session); cancelled on drop.
+    forwarder: OnceLock<CancellationToken>,
 }
 
-/// Cancelled when the last handle of one session's handler is dropped, that
-/// is when the session leaves memory (idle eviction, end, shutdown).
-#[derive(Default)]
-pub struct Lifetime(CancellationToken);
-
-impl Lifetime {
-    pub fn ended(&self) -> CancellationToken {
-        self.0.clone()
-    }
-}
-
-impl Drop for Lifetime {
+impl Drop for SessionState {
     fn drop(&mut self) {
-        self.0.cancel();
+        if let Some(ended) = self.forwarder.get() {
+            ended.cancel();
+        }
     }
 }
 
@@ -47,18 +41,20 @@ impl Drop for Lifetime {
 /// it rmcp's channel to the session (about 8 KiB): waiting only for the next
 /// change to notice the session had gone kept that memory for every evicted
 /// session until some change happened.
-pub fn forward_to_session(
-    bus: &ChangeBus,
-    session: &std::sync::Arc<SessionState>,
-    ended: CancellationToken,
-    peer: Peer<RoleServer>,
-) {
-    use std::sync::atomic::Ordering;
-    if session.forwarding.swap(true, Ordering::SeqCst) {
+pub fn forward_to_session(bus: &ChangeBus, session: &Arc<SessionState>, peer: Peer<RoleServer>) {
+    let mut started = false;
+    let ended = session
+        .forwarder
+        .get_or_init(|| {
+            started = true;
+            CancellationToken::new()
+        })
+        .clone();
+    if !started {
         return;
     }
     let mut events = bus.subscribe();
-    let session = session.clone();
+    let session = Arc::downgrade(session);
     tokio::spawn(async move {
         loop {
             let event = tokio::select! {
@@ -78,11 +74,15 @@ pub fn forward_to_session(
                 ChangeEvent::PromptsListChanged => peer.notify_prompt_list_changed().await,
                 ChangeEvent::ResourcesListChanged => peer.notify_resource_list_changed().await,
                 ChangeEvent::ResourceUpdated { uri } => {
+                    let Some(session) = session.upgrade() else {
+                        return;
+                    };
                     let subscribed = session
                         .subscriptions
                         .lock()
                         .expect("subscriptions lock")
                         .contains(&uri);
+                    drop(session);
                     if !subscribed {
                         continue;
                     }
