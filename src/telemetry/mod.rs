@@ -68,7 +68,30 @@ where
         LogFormat::Pretty => false,
         LogFormat::Auto => !std::io::stderr().is_terminal(),
     };
-    let output = if json {
+    // The OTel layer has its own filter, so `log.level = "warn"` does not
+    // stop request spans from being exported. Without it, the log filter is
+    // the only one: an absent (`None`) layer would declare interest in every
+    // callsite, and every disabled span would still be built in the registry
+    // on each request. A second init (tests building several apps) keeps the
+    // first subscriber.
+    let _ = match otel {
+        Some(otel) => tracing_subscriber::registry()
+            .with(otel)
+            .with(output(json).with_filter(filter))
+            .try_init(),
+        None => tracing_subscriber::registry()
+            .with(output(json).with_filter(filter))
+            .try_init(),
+    };
+    Ok(())
+}
+
+/// The log lines' layer: JSON or human-readable, on stderr.
+fn output<S>(json: bool) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    if json {
         fmt::layer()
             .json()
             .with_current_span(true)
@@ -77,15 +100,7 @@ where
             .boxed()
     } else {
         fmt::layer().with_writer(std::io::stderr).boxed()
-    };
-    // The OTel layer has its own filter, so `log.level = "warn"` does not
-    // stop request spans from being exported. A second init (tests building
-    // several apps) keeps the first subscriber.
-    let _ = tracing_subscriber::registry()
-        .with(otel)
-        .with(output.with_filter(filter))
-        .try_init();
-    Ok(())
+    }
 }
 
 /// `log.level`, with the per-request lines turned off unless `log.requests`
