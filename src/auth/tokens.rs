@@ -3,8 +3,19 @@
 //! are cached (bounded, short TTL) so a request does not cost a database
 //! round trip; a revocation evicts the entry here and, via the change bus,
 //! on every replica.
+//!
+//! The cache is a plain map behind a read-write lock: every authenticated
+//! request reads it, and a general-purpose cache's bookkeeping per read was
+//! the largest part of authentication in the profile (BENCHMARKS.md).
 
-use std::time::Duration;
+use std::{
+    collections::HashMap,
+    sync::{
+        RwLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
 
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -17,11 +28,33 @@ use crate::{
 
 const PREFIX: &str = "tg_";
 
+/// Tokens kept at most; past this, expired entries go first, then all.
+const CACHE_CAPACITY: usize = 10_000;
+/// Minimum time between two `last_used` writes for one token.
+const NOTE_USE_EVERY: Duration = Duration::from_secs(60);
+
 pub struct PersonalTokens {
     store: Store,
-    cache: moka::future::Cache<String, Option<TokenRow>>,
-    /// Tokens whose `last_used` was written recently; bounds those writes.
-    used: moka::future::Cache<String, ()>,
+    ttl: Duration,
+    cache: RwLock<Cache>,
+    /// When this was built: the origin of `Cached::noted`.
+    epoch: Instant,
+}
+
+#[derive(Default)]
+struct Cache {
+    entries: HashMap<String, Cached>,
+    /// Bumped by every `forget`, so a lookup that raced a revocation does
+    /// not put the revoked row back.
+    generation: u64,
+}
+
+struct Cached {
+    /// `None`: no such token (remembered too, so unknown ids cost no query).
+    row: Option<TokenRow>,
+    loaded: Instant,
+    /// Milliseconds after `epoch` of the last `last_used` write, 0 if none.
+    noted: AtomicU64,
 }
 
 /// A freshly created token: the only time the secret exists in the clear.
@@ -46,14 +79,9 @@ impl PersonalTokens {
     pub fn new(store: Store, cache_ttl: Duration) -> Self {
         Self {
             store,
-            cache: moka::future::Cache::builder()
-                .max_capacity(10_000)
-                .time_to_live(cache_ttl)
-                .build(),
-            used: moka::future::Cache::builder()
-                .max_capacity(10_000)
-                .time_to_live(Duration::from_secs(60))
-                .build(),
+            ttl: cache_ttl,
+            cache: RwLock::default(),
+            epoch: Instant::now(),
         }
     }
 
@@ -87,42 +115,87 @@ impl PersonalTokens {
 
     /// The caller a presented personal token stands for.
     pub async fn verify(&self, id: &str, secret: &str) -> Result<Caller, AuthError> {
-        let store = self.store.clone();
-        let key = id.to_owned();
+        if let Some(verdict) = self.cached(id, secret) {
+            return verdict;
+        }
+        let generation = self.cache.read().expect("token cache").generation;
         let row = self
-            .cache
-            .try_get_with(key.clone(), async move { store.token(&key).await })
+            .store
+            .token(id)
             .await
             .map_err(|e| AuthError::Unavailable(e.to_string()))?;
-        let Some(row) = row else {
-            return Err(AuthError::InvalidToken("unknown token"));
-        };
-        if !bool::from(hash(secret).as_bytes().ct_eq(row.secret_hash.as_bytes())) {
-            return Err(AuthError::InvalidToken("unknown token"));
-        }
-        if row.revoked_ms.is_some() {
-            return Err(AuthError::InvalidToken("the token was revoked"));
-        }
-        if row.expires_ms.is_some_and(|at| at <= self.store.now_ms()) {
-            return Err(AuthError::InvalidToken("the token expired"));
-        }
-        self.note_use(&row.id).await;
-        Ok(Caller {
-            user: row.user_name,
-            scopes: row.scopes,
-            token_id: Some(row.id),
-            claims: Default::default(),
-        })
+        self.remember(id, row, generation);
+        // Not cached only when a revocation raced the read: refuse this once.
+        self.cached(id, secret)
+            .unwrap_or(Err(AuthError::InvalidToken("the token was revoked")))
     }
 
-    /// Records `last_used` at most once a minute per token, off the request path.
-    async fn note_use(&self, id: &str) {
-        if self.used.contains_key(id) {
+    /// The verdict on a cached token; `None` when it is not cached (or stale).
+    fn cached(&self, id: &str, secret: &str) -> Option<Result<Caller, AuthError>> {
+        let cache = self.cache.read().expect("token cache");
+        let entry = cache.entries.get(id)?;
+        if entry.loaded.elapsed() >= self.ttl {
+            return None;
+        }
+        let Some(row) = &entry.row else {
+            return Some(Err(AuthError::InvalidToken("unknown token")));
+        };
+        if !bool::from(hash(secret).as_bytes().ct_eq(row.secret_hash.as_bytes())) {
+            return Some(Err(AuthError::InvalidToken("unknown token")));
+        }
+        if row.revoked_ms.is_some() {
+            return Some(Err(AuthError::InvalidToken("the token was revoked")));
+        }
+        if row.expires_ms.is_some_and(|at| at <= self.store.now_ms()) {
+            return Some(Err(AuthError::InvalidToken("the token expired")));
+        }
+        self.note_use(row, &entry.noted);
+        Some(Ok(Caller {
+            user: row.user_name.clone(),
+            scopes: row.scopes.clone(),
+            token_id: Some(row.id.clone()),
+            claims: Default::default(),
+        }))
+    }
+
+    /// Caches a row read from the store, unless a `forget` came in meanwhile.
+    fn remember(&self, id: &str, row: Option<TokenRow>, generation: u64) {
+        let mut cache = self.cache.write().expect("token cache");
+        if cache.generation != generation {
             return;
         }
-        self.used.insert(id.to_owned(), ()).await;
+        if cache.entries.len() >= CACHE_CAPACITY {
+            let ttl = self.ttl;
+            cache.entries.retain(|_, e| e.loaded.elapsed() < ttl);
+            if cache.entries.len() >= CACHE_CAPACITY {
+                cache.entries.clear();
+            }
+        }
+        let entry = Cached {
+            row,
+            loaded: Instant::now(),
+            noted: AtomicU64::new(0),
+        };
+        cache.entries.insert(id.to_owned(), entry);
+    }
+
+    /// Records `last_used` at most once a minute per token while it stays
+    /// cached (so at least once per cache TTL), off the request path.
+    fn note_use(&self, row: &TokenRow, noted: &AtomicU64) {
+        // +1: 0 means "never noted".
+        let now = self.epoch.elapsed().as_millis() as u64 + 1;
+        let last = noted.load(Ordering::Relaxed);
+        if last != 0 && now - last < NOTE_USE_EVERY.as_millis() as u64 {
+            return;
+        }
+        if noted
+            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return; // another request is noting it
+        }
         let store = self.store.clone();
-        let id = id.to_owned();
+        let id = row.id.clone();
         tokio::spawn(async move {
             if let Err(error) = store.mark_token_used(&id).await {
                 tracing::warn!(%error, "token last-used time not recorded");
@@ -132,7 +205,9 @@ impl PersonalTokens {
 
     /// Forgets a cached token (after its revocation, here or elsewhere).
     pub async fn forget(&self, id: &str) {
-        self.cache.invalidate(id).await;
+        let mut cache = self.cache.write().expect("token cache");
+        cache.generation += 1;
+        cache.entries.remove(id);
     }
 
     /// Evicts tokens revoked elsewhere (the CLI, another replica) as soon as
