@@ -11,15 +11,9 @@
 //! the client allows is left); every other response, SSE among them, passes
 //! through untouched.
 
-use std::{convert::Infallible, sync::Arc};
+use std::{convert::Infallible, future::Future};
 
-use axum::{
-    body::Body,
-    extract::{Request, State},
-    http::header,
-    middleware::Next,
-    response::Response,
-};
+use axum::{body::Body, extract::Request, http::header, response::Response};
 use tower::{Layer, ServiceExt, service_fn};
 use tower_http::compression::{
     CompressionLayer, DefaultPredicate, Predicate,
@@ -50,13 +44,16 @@ impl Compression {
     }
 }
 
-pub async fn compress(
-    State(compression): State<Arc<Compression>>,
+/// Runs `next` and compresses its response when the rule says so. A plain
+/// function rather than a layer of its own: the edge step calls it, which
+/// saves a boxed service and future per request.
+pub async fn compress<F: Future<Output = Response>>(
+    compression: &Compression,
     request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     let accept = request.headers().get(header::ACCEPT_ENCODING).cloned();
-    let response = next.run(request).await;
+    let response = next(request).await;
     if !compression.applies(&response) {
         return response;
     }
@@ -99,9 +96,10 @@ mod tests {
                         .unwrap()
                 }),
             )
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::new(Compression::new(1024)),
-                compress,
+            .layer(axum::middleware::from_fn(
+                |request: Request, next: axum::middleware::Next| async move {
+                    compress(&Compression::new(1024), request, |r| next.run(r)).await
+                },
             ))
     }
 

@@ -270,14 +270,22 @@ impl EdgeConfig {
     }
 }
 
-/// Refuses a foreign `Host` or `Origin` (403, JSON-RPC body) and records
-/// the `ClientInfo` for the layers below.
+/// The edge step's settings: who may reach us, and what is compressed.
+pub struct Edge {
+    pub config: EdgeConfig,
+    pub compression: super::compress::Compression,
+}
+
+/// Refuses a foreign `Host` or `Origin` (403, JSON-RPC body), records the
+/// `ClientInfo` for the layers below, and compresses what they answer
+/// (`compress.rs`).
 pub async fn edge(
-    State(config): State<std::sync::Arc<EdgeConfig>>,
+    State(edge): State<std::sync::Arc<Edge>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    let config = &edge.config;
     let client = config.client(
         peer.ip(),
         request.headers(),
@@ -305,7 +313,7 @@ pub async fn edge(
         }
     }
     request.extensions_mut().insert(client);
-    next.run(request).await
+    super::compress::compress(&edge.compression, request, |request| next.run(request)).await
 }
 
 #[cfg(test)]

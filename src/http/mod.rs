@@ -120,19 +120,20 @@ pub fn router(parts: HttpParts) -> Router {
         // ERROR line per shed request would only add to an overload.
         .layer(TraceLayer::new_for_http().on_failure(()))
         // A foreign Host or Origin is refused before anything reads the
-        // request (DNS rebinding); records who the client is.
+        // request (DNS rebinding); records who the client is. On the way
+        // out, compresses JSON above the threshold; never SSE, so streams are
+        // never held back, and other responses are not wrapped at all (see
+        // compress.rs). One step for both: a layer each cost a boxed service
+        // and future per request.
         .layer(middleware::from_fn_with_state(
-            Arc::new(parts.edge),
+            Arc::new(edge::Edge {
+                config: parts.edge,
+                compression: compress::Compression::new(parts.compression_min_bytes),
+            }),
             edge::edge,
         ))
         // Browser preflights for the allowed origins; never reflects others.
         .layer(cors(&parts.browser_origins))
-        // JSON above the threshold; never SSE, so streams are never held
-        // back. Other responses are not wrapped at all (see compress.rs).
-        .layer(middleware::from_fn_with_state(
-            Arc::new(compress::Compression::new(parts.compression_min_bytes)),
-            compress::compress,
-        ))
         .service(routes);
     Router::new().fallback_service(stack)
 }
@@ -168,7 +169,12 @@ fn cors(origins: &[String]) -> CorsLayer {
 /// when absent or not text, and at most 200 characters, so a client cannot
 /// bloat a record through its headers.
 pub fn header_text(headers: &axum::http::HeaderMap, name: &str) -> String {
-    let value = headers.get(name).and_then(|v| v.to_str().ok());
+    value_text(headers.get(name))
+}
+
+/// [`header_text`] of a value already taken from its headers.
+pub fn value_text(value: Option<&axum::http::HeaderValue>) -> String {
+    let value = value.and_then(|v| v.to_str().ok());
     clip(value.unwrap_or_default(), 200).to_owned()
 }
 

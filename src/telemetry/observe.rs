@@ -36,7 +36,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::Metrics;
 use crate::{
-    http::{Envelope, clip, header_text},
+    http::{Envelope, clip, header_text, value_text},
     registry::Caller,
 };
 
@@ -372,17 +372,21 @@ pub async fn observe_outer(
     let started = Instant::now();
     let reached = Arc::new(Reached::default());
     request.extensions_mut().insert(reached.clone());
-    let method = match header_text(request.headers(), "mcp-method") {
-        m if m.is_empty() => request.method().as_str().to_owned(),
-        m => m,
-    };
-    let version = header_text(request.headers(), "mcp-protocol-version");
-    let post = request.method() == Method::POST;
+    // Kept as they came (a cheap clone); read as text only for a refusal.
+    let mcp_method = request.headers().get("mcp-method").cloned();
+    let mcp_version = request.headers().get("mcp-protocol-version").cloned();
+    let http_method = request.method().clone();
     let response = next.run(request).await;
     let status = response.status().as_u16();
     if reached.0.load(Ordering::Relaxed) {
         return response;
     }
+    let method = match value_text(mcp_method.as_ref()) {
+        m if m.is_empty() => http_method.as_str().to_owned(),
+        m => m,
+    };
+    let version = value_text(mcp_version.as_ref());
+    let post = http_method == Method::POST;
     let metrics = &observer.metrics;
     // A 403 is an authorization failure when it carries a challenge
     // (insufficient scope); the edge's Host/Origin refusals do not.
