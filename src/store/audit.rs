@@ -30,6 +30,12 @@ const FIELDS: usize = 14;
 /// Rows per insert statement at most.
 const MAX_ROWS: usize = 64;
 
+/// The smallest record id at `at_ms`: ids are `{at_ms:013}-{random}`
+/// (`audit::record_id`), so they sort as their times do.
+fn id_at(at_ms: i64) -> String {
+    format!("{:013}", at_ms.max(0))
+}
+
 impl Store {
     /// Appends records in one transaction (a few cached statements, one commit).
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
@@ -88,15 +94,15 @@ impl Store {
         let with_user = format!(
             "select {COLUMNS} from audit where at_ms >= $1 and user_name = $2 order by at_ms desc, id desc limit $3"
         );
-        let everyone = format!(
-            "select {COLUMNS} from audit where at_ms >= $1 order by at_ms desc, id desc limit $2"
-        );
+        // Without a user, the primary key serves: ids sort by time.
+        let everyone =
+            format!("select {COLUMNS} from audit where id >= $1 order by id desc limit $2");
         let query = match user {
             Some(user) => sqlx::query(&with_user)
                 .bind(since_ms)
                 .bind(user.to_owned())
                 .bind(limit),
-            None => sqlx::query(&everyone).bind(since_ms).bind(limit),
+            None => sqlx::query(&everyone).bind(id_at(since_ms)).bind(limit),
         };
         let rows = query
             .fetch_all(self.pool())
@@ -138,10 +144,10 @@ impl Store {
             .map_err(query_error("count audit records"))
     }
 
-    /// Deletes records older than `before_ms`.
+    /// Deletes records older than `before_ms` (an id range on the primary key).
     pub async fn purge_audit(&self, before_ms: i64) -> Result<u64, StoreError> {
-        let done = sqlx::query("delete from audit where at_ms < $1")
-            .bind(before_ms)
+        let done = sqlx::query("delete from audit where id < $1")
+            .bind(id_at(before_ms))
             .execute(self.pool())
             .await
             .map_err(query_error("apply audit retention"))?;

@@ -4,8 +4,9 @@ use std::{sync::Arc, time::Duration};
 
 use futures::StreamExt;
 use teamgate::{
+    audit::record_id,
     mcp::{EventStore, ServerSseMessage},
-    store::{ManualClock, Retention, SessionRepo, SessionRow, SqlEventStore, Store},
+    store::{AuditRecord, ManualClock, Retention, SessionRepo, SessionRow, SqlEventStore, Store},
 };
 
 use crate::databases::TestDb;
@@ -183,6 +184,65 @@ async fn events_contract(store: &Store, clock: &ManualClock, backend: &str) {
     assert!(replay(replica_b.as_ref(), &e1).await.is_empty());
 }
 
+fn audit_record(user: &str, at_ms: i64) -> AuditRecord {
+    AuditRecord {
+        id: record_id(at_ms),
+        at_ms,
+        user: user.into(),
+        token_id: String::new(),
+        issuer: String::new(),
+        subject: String::new(),
+        session_id: String::new(),
+        protocol_version: "2025-11-25".into(),
+        method: "tools/call".into(),
+        target: "echo".into(),
+        args_digest: String::new(),
+        outcome: "ok".into(),
+        latency_ms: 1,
+        trace_id: String::new(),
+    }
+}
+
+/// Reading since a time and purging before one, whether or not a user is
+/// named (the id range and the per-user index must agree).
+async fn audit_contract(store: &Store, backend: &str) {
+    let records: Vec<_> = [("ann", 999), ("bob", 1_000), ("ann", 1_000), ("bob", 5_000)]
+        .into_iter()
+        .map(|(user, offset)| audit_record(user, START + offset))
+        .collect();
+    store.append_audit(&records).await.unwrap();
+    let times =
+        |records: Vec<AuditRecord>| records.iter().map(|r| r.at_ms - START).collect::<Vec<_>>();
+    let everyone = store.audit_tail(None, START + 1_000, 10).await.unwrap();
+    assert_eq!(
+        times(everyone),
+        [1_000, 1_000, 5_000],
+        "{backend}: since, oldest first"
+    );
+    let newest = store.audit_tail(None, 0, 1).await.unwrap();
+    assert_eq!(
+        times(newest),
+        [5_000],
+        "{backend}: the limit keeps the newest"
+    );
+    let ann = store
+        .audit_tail(Some("ann"), START + 1_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(times(ann), [1_000], "{backend}: one user since");
+    assert_eq!(
+        store.purge_audit(START + 1_000).await.unwrap(),
+        1,
+        "{backend}: purge before"
+    );
+    let left = store.audit_tail(None, 0, 10).await.unwrap();
+    assert_eq!(
+        times(left),
+        [1_000, 1_000, 5_000],
+        "{backend}: the rest stays"
+    );
+}
+
 #[tokio::test]
 async fn the_store_contract_holds_on_every_backend() {
     for db in TestDb::all().await {
@@ -191,6 +251,7 @@ async fn the_store_contract_holds_on_every_backend() {
         session_contract(&store, &clock, db.name).await;
         concurrent_writers(&store, db.name).await;
         events_contract(&store, &clock, db.name).await;
+        audit_contract(&store, db.name).await;
         assert!(store.ping().await);
         // Migrating twice is a no-op (replicas start together).
         store.migrate().await.unwrap();
