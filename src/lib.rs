@@ -16,6 +16,7 @@ pub mod fswatch;
 pub mod gate;
 pub mod http;
 pub mod mcp;
+pub mod memory;
 pub mod providers;
 pub mod registry;
 pub mod reload;

@@ -164,6 +164,9 @@ impl Snapshot {
             );
         }
         writer.commit().context("committing the docs index")?;
+        // The writer's arenas are freed here; hand them back at once.
+        drop(writer);
+        crate::memory::release_freed();
         let reader = index.reader().context("opening the docs index")?;
         reader.reload()?;
         Ok(Self {
