@@ -91,10 +91,9 @@ pub fn digest(arguments: &Value) -> String {
     }
 }
 
-/// A new record id: time-ordered and unique across replicas.
-pub fn record_id(at_ms: i64) -> String {
-    format!("{at_ms:013}-{}", hex::encode(rand::random::<[u8; 6]>()))
-}
+/// A new record id: time-ordered and unique across replicas. Its format
+/// belongs to the store, whose time-range queries rely on it.
+pub use crate::store::record_id;
 
 #[cfg(test)]
 mod tests {

@@ -30,10 +30,23 @@ const FIELDS: usize = 14;
 /// Rows per insert statement at most.
 const MAX_ROWS: usize = 64;
 
-/// The smallest record id at `at_ms`: ids are `{at_ms:013}-{random}`
-/// (`audit::record_id`), so they sort as their times do.
+/// A new record id: its time, zero-padded so ids sort as their times do,
+/// then a random part that keeps ids unique across replicas.
+pub fn record_id(at_ms: i64) -> String {
+    format!(
+        "{}-{}",
+        time_prefix(at_ms),
+        hex::encode(rand::random::<[u8; 6]>())
+    )
+}
+
+fn time_prefix(at_ms: i64) -> String {
+    format!("{at_ms:013}")
+}
+
+/// The smallest record id at `at_ms`, for time ranges on the primary key.
 fn id_at(at_ms: i64) -> String {
-    format!("{:013}", at_ms.max(0))
+    time_prefix(at_ms.max(0))
 }
 
 impl Store {

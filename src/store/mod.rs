@@ -22,7 +22,7 @@ use sqlx::{
     any::{AnyConnectOptions, AnyPoolOptions},
 };
 
-pub use audit::AuditRecord;
+pub use audit::{AuditRecord, record_id};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use events::SqlEventStore;
 pub use memory::{MemoryEventStore, Retention};
