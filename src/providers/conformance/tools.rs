@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use super::{PNG, WAV, declare};
 use crate::{
-    mcp::{CallToolResponse, CallToolResult, JsonObject, LoggingLevel, McpError, Tool},
+    mcp::{
+        CallToolResponse, CallToolResult, ContentBlock, JsonObject, LoggingLevel, McpError, Tool,
+    },
     providers::wire,
     registry::{CallContext, ToolProvider},
 };
@@ -106,17 +108,29 @@ fn declarations() -> Vec<(&'static str, &'static str, Value)> {
     ]
 }
 
-fn text(text: impl Into<String>) -> Value {
-    json!({"type": "text", "text": text.into()})
+fn text(text: impl Into<String>) -> ContentBlock {
+    ContentBlock::text(text)
 }
 
-fn ok(content: Vec<Value>) -> CallToolResponse {
-    let result: CallToolResult = wire(json!({ "content": content }));
+/// Content written as its wire JSON (images, audio, embedded resources).
+fn block(value: Value) -> ContentBlock {
+    wire(value)
+}
+
+/// Built as typed values, not through JSON: the echo tool is the
+/// benchmark's hot path.
+fn ok(content: Vec<ContentBlock>) -> CallToolResponse {
+    let mut result = CallToolResult::success(content);
+    // As a result parsed from `{"content": [...]}` would be: `isError` and
+    // `resultType` are left to the defaults and to the per-era stamping.
+    result.is_error = None;
+    result.result_type = None;
     result.into()
 }
 
 fn tool_error(message: impl Into<String>) -> CallToolResponse {
-    let result: CallToolResult = wire(json!({ "content": [text(message)], "isError": true }));
+    let mut result = CallToolResult::error(vec![text(message)]);
+    result.result_type = None;
     result.into()
 }
 
@@ -146,20 +160,22 @@ impl ToolProvider for ConformanceTools {
         };
         Ok(match name {
             "test_simple_text" => ok(vec![text("This is a simple text response for testing.")]),
-            "test_image_content" => ok(vec![
+            "test_image_content" => ok(vec![block(
                 json!({"type": "image", "data": PNG, "mimeType": "image/png"}),
-            ]),
-            "test_audio_content" => ok(vec![
+            )]),
+            "test_audio_content" => ok(vec![block(
                 json!({"type": "audio", "data": WAV, "mimeType": "audio/wav"}),
-            ]),
-            "test_embedded_resource" => ok(vec![json!({"type": "resource", "resource": {
+            )]),
+            "test_embedded_resource" => ok(vec![block(json!({"type": "resource", "resource": {
                 "uri": "test://embedded-resource", "mimeType": "text/plain",
-                "text": "This is an embedded resource content."}})]),
+                "text": "This is an embedded resource content."}}))]),
             "test_multiple_content_types" => ok(vec![
                 text("Multiple content types test:"),
-                json!({"type": "image", "data": PNG, "mimeType": "image/png"}),
-                json!({"type": "resource", "resource": {"uri": "test://mixed-content-resource",
+                block(json!({"type": "image", "data": PNG, "mimeType": "image/png"})),
+                block(
+                    json!({"type": "resource", "resource": {"uri": "test://mixed-content-resource",
                     "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"}}),
+                ),
             ]),
             "test_tool_with_logging" => {
                 for (i, line) in [
