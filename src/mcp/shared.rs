@@ -17,6 +17,9 @@ pub struct Shared {
     pub bus: ChangeBus,
     pub(super) state_keys: Arc<StateKeys>,
     pub(super) info: InitializeResult,
+    /// `info` with the current registry's capabilities: rmcp asks for it on
+    /// every stateless request, so it is built once per registry.
+    current: ArcSwap<InitializeResult>,
     /// Set when calls are audited (HTTP); stdio keeps no trail.
     pub(super) audit: Option<AuditSink>,
     /// How long a tool may run unless it declares otherwise.
@@ -36,6 +39,7 @@ impl Shared {
             .with_instructions(instructions)
             .with_protocol_version(ProtocolVersion::V_2025_11_25);
         Self {
+            current: ArcSwap::from_pointee(with_capabilities(&info, &registry)),
             registry: ArcSwap::new(registry),
             bus,
             state_keys: Arc::new(state_keys),
@@ -66,6 +70,8 @@ impl Shared {
     /// each replica reloads (and announces) its own configuration.
     pub fn replace_registry(&self, registry: Arc<Registry>) {
         let old = self.registry.swap(registry.clone());
+        self.current
+            .store(Arc::new(with_capabilities(&self.info, &registry)));
         for event in registry.changes_since(&old) {
             self.bus.publish_local(event);
         }
@@ -74,8 +80,12 @@ impl Shared {
     /// Capabilities follow the current registry, so a session started after a
     /// reload that added the first prompt sees `prompts`.
     pub(super) fn current_info(&self) -> InitializeResult {
-        let mut info = self.info.clone();
-        info.capabilities = self.registry().capabilities();
-        info
+        InitializeResult::clone(&self.current.load())
     }
+}
+
+fn with_capabilities(info: &InitializeResult, registry: &Registry) -> InitializeResult {
+    let mut info = info.clone();
+    info.capabilities = registry.capabilities();
+    info
 }
