@@ -33,20 +33,26 @@ const MAX_ROWS: usize = 64;
 /// A new record id: its time, zero-padded so ids sort as their times do,
 /// then a random part that keeps ids unique across replicas.
 pub fn record_id(at_ms: i64) -> String {
-    format!(
-        "{}-{}",
-        time_prefix(at_ms),
-        hex::encode(rand::random::<[u8; 6]>())
-    )
+    // One allocation: this runs on every audited call.
+    let mut id = String::with_capacity(32);
+    push_time_prefix(&mut id, at_ms);
+    id.push('-');
+    let mut random = [0u8; 12];
+    hex::encode_to_slice(rand::random::<[u8; 6]>(), &mut random).expect("12 hex digits");
+    id.push_str(std::str::from_utf8(&random).expect("hex is ASCII"));
+    id
 }
 
-fn time_prefix(at_ms: i64) -> String {
-    format!("{at_ms:013}")
+fn push_time_prefix(id: &mut String, at_ms: i64) {
+    use std::fmt::Write as _;
+    let _ = write!(id, "{at_ms:013}");
 }
 
 /// The smallest record id at `at_ms`, for time ranges on the primary key.
 fn id_at(at_ms: i64) -> String {
-    time_prefix(at_ms.max(0))
+    let mut id = String::with_capacity(13);
+    push_time_prefix(&mut id, at_ms.max(0));
+    id
 }
 
 impl Store {
