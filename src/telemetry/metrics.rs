@@ -27,7 +27,7 @@ use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use subtle::ConstantTimeEq;
 
-use super::{EXPORT_TIMEOUT, resource, signal_url};
+use super::{EXPORT_TIMEOUT, resource, signal_url, tally::Tally};
 use crate::config::TelemetryConfig;
 
 /// Distinct label values kept per open-ended label (tool and client
@@ -49,13 +49,14 @@ pub struct Metrics {
 struct Inner {
     provider: SdkMeterProvider,
     registry: prometheus::Registry,
-    requests: Counter<u64>,
+    // Bumped on every request: tallied here, read by the SDK on collection.
+    requests: Arc<Tally<3>>,
+    tool_calls: Arc<Tally<2>>,
+    clients: Arc<Tally<3>>,
     latency: Histogram<f64>,
-    tool_calls: Counter<u64>,
     streams: UpDownCounter<i64>,
     rate_limited: Counter<u64>,
     auth_failures: Counter<u64>,
-    clients: Counter<u64>,
     sessions: Arc<AtomicI64>,
     seen: Mutex<HashSet<Arc<str>>>,
 }
@@ -95,10 +96,11 @@ impl Metrics {
             .build();
         Ok(Self {
             inner: Arc::new(Inner {
-                requests: counter(
+                requests: tallied(
                     &meter,
                     "teamgate.mcp.requests",
                     "MCP requests by method, era and outcome",
+                    ["method", "era", "outcome"],
                 ),
                 latency: meter
                     .f64_histogram("teamgate.mcp.request.duration")
@@ -106,10 +108,11 @@ impl Metrics {
                     .with_description("Time from request to the end of its reply")
                     .with_boundaries(LATENCY_BUCKETS.to_vec())
                     .build(),
-                tool_calls: counter(
+                tool_calls: tallied(
                     &meter,
                     "teamgate.mcp.tool_calls",
                     "tools/call by tool and outcome",
+                    ["tool", "outcome"],
                 ),
                 streams: meter
                     .i64_up_down_counter("teamgate.mcp.streams.active")
@@ -125,10 +128,11 @@ impl Metrics {
                     "teamgate.auth.failures",
                     "Requests refused with 401 or 403",
                 ),
-                clients: counter(
+                clients: tallied(
                     &meter,
                     "teamgate.mcp.clients",
                     "2025-era initializations and 2026-07-28 requests, by era, protocol version and client name",
+                    ["era", "protocol_version", "client"],
                 ),
                 sessions,
                 seen: Mutex::default(),
@@ -154,44 +158,42 @@ impl Metrics {
         value.into()
     }
 
-    /// A method name as a label: bounded like every caller-chosen value.
-    pub fn method_label(&self, method: &str) -> StringValue {
-        self.bounded(method)
-    }
-
-    pub fn request(
-        &self,
-        method: &StringValue,
-        era: &'static str,
-        outcome: &str,
-        seconds: Option<f64>,
-    ) {
-        let labels = [
-            KeyValue::new("method", method.clone()),
-            KeyValue::new("era", era),
-            KeyValue::new("outcome", outcome.to_owned()),
-        ];
-        self.inner.requests.add(1, &labels);
+    /// Outcomes are the server's own words (`ok`, `http_429`, `error -32602`):
+    /// not bounded like the caller-chosen labels.
+    pub fn request(&self, method: &str, era: &'static str, outcome: &str, seconds: Option<f64>) {
+        self.inner
+            .requests
+            .add([method, era, outcome], |[method, era, outcome]| {
+                [
+                    self.bounded(method),
+                    era.to_owned().into(),
+                    outcome.to_owned().into(),
+                ]
+            });
         if let Some(seconds) = seconds {
-            self.inner.latency.record(seconds, &labels[..1]);
+            let labels = [KeyValue::new("method", self.bounded(method))];
+            self.inner.latency.record(seconds, &labels);
         }
     }
 
     pub fn tool_call(&self, tool: &str, outcome: &str) {
-        let labels = [
-            KeyValue::new("tool", self.bounded(tool)),
-            KeyValue::new("outcome", outcome.to_owned()),
-        ];
-        self.inner.tool_calls.add(1, &labels);
+        self.inner
+            .tool_calls
+            .add([tool, outcome], |[tool, outcome]| {
+                [self.bounded(tool), outcome.to_owned().into()]
+            });
     }
 
     pub fn client(&self, era: &'static str, version: &str, client: &str) {
-        let labels = [
-            KeyValue::new("era", era),
-            KeyValue::new("protocol_version", self.bounded(version)),
-            KeyValue::new("client", self.bounded(client)),
-        ];
-        self.inner.clients.add(1, &labels);
+        self.inner
+            .clients
+            .add([era, version, client], |[era, version, client]| {
+                [
+                    era.to_owned().into(),
+                    self.bounded(version),
+                    self.bounded(client),
+                ]
+            });
     }
 
     pub fn stream_opened(&self) {
@@ -230,6 +232,23 @@ impl Metrics {
             tracing::debug!(%error, "metrics provider shutdown");
         }
     }
+}
+
+/// A counter kept in a [`Tally`] and observed by the SDK when it collects.
+fn tallied<const N: usize>(
+    meter: &Meter,
+    name: &'static str,
+    description: &'static str,
+    labels: [&'static str; N],
+) -> Arc<Tally<N>> {
+    let tally = Arc::new(Tally::new(labels));
+    let observed = tally.clone();
+    meter
+        .u64_observable_counter(name)
+        .with_description(description)
+        .with_callback(move |counter| observed.each(|count, labels| counter.observe(count, labels)))
+        .build();
+    tally
 }
 
 fn counter(meter: &Meter, name: &'static str, description: &'static str) -> Counter<u64> {
@@ -295,25 +314,22 @@ mod tests {
     fn caller_chosen_label_values_are_bounded() {
         let metrics = metrics();
         for i in 0..MAX_LABEL_VALUES {
-            assert_eq!(
-                metrics.method_label(&format!("m{i}")).as_str(),
-                format!("m{i}")
-            );
+            assert_eq!(metrics.bounded(&format!("m{i}")).as_str(), format!("m{i}"));
         }
-        assert_eq!(metrics.method_label("one-too-many").as_str(), "other");
+        assert_eq!(metrics.bounded("one-too-many").as_str(), "other");
         assert_eq!(
-            metrics.method_label("m7").as_str(),
+            metrics.bounded("m7").as_str(),
             "m7",
             "known values keep their name"
         );
         let long = "x".repeat(500);
-        assert_eq!(metrics.method_label(&long).as_str(), "other");
+        assert_eq!(metrics.bounded(&long).as_str(), "other");
     }
 
     #[test]
     fn the_exposition_names_each_instrument_once_used() {
         let metrics = metrics();
-        metrics.request(&"tools/call".into(), "modern", "ok", Some(0.01));
+        metrics.request("tools/call", "modern", "ok", Some(0.01));
         metrics.tool_call("echo", "ok");
         metrics.rate_limited();
         metrics.auth_failure(401);

@@ -6,6 +6,7 @@
 
 mod metrics;
 mod observe;
+mod tally;
 
 use std::io::IsTerminal;
 
@@ -16,7 +17,7 @@ use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
 use tracing_subscriber::{EnvFilter, Layer, Registry, filter::Targets, fmt, prelude::*};
 
 pub use metrics::{Metrics, metrics_router};
-pub use observe::{Observed, Observer, TraceId, observe, observe_outer};
+pub use observe::{Observed, Observer, TraceId, new_trace_id, observe, observe_outer};
 
 use crate::config::{Config, LogConfig, LogFormat, TelemetryConfig};
 
