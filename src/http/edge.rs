@@ -6,9 +6,8 @@
 use std::net::{IpAddr, SocketAddr};
 
 use axum::{
-    extract::{ConnectInfo, Request, State},
+    extract::Request,
     http::{HeaderMap, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 use ipnet::IpNet;
@@ -171,12 +170,35 @@ impl EdgeConfig {
     }
 
     pub fn host_allowed(&self, host: &str) -> bool {
+        if let Some(allowed) = self.plain_host_allowed(host) {
+            return allowed;
+        }
         let Some((host, port)) = split_authority(host) else {
             return false;
         };
         self.hosts
             .iter()
             .any(|rule| rule.host == host && (rule.port.is_none() || rule.port == port))
+    }
+
+    /// [`Self::host_allowed`] for the common `name[:port]` form, compared in
+    /// place (every request asks); `None` for anything else (IPv6 brackets,
+    /// spaces, odd ports), which the full parse decides.
+    fn plain_host_allowed(&self, authority: &str) -> Option<bool> {
+        let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':');
+        if authority.is_empty() || !authority.bytes().all(plain) {
+            return None;
+        }
+        let (name, port) = match authority.split_once(':') {
+            Some((name, port)) => (name, Some(port.parse::<u16>().ok()?)),
+            None => (authority, None),
+        };
+        if name.is_empty() {
+            return None;
+        }
+        Some(self.hosts.iter().any(|rule| {
+            rule.host.eq_ignore_ascii_case(name) && (rule.port.is_none() || rule.port == port)
+        }))
     }
 
     pub fn origin_allowed(&self, origin: &str) -> bool {
@@ -279,11 +301,11 @@ pub struct Edge {
 /// Refuses a foreign `Host` or `Origin` (403, JSON-RPC body), records the
 /// `ClientInfo` for the layers below, and compresses what they answer
 /// (`compress.rs`).
-pub async fn edge(
-    State(edge): State<std::sync::Arc<Edge>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+pub async fn edge<F: Future<Output = Response>>(
+    edge: &Edge,
+    peer: SocketAddr,
     mut request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     let config = &edge.config;
     let client = config.client(
@@ -313,7 +335,7 @@ pub async fn edge(
         }
     }
     request.extensions_mut().insert(client);
-    super::compress::compress(&edge.compression, request, |request| next.run(request)).await
+    super::compress::compress(&edge.compression, request, next).await
 }
 
 #[cfg(test)]
@@ -348,6 +370,11 @@ mod tests {
             ("mcp.example.com.evil.com", false),
             ("127.0.0.2", false),
             ("", false),
+            ("LOCALHOST:1", true),
+            ("localhost:", false),
+            ("localhost:8080:1", false),
+            ("localhost:99999", false),
+            (" localhost:8080 ", true),
         ];
         for (host, allowed) in table {
             assert_eq!(c.host_allowed(host), allowed, "{host}");

@@ -14,7 +14,7 @@ use axum::{
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, value::RawValue};
 
 use super::{
     collapse,
@@ -200,6 +200,9 @@ pub struct Envelope {
     pub params: Option<Params>,
 }
 
+/// Nested objects are kept as checked JSON text, not trees: they are read
+/// only when a request is refused or described, and rmcp parses the body
+/// again anyway. Their content is never held against the request here.
 #[derive(Deserialize, Default, Debug)]
 pub struct Params {
     #[serde(default)]
@@ -207,13 +210,23 @@ pub struct Params {
     #[serde(default)]
     pub uri: Option<String>,
     #[serde(default)]
-    pub arguments: Value,
+    pub arguments: Option<Box<RawValue>>,
     #[serde(default, rename = "protocolVersion")]
     pub protocol_version: Option<String>,
     #[serde(default, rename = "clientInfo")]
-    pub client_info: Option<Value>,
+    pub client_info: Option<Box<RawValue>>,
     #[serde(default, rename = "_meta")]
-    pub meta: Option<Value>,
+    pub meta: Option<Box<RawValue>>,
+}
+
+impl Params {
+    /// The call's arguments as a JSON value (`null` when absent or not JSON).
+    pub fn arguments(&self) -> Value {
+        self.arguments
+            .as_ref()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default()
+    }
 }
 
 /// Session caps, scopes and audit room, before the call reaches the engine.
@@ -233,7 +246,8 @@ async fn check(
     let target = params
         .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
         .unwrap_or_default();
-    if let Some(required) = gate.required_scopes(method, target)
+    if !caller.may_do_anything()
+        && let Some(required) = gate.required_scopes(method, target)
         && !caller.may(&required)
     {
         let reason = format!(
@@ -241,12 +255,12 @@ async fn check(
             caller.user,
             required.join(" ")
         );
-        let arguments = params.map_or(&Value::Null, |p| &p.arguments);
+        let arguments = params.map(Params::arguments).unwrap_or_default();
         let refusal = Refusal {
             parts,
             method,
             target,
-            arguments,
+            arguments: &arguments,
             reason: format!("denied: {reason}"),
         };
         gate.audit_refusal(caller, refusal).await;

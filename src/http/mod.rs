@@ -5,6 +5,7 @@
 
 mod collapse;
 mod compress;
+mod cors;
 mod edge;
 pub mod error;
 mod guard;
@@ -14,15 +15,17 @@ mod serve;
 mod stack;
 mod throttle;
 
-use std::{sync::Arc, time::Duration};
+use std::{net::SocketAddr, sync::Arc};
 
-use axum::{Router, middleware, routing::get};
-use tower::ServiceBuilder;
-use tower_http::{
-    catch_panic::CatchPanicLayer,
-    cors::{AllowOrigin, CorsLayer},
-    trace::TraceLayer,
+use axum::{
+    Router,
+    extract::{ConnectInfo, Request, State},
+    middleware::{self, Next},
+    response::Response,
+    routing::get,
 };
+use tower::ServiceBuilder;
+use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
 
 pub use edge::{ClientInfo, EdgeConfig};
 pub use guard::{Envelope, Gate, GuardConfig, Refusal};
@@ -107,62 +110,50 @@ pub fn router(parts: HttpParts) -> Router {
     // Around the whole router rather than `Router::layer`, which would wrap
     // each route in its own boxed copy of the stack, cloned per request.
     let stack = ServiceBuilder::new()
-        // Outermost: describes the MCP requests refused anywhere below
-        // (Host/Origin, 401, 429, ...), which the engine never sees.
+        // Outermost, one step (a layer each cost a boxed service and future
+        // per request): first, describe the MCP requests refused anywhere
+        // below (Host/Origin, 401, 429, ...), which the engine never sees;
+        // then refuse a foreign Host or Origin before anything reads the
+        // request (DNS rebinding) and record who the client is; on the way
+        // out, compress JSON above the threshold, never SSE, so streams are
+        // never held back (see compress.rs).
         .layer(middleware::from_fn_with_state(
-            parts.observer,
-            crate::telemetry::observe_outer,
+            Arc::new(Front {
+                observer: parts.observer,
+                edge: edge::Edge {
+                    config: parts.edge,
+                    compression: compress::Compression::new(parts.compression_min_bytes),
+                },
+            }),
+            front,
         ))
         // A panic anywhere below becomes a 500, never a dropped connection.
         .layer(CatchPanicLayer::new())
-        // One span per HTTP request, around everything that can refuse it. Failures
-        // are not logged here: the observe layer logs every request once, and an
-        // ERROR line per shed request would only add to an overload.
+        // One span per HTTP request. Failures are not logged here: the observe
+        // step logs every request once, and an ERROR line per shed request
+        // would only add to an overload.
         .layer(TraceLayer::new_for_http().on_failure(()))
-        // A foreign Host or Origin is refused before anything reads the
-        // request (DNS rebinding); records who the client is. On the way
-        // out, compresses JSON above the threshold; never SSE, so streams are
-        // never held back, and other responses are not wrapped at all (see
-        // compress.rs). One step for both: a layer each cost a boxed service
-        // and future per request.
-        .layer(middleware::from_fn_with_state(
-            Arc::new(edge::Edge {
-                config: parts.edge,
-                compression: compress::Compression::new(parts.compression_min_bytes),
-            }),
-            edge::edge,
-        ))
         // Browser preflights for the allowed origins; never reflects others.
-        .layer(cors(&parts.browser_origins))
+        .layer(cors::BrowserCors::new(&parts.browser_origins))
         .service(routes);
     Router::new().fallback_service(stack)
 }
 
-fn cors(origins: &[String]) -> CorsLayer {
-    use axum::http::{HeaderName, HeaderValue, Method};
-    let origins: Vec<HeaderValue> = origins
-        .iter()
-        .filter_map(|o| HeaderValue::from_str(o).ok())
-        .collect();
-    let allowed = [
-        "authorization",
-        "content-type",
-        "accept",
-        "mcp-session-id",
-        "mcp-protocol-version",
-        "mcp-method",
-        "mcp-name",
-        "last-event-id",
-    ];
-    CorsLayer::new()
-        .allow_origin(AllowOrigin::list(origins))
-        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-        .allow_headers(allowed.map(HeaderName::from_static))
-        .expose_headers([
-            HeaderName::from_static("mcp-session-id"),
-            HeaderName::from_static("www-authenticate"),
-        ])
-        .max_age(Duration::from_secs(600))
+struct Front {
+    observer: crate::telemetry::Observer,
+    edge: edge::Edge,
+}
+
+async fn front(
+    State(front): State<Arc<Front>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    crate::telemetry::observe_outer(&front.observer, request, |request| {
+        edge::edge(&front.edge, peer, request, |request| next.run(request))
+    })
+    .await
 }
 
 /// A header's value as text for logs, metrics and the audit trail: empty

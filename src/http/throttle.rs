@@ -2,7 +2,7 @@
 //! before authentication (for requests without valid credentials), per
 //! caller after it.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use std::future::Future;
 
@@ -15,18 +15,23 @@ use axum::{
 use super::{edge::ClientInfo, error::HttpError, limits::RateLimits};
 use crate::registry::Caller;
 
-fn address(request: &Request) -> String {
+/// The client's address as the quota key; written out only when a quota is
+/// spent (most requests carry credentials that work).
+fn address(request: &Request) -> Option<IpAddr> {
     request
         .extensions()
         .get::<ClientInfo>()
-        .map(|c| c.ip.to_string())
+        .map(|c| c.ip)
         .or_else(|| {
             request
                 .extensions()
                 .get::<ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip().to_string())
+                .map(|c| c.0.ip())
         })
-        .unwrap_or_default()
+}
+
+fn key(address: Option<IpAddr>) -> String {
+    address.map(|ip| ip.to_string()).unwrap_or_default()
 }
 
 /// Before authentication: a request with no credentials spends its
@@ -38,21 +43,21 @@ pub async fn unauthenticated<F: Future<Output = Response>>(
 ) -> Response {
     let address = address(&request);
     let has_credentials = request.headers().contains_key(header::AUTHORIZATION);
-    if !has_credentials && let Err(wait) = limits.check_address(&address) {
+    if !has_credentials && let Err(wait) = limits.check_address(&key(address)) {
         return HttpError::TooManyRequests(
             wait,
-            format!("too many unauthenticated requests from {address}"),
+            format!("too many unauthenticated requests from {}", key(address)),
         )
         .into_response();
     }
     let response = next(request).await;
     if has_credentials
         && response.status() == StatusCode::UNAUTHORIZED
-        && let Err(wait) = limits.check_address(&address)
+        && let Err(wait) = limits.check_address(&key(address))
     {
         return HttpError::TooManyRequests(
             wait,
-            format!("too many failed authentications from {address}"),
+            format!("too many failed authentications from {}", key(address)),
         )
         .into_response();
     }

@@ -60,7 +60,7 @@ fn trace_id(context: &RequestContext<RoleServer>) -> String {
     let traceparent = from_meta.unwrap_or_else(|| header(context, "traceparent"));
     match traceparent.split('-').nth(1) {
         Some(id) if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) => id.to_owned(),
-        _ => hex::encode(rand::random::<[u8; 16]>()),
+        _ => crate::telemetry::new_trace_id(),
     }
 }
 

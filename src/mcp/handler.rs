@@ -82,6 +82,9 @@ impl McpHandler {
         name: impl Fn(&T) -> &str,
     ) -> Vec<T> {
         let caller = caller_of(context);
+        if caller.may_do_anything() {
+            return items.to_vec();
+        }
         items
             .iter()
             .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))

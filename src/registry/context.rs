@@ -36,6 +36,12 @@ impl Caller {
         }
     }
 
+    /// Whether a `*` scope covers whatever is required (checked first, so
+    /// the common case skips working out what a call requires).
+    pub fn may_do_anything(&self) -> bool {
+        self.scopes.iter().any(|s| s == "*")
+    }
+
     /// Whether the granted scopes cover every one of `required`.
     pub fn may(&self, required: &[String]) -> bool {
         required.iter().all(|r| scope_covers(&self.scopes, r))

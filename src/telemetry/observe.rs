@@ -22,15 +22,15 @@ use std::{
 
 use axum::{
     body::{Body, Bytes},
-    extract::{Request, State},
+    extract::Request,
     http::{Method, header},
-    middleware::Next,
     response::Response,
 };
 use http_body::Frame;
 use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -94,27 +94,56 @@ fn era(version: &str) -> &'static str {
     }
 }
 
+/// The `_meta` keys the span and the metrics read. Each is read on its own,
+/// so an odd value in one hides none of the others; the guard checked that
+/// `_meta` is JSON, and rmcp, not this, decides whether it is valid.
+#[derive(Deserialize, Default)]
+struct MetaKeys<'a> {
+    #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(borrow, rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: Option<&'a RawValue>,
+    #[serde(borrow)]
+    traceparent: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Named {
+    name: Option<String>,
+}
+
+/// A JSON string's text; `None` for anything else.
+fn string(raw: Option<&RawValue>) -> Option<String> {
+    raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
+}
+
 impl Facts {
     fn of(parts: &http::request::Parts, message: &Envelope) -> Self {
         let params = message.params.as_ref();
-        let meta = params.and_then(|p| p.meta.as_ref());
-        let meta_str = |key: &str| meta.and_then(|m| m.get(key)).and_then(Value::as_str);
+        let meta: MetaKeys = params
+            .and_then(|p| p.meta.as_ref())
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default();
         let client_info = params
-            .and_then(|p| p.client_info.as_ref())
-            .or_else(|| meta.and_then(|m| m.get("io.modelcontextprotocol/clientInfo")));
+            .and_then(|p| p.client_info.as_deref())
+            .or(meta.client_info);
         let mut version = header_text(&parts.headers, "mcp-protocol-version");
-        if let Some(v) = meta_str("io.modelcontextprotocol/protocolVersion")
-            .or_else(|| params.and_then(|p| p.protocol_version.as_deref()))
+        if let Some(v) = string(meta.protocol_version)
+            .or_else(|| params.and_then(|p| p.protocol_version.clone()))
         {
-            version = clip(v, 32).to_owned();
+            version = clip(&v, 32).to_owned();
         }
         let method = match (&parts.method, &message.method) {
             (&Method::POST, Some(method)) => clip(method, 64).to_owned(),
             (&Method::POST, None) => "response".to_owned(),
             (method, _) => method.as_str().to_owned(),
         };
-        let header_traceparent =
-            Some(header_text(&parts.headers, "traceparent")).filter(|t| !t.is_empty());
+        let client = client_info
+            .and_then(|raw| serde_json::from_str::<Named>(raw.get()).ok())
+            .and_then(|named| named.name)
+            .unwrap_or_default();
+        let traceparent = string(meta.traceparent)
+            .or_else(|| Some(header_text(&parts.headers, "traceparent")).filter(|t| !t.is_empty()));
         Self {
             method,
             target: clip(
@@ -132,17 +161,8 @@ impl Facts {
             session: header_text(&parts.headers, "mcp-session-id"),
             era: era(&version),
             version,
-            client: clip(
-                client_info
-                    .and_then(|c| c.get("name"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-                64,
-            )
-            .to_owned(),
-            traceparent: meta_str("traceparent")
-                .map(str::to_owned)
-                .or(header_traceparent),
+            client: clip(&client, 64).to_owned(),
+            traceparent,
             post: parts.method == Method::POST,
         }
     }
@@ -251,8 +271,15 @@ fn continue_trace(span: &Span, traceparent: Option<&str>) -> String {
     if own != opentelemetry::trace::TraceId::INVALID {
         own.to_string()
     } else {
-        hex::encode(rand::random::<[u8; 16]>())
+        new_trace_id()
     }
+}
+
+/// A random W3C trace id (32 lowercase hex digits).
+pub fn new_trace_id() -> String {
+    let mut text = [0u8; 32];
+    hex::encode_to_slice(rand::random::<[u8; 16]>(), &mut text).expect("32 hex digits");
+    String::from_utf8_lossy(&text).into_owned()
 }
 
 /// Records the outcome once, when the reply body ends or is dropped.
@@ -289,12 +316,7 @@ impl Finish {
         let facts = &self.facts;
         let metrics = &self.metrics;
         let seconds = facts.post.then_some(elapsed.as_secs_f64());
-        metrics.request(
-            &metrics.method_label(&facts.method),
-            facts.era,
-            &outcome,
-            seconds,
-        );
+        metrics.request(&facts.method, facts.era, &outcome, seconds);
         if facts.method == "tools/call" {
             metrics.tool_call(&facts.target, &outcome);
         }
@@ -356,18 +378,18 @@ impl Drop for Watched {
 
 /// Whether a reply chunk carries a JSON-RPC error object.
 fn carries_error(data: &Bytes) -> bool {
-    data.windows(9).any(|w| w == b"\"error\":{")
+    memchr::memmem::find(data, b"\"error\":{").is_some()
 }
 
 /// The outer half: describes requests to the MCP endpoint that were refused
 /// before reaching the engine, and counts 401/403 and 429 refusals.
-pub async fn observe_outer(
-    State(observer): State<Observer>,
+pub async fn observe_outer<F: Future<Output = Response>>(
+    observer: &Observer,
     mut request: Request,
-    next: Next,
+    next: impl FnOnce(Request) -> F,
 ) -> Response {
     if request.uri().path() != observer.mcp_path {
-        return next.run(request).await;
+        return next(request).await;
     }
     let started = Instant::now();
     let reached = Arc::new(Reached::default());
@@ -376,7 +398,7 @@ pub async fn observe_outer(
     let mcp_method = request.headers().get("mcp-method").cloned();
     let mcp_version = request.headers().get("mcp-protocol-version").cloned();
     let http_method = request.method().clone();
-    let response = next.run(request).await;
+    let response = next(request).await;
     let status = response.status().as_u16();
     if reached.0.load(Ordering::Relaxed) {
         return response;
@@ -412,7 +434,7 @@ pub async fn observe_outer(
     );
     span.in_scope(|| tracing::info!("mcp request refused"));
     metrics.request(
-        &metrics.method_label(&method),
+        &method,
         era,
         &outcome,
         post.then_some(elapsed.as_secs_f64()),
