@@ -108,7 +108,7 @@ where
     type Error = Infallible;
     type Future = Either<BoxFuture<'static, Result<Response, Infallible>>, Plain<S::Future>>;
 
-    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         self.inner.poll_ready(cx)
     }
 

@@ -176,9 +176,14 @@ impl EdgeConfig {
         let Some((host, port)) = split_authority(host) else {
             return false;
         };
-        self.hosts
-            .iter()
-            .any(|rule| rule.host == host && (rule.port.is_none() || rule.port == port))
+        self.host_matches(&host, port)
+    }
+
+    /// Whether a rule allows `host` (any case) on `port`.
+    fn host_matches(&self, host: &str, port: Option<u16>) -> bool {
+        self.hosts.iter().any(|rule| {
+            rule.host.eq_ignore_ascii_case(host) && (rule.port.is_none() || rule.port == port)
+        })
     }
 
     /// [`Self::host_allowed`] for the common `name[:port]` form, compared in
@@ -196,9 +201,7 @@ impl EdgeConfig {
         if name.is_empty() {
             return None;
         }
-        Some(self.hosts.iter().any(|rule| {
-            rule.host.eq_ignore_ascii_case(name) && (rule.port.is_none() || rule.port == port)
-        }))
+        Some(self.host_matches(name, port))
     }
 
     pub fn origin_allowed(&self, origin: &str) -> bool {

@@ -30,8 +30,12 @@ fn address(request: &Request) -> Option<IpAddr> {
         })
 }
 
-fn key(address: Option<IpAddr>) -> String {
-    address.map(|ip| ip.to_string()).unwrap_or_default()
+/// Spends one of the address's unauthenticated requests; `Some` refusal,
+/// naming the address and `what` was too many, once they are spent.
+fn spend(limits: &RateLimits, address: Option<IpAddr>, what: &str) -> Option<Response> {
+    let key = address.map(|ip| ip.to_string()).unwrap_or_default();
+    let wait = limits.check_address(&key).err()?;
+    Some(HttpError::TooManyRequests(wait, format!("too many {what} from {key}")).into_response())
 }
 
 /// Before authentication: a request with no credentials spends its
@@ -43,23 +47,15 @@ pub async fn unauthenticated<F: Future<Output = Response>>(
 ) -> Response {
     let address = address(&request);
     let has_credentials = request.headers().contains_key(header::AUTHORIZATION);
-    if !has_credentials && let Err(wait) = limits.check_address(&key(address)) {
-        return HttpError::TooManyRequests(
-            wait,
-            format!("too many unauthenticated requests from {}", key(address)),
-        )
-        .into_response();
+    if !has_credentials && let Some(refusal) = spend(limits, address, "unauthenticated requests") {
+        return refusal;
     }
     let response = next(request).await;
     if has_credentials
         && response.status() == StatusCode::UNAUTHORIZED
-        && let Err(wait) = limits.check_address(&key(address))
+        && let Some(refusal) = spend(limits, address, "failed authentications")
     {
-        return HttpError::TooManyRequests(
-            wait,
-            format!("too many failed authentications from {}", key(address)),
-        )
-        .into_response();
+        return refusal;
     }
     response
 }

@@ -39,7 +39,7 @@ impl Shared {
             .with_instructions(instructions)
             .with_protocol_version(ProtocolVersion::V_2025_11_25);
         Self {
-            current: ArcSwap::from_pointee(with_capabilities(&info, &registry)),
+            current: ArcSwap::from_pointee(info.clone()),
             registry: ArcSwap::new(registry),
             bus,
             state_keys: Arc::new(state_keys),

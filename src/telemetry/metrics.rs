@@ -161,7 +161,8 @@ impl Metrics {
     /// Outcomes are the server's own words (`ok`, `http_429`, `error -32602`):
     /// not bounded like the caller-chosen labels.
     pub fn request(&self, method: &str, era: &'static str, outcome: &str, seconds: Option<f64>) {
-        self.inner
+        let cell = self
+            .inner
             .requests
             .add([method, era, outcome], |[method, era, outcome]| {
                 [
@@ -171,8 +172,8 @@ impl Metrics {
                 ]
             });
         if let Some(seconds) = seconds {
-            let labels = [KeyValue::new("method", self.bounded(method))];
-            self.inner.latency.record(seconds, &labels);
+            // The request's own method label, already bounded.
+            self.inner.latency.record(seconds, &cell.labels()[..1]);
         }
     }
 

@@ -128,10 +128,11 @@ impl Facts {
             .and_then(|p| p.client_info.as_deref())
             .or(meta.client_info);
         let mut version = header_text(&parts.headers, "mcp-protocol-version");
-        if let Some(v) = string(meta.protocol_version)
+        if let Some(mut v) = string(meta.protocol_version)
             .or_else(|| params.and_then(|p| p.protocol_version.clone()))
         {
-            version = clip(&v, 32).to_owned();
+            v.truncate(clip(&v, 32).len());
+            version = v;
         }
         let method = match (&parts.method, &message.method) {
             (&Method::POST, Some(method)) => clip(method, 64).to_owned(),

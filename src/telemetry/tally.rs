@@ -28,12 +28,19 @@ pub(super) struct Tally<const N: usize> {
     hasher: foldhash::fast::RandomState,
 }
 
-struct Cell<const N: usize> {
+pub(super) struct Cell<const N: usize> {
     /// The reported values (the lookup key).
     given: [Box<str>; N],
     /// The same, as OpenTelemetry reports them.
     labels: Vec<KeyValue>,
     count: AtomicU64,
+}
+
+impl<const N: usize> Cell<N> {
+    /// The reported label set, in the order of the tally's names.
+    pub(super) fn labels(&self) -> &[KeyValue] {
+        &self.labels
+    }
 }
 
 impl<const N: usize> Tally<N> {
@@ -49,18 +56,23 @@ impl<const N: usize> Tally<N> {
         self.hasher.hash_one(values)
     }
 
-    /// Adds one to the label set `values`. `bound` turns caller-chosen
+    /// Adds one to the label set `values` and returns its cell (whose
+    /// labels other instruments may reuse). `bound` turns caller-chosen
     /// values into reported ones ("other" past a cap); cells are keyed by
     /// the reported values, so their number stays bounded whatever callers
     /// send, and a value that is reported as it came hits the fast path.
-    pub(super) fn add(&self, values: [&str; N], bound: impl FnOnce([&str; N]) -> [StringValue; N]) {
-        if self.bump(
-            self.cells
-                .read()
-                .expect("tally lock")
-                .find(self.hash(&values), matching(&values)),
-        ) {
-            return;
+    pub(super) fn add(
+        &self,
+        values: [&str; N],
+        bound: impl FnOnce([&str; N]) -> [StringValue; N],
+    ) -> Arc<Cell<N>> {
+        if let Some(cell) = self
+            .cells
+            .read()
+            .expect("tally lock")
+            .find(self.hash(&values), matching(&values))
+        {
+            return counted(cell);
         }
         let bounded = bound(values);
         let mut cells = self.cells.write().expect("tally lock");
@@ -70,8 +82,8 @@ impl<const N: usize> Tally<N> {
             [OTHER; N]
         };
         let hash = self.hash(&key);
-        if self.bump(cells.find(hash, matching(&key))) {
-            return;
+        if let Some(cell) = cells.find(hash, matching(&key)) {
+            return counted(cell);
         }
         let cell = Arc::new(Cell {
             given: key.map(Box::from),
@@ -83,15 +95,11 @@ impl<const N: usize> Tally<N> {
                 .collect(),
             count: AtomicU64::new(1),
         });
-        cells.insert_unique(hash, cell, |cell| {
+        cells.insert_unique(hash, cell.clone(), |cell| {
             let given: [&str; N] = std::array::from_fn(|i| cell.given[i].as_ref());
             self.hash(&given)
         });
-    }
-
-    fn bump(&self, cell: Option<&Arc<Cell<N>>>) -> bool {
-        cell.map(|cell| cell.count.fetch_add(1, Ordering::Relaxed))
-            .is_some()
+        cell
     }
 
     /// Every label set with its count so far.
@@ -100,6 +108,11 @@ impl<const N: usize> Tally<N> {
             report(cell.count.load(Ordering::Relaxed), &cell.labels);
         }
     }
+}
+
+fn counted<const N: usize>(cell: &Arc<Cell<N>>) -> Arc<Cell<N>> {
+    cell.count.fetch_add(1, Ordering::Relaxed);
+    cell.clone()
 }
 
 fn matching<const N: usize>(values: &[&str; N]) -> impl Fn(&Arc<Cell<N>>) -> bool {
