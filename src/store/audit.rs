@@ -3,7 +3,9 @@
 
 use sqlx::Row;
 
-use super::{Store, StoreError, batch, query_error};
+use sqlx::postgres::PgPoolCopyExt;
+
+use super::{Store, StoreError, batch, copy, query_error};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -56,17 +58,29 @@ fn id_at(at_ms: i64) -> String {
 }
 
 impl Store {
-    /// Appends records in one transaction (a few cached statements, one commit).
+    /// Appends records all or none: on PostgreSQL one COPY, on SQLite one
+    /// transaction of a few cached statements.
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         if records.is_empty() {
             return Ok(());
         }
+        if let Some(pool) = &self.copy {
+            let mut rows = Vec::with_capacity(records.len() * 160);
+            copy::encode(records, &mut rows);
+            let error = query_error("append audit records");
+            let mut writer = pool.copy_in_raw(copy::STATEMENT).await.map_err(error)?;
+            writer.send(rows).await.map_err(error)?;
+            writer.finish().await.map_err(error)?;
+            return Ok(());
+        }
+        // The same text as COPY stores on PostgreSQL (see `copy::storable`).
+        let records = copy::storable_records(records);
         let mut tx = self
             .pool()
             .begin()
             .await
             .map_err(query_error("append audit records"))?;
-        let mut rest = records;
+        let mut rest = &records[..];
         for size in batch::chunk_sizes(records.len(), MAX_ROWS) {
             let (chunk, after) = rest.split_at(size);
             rest = after;

@@ -8,6 +8,7 @@
 mod audit;
 mod batch;
 mod clock;
+mod copy;
 mod events;
 mod memory;
 mod notify;
@@ -20,6 +21,7 @@ use std::{str::FromStr, time::Duration};
 use sqlx::{
     AnyPool,
     any::{AnyConnectOptions, AnyPoolOptions},
+    postgres::{PgConnectOptions, PgPool, PgPoolOptions},
 };
 
 pub use audit::{AuditRecord, record_id};
@@ -59,7 +61,7 @@ pub enum StoreError {
 }
 
 /// Wraps a sqlx error with what we were doing, for messages an operator can act on.
-pub(crate) fn query_error(action: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
+pub(crate) fn query_error(action: &'static str) -> impl Fn(sqlx::Error) -> StoreError + Copy {
     move |source| StoreError::Query { action, source }
 }
 
@@ -68,6 +70,9 @@ pub(crate) fn query_error(action: &'static str) -> impl FnOnce(sqlx::Error) -> S
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
+    /// PostgreSQL only: one connection of the native driver, for COPY, which
+    /// the `Any` driver cannot speak. The audit writer is its only user.
+    copy: Option<PgPool>,
     backend: Backend,
     clock: Arc<dyn Clock>,
 }
@@ -115,8 +120,19 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(connect)?;
+        let copy = match backend {
+            Backend::Sqlite => None,
+            // Lazy: the connection opens on the first audit batch.
+            Backend::Postgres => Some(
+                PgPoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(Duration::from_secs(5))
+                    .connect_lazy_with(PgConnectOptions::from_str(&url).map_err(connect)?),
+            ),
+        };
         Ok(Self {
             pool,
+            copy,
             backend,
             clock,
         })
