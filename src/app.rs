@@ -39,6 +39,9 @@ pub struct App {
     shared: Arc<Shared>,
     rate_limits: RateLimits,
     auditor: Auditor,
+    /// Cancelled once the server has stopped: the audit writer then writes
+    /// what is queued and finishes.
+    audit_stop: CancellationToken,
     authenticator: Arc<Authenticator>,
     health: Health,
     store: Store,
@@ -71,7 +74,8 @@ impl App {
         .await
         .context("cannot LISTEN for changes from other replicas")?;
         let registry = Arc::new(build_registry(&config, &bus)?);
-        let auditor = Auditor::start(store.clone(), config.audit.buffer);
+        let audit_stop = CancellationToken::new();
+        let auditor = Auditor::start(store.clone(), config.audit.buffer, audit_stop.clone());
         let clock_store = store.clone();
         let audit_sink = AuditSink {
             auditor: auditor.clone(),
@@ -121,6 +125,7 @@ impl App {
             shared,
             rate_limits: rate_limits(&config_limits),
             auditor,
+            audit_stop,
             authenticator,
             store,
             events,
@@ -344,6 +349,17 @@ impl App {
         .await
         .context("HTTP server failed")?;
         self.engine_shutdown.cancel();
+        // Every connection has closed: write the audit records still queued.
+        self.audit_stop.cancel();
+        if !self
+            .auditor
+            .finished(std::time::Duration::from_secs(10))
+            .await
+        {
+            tracing::error!(
+                "audit records still queued at exit were not written (database unreachable)"
+            );
+        }
         // Pushes the last OTLP metrics; blocking, so off the executor.
         let metrics = self.metrics.clone();
         let _ = tokio::task::spawn_blocking(move || metrics.shutdown()).await;

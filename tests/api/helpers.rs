@@ -115,6 +115,11 @@ impl TestApp {
 
     /// Shuts down and waits until the server has stopped.
     pub async fn stop(mut self) {
+        self.halt().await;
+    }
+
+    /// `stop`, keeping the app's files (its database) for a look afterwards.
+    pub async fn halt(&mut self) {
         self.shutdown();
         let served =
             tokio::time::timeout(std::time::Duration::from_secs(15), &mut self.served).await;
