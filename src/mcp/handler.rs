@@ -127,6 +127,17 @@ impl McpHandler {
     }
 }
 
+/// `call`'s output, or None when it takes longer than `limit`. Many tools
+/// answer on their first poll; only a pending call arms a timer (registering
+/// and removing one takes the runtime's timer lock on every call).
+async fn within<T>(limit: std::time::Duration, call: impl Future<Output = T>) -> Option<T> {
+    let mut call = std::pin::pin!(call);
+    if let std::task::Poll::Ready(output) = futures::poll!(call.as_mut()) {
+        return Some(output);
+    }
+    tokio::time::timeout(limit, call).await.ok()
+}
+
 fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
@@ -199,49 +210,58 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let registry = self.shared.registry();
-        let unknown = || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
-        if registry.tool(&request.name).is_none() {
-            return Err(unknown());
-        }
-        let modern = is_modern(&context);
-        let arguments = request.arguments.unwrap_or_default();
-        let audit = self.audit(
-            &context,
-            "tools/call",
-            &request.name,
-            &Value::Object(arguments.clone()),
-        );
-        let cx = self
-            .call_context(
-                context,
+        // Boxed: rmcp's per-request task holds the largest handler future
+        // inline, and moves it as it starts; a box keeps that small.
+        Box::pin(async move {
+            let registry = self.shared.registry();
+            let unknown =
+                || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
+            if registry.tool(&request.name).is_none() {
+                return Err(unknown());
+            }
+            let modern = is_modern(&context);
+            let arguments = request.arguments.unwrap_or_default();
+            let audit = self.audit(
+                &context,
                 "tools/call",
                 &request.name,
-                request.input_responses,
-                request.request_state,
-            )
-            .with_scrubber(registry.scrubber().clone());
-        let limit = registry
-            .tool(&request.name)
-            .and_then(|(provider, _)| provider.timeout(&request.name))
-            .unwrap_or(self.shared.tool_timeout);
-        let call = registry.call_tool(&request.name, arguments, &cx);
-        let result = match tokio::time::timeout(limit, call).await {
-            Ok(result) => result.unwrap_or_else(|| Err(unknown())),
-            Err(_) => {
-                // Stop whatever the tool started (processes, requests).
-                cx.cancellation().cancel();
-                let message = format!(
-                    "The tool {} did not finish within {limit:?} and was stopped.",
-                    request.name
-                );
-                Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)]).into())
+                &Value::Object(arguments.clone()),
+            );
+            let cx = self
+                .call_context(
+                    context,
+                    "tools/call",
+                    &request.name,
+                    request.input_responses,
+                    request.request_state,
+                )
+                .with_scrubber(registry.scrubber().clone());
+            let limit = registry
+                .tool(&request.name)
+                .and_then(|(provider, _)| provider.timeout(&request.name))
+                .unwrap_or(self.shared.tool_timeout);
+            let call = registry.call_tool(&request.name, arguments, &cx);
+            let result = match within(limit, call).await {
+                Some(result) => result.unwrap_or_else(|| Err(unknown())),
+                None => {
+                    // Stop whatever the tool started (processes, requests).
+                    cx.cancellation().cancel();
+                    let message = format!(
+                        "The tool {} did not finish within {limit:?} and was stopped.",
+                        request.name
+                    );
+                    Ok(
+                        CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)])
+                            .into(),
+                    )
+                }
+            };
+            if let Some(audit) = audit {
+                audit.finish(&result).await;
             }
-        };
-        if let Some(audit) = audit {
-            audit.finish(&result).await;
-        }
-        Ok(self.finish(modern, result?))
+            Ok(self.finish(modern, result?))
+        })
+        .await
     }
 
     async fn list_resources(
@@ -282,28 +302,33 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let registry = self.shared.registry();
-        let Some(provider) = registry.resource_owner(&request.uri) else {
-            // rmcp turns -32002 into -32602 for 2026-07-28 clients.
-            return Err(McpError::resource_not_found(
-                "Resource not found",
-                Some(serde_json::json!({ "uri": request.uri })),
-            ));
-        };
-        let modern = is_modern(&context);
-        let audit = self.audit(&context, "resources/read", &request.uri, &Value::Null);
-        let cx = self.call_context(
-            context,
-            "resources/read",
-            &request.uri,
-            request.input_responses,
-            request.request_state,
-        );
-        let result = provider.read(&request.uri, &cx).await;
-        if let Some(audit) = audit {
-            audit.finish(&result).await;
-        }
-        Ok(self.finish(modern, result?))
+        // Boxed: rmcp's per-request task holds the largest handler future
+        // inline, and moves it as it starts; a box keeps that small.
+        Box::pin(async move {
+            let registry = self.shared.registry();
+            let Some(provider) = registry.resource_owner(&request.uri) else {
+                // rmcp turns -32002 into -32602 for 2026-07-28 clients.
+                return Err(McpError::resource_not_found(
+                    "Resource not found",
+                    Some(serde_json::json!({ "uri": request.uri })),
+                ));
+            };
+            let modern = is_modern(&context);
+            let audit = self.audit(&context, "resources/read", &request.uri, &Value::Null);
+            let cx = self.call_context(
+                context,
+                "resources/read",
+                &request.uri,
+                request.input_responses,
+                request.request_state,
+            );
+            let result = provider.read(&request.uri, &cx).await;
+            if let Some(audit) = audit {
+                audit.finish(&result).await;
+            }
+            Ok(self.finish(modern, result?))
+        })
+        .await
     }
 
     async fn subscribe(
@@ -385,57 +410,62 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let registry = self.shared.registry();
-        let (Some(provider), Some(prompt)) = (
-            registry.prompt(&request.name),
-            registry.prompts().iter().find(|p| p.name == request.name),
-        ) else {
-            return Err(McpError::invalid_params(
-                format!("Unknown prompt: {}", request.name),
-                None,
-            ));
-        };
-        let arguments: HashMap<String, String> = request
-            .arguments
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| match v {
-                serde_json::Value::String(s) => (k, s),
-                other => (k, other.to_string()),
-            })
-            .collect();
-        let missing: Vec<&str> = prompt
-            .arguments
-            .iter()
-            .flatten()
-            .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
-            .map(|a| a.name.as_str())
-            .collect();
-        if !missing.is_empty() {
-            return Err(McpError::invalid_params(
-                format!(
-                    "prompt `{}` needs the argument(s): {}",
-                    request.name,
-                    missing.join(", ")
-                ),
-                None,
-            ));
-        }
-        let modern = is_modern(&context);
-        let args_value = serde_json::to_value(&arguments).unwrap_or_default();
-        let audit = self.audit(&context, "prompts/get", &request.name, &args_value);
-        let cx = self.call_context(
-            context,
-            "prompts/get",
-            &request.name,
-            request.input_responses,
-            request.request_state,
-        );
-        let result = provider.get(&request.name, arguments, &cx).await;
-        if let Some(audit) = audit {
-            audit.finish(&result).await;
-        }
-        Ok(self.finish(modern, result?))
+        // Boxed: rmcp's per-request task holds the largest handler future
+        // inline, and moves it as it starts; a box keeps that small.
+        Box::pin(async move {
+            let registry = self.shared.registry();
+            let (Some(provider), Some(prompt)) = (
+                registry.prompt(&request.name),
+                registry.prompts().iter().find(|p| p.name == request.name),
+            ) else {
+                return Err(McpError::invalid_params(
+                    format!("Unknown prompt: {}", request.name),
+                    None,
+                ));
+            };
+            let arguments: HashMap<String, String> = request
+                .arguments
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => (k, s),
+                    other => (k, other.to_string()),
+                })
+                .collect();
+            let missing: Vec<&str> = prompt
+                .arguments
+                .iter()
+                .flatten()
+                .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+                .map(|a| a.name.as_str())
+                .collect();
+            if !missing.is_empty() {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "prompt `{}` needs the argument(s): {}",
+                        request.name,
+                        missing.join(", ")
+                    ),
+                    None,
+                ));
+            }
+            let modern = is_modern(&context);
+            let args_value = serde_json::to_value(&arguments).unwrap_or_default();
+            let audit = self.audit(&context, "prompts/get", &request.name, &args_value);
+            let cx = self.call_context(
+                context,
+                "prompts/get",
+                &request.name,
+                request.input_responses,
+                request.request_state,
+            );
+            let result = provider.get(&request.name, arguments, &cx).await;
+            if let Some(audit) = audit {
+                audit.finish(&result).await;
+            }
+            Ok(self.finish(modern, result?))
+        })
+        .await
     }
 
     async fn complete(
