@@ -95,6 +95,7 @@ def table(path):
     print()
     ratios(figures, servers)
     print()
+    pairs(figures)
     budget(figures)
 
 
@@ -123,6 +124,40 @@ def ratios(figures, servers):
                 )
 
 
+def paired(figures, server, mode, what):
+    """The paired runs' ratios of one server and mode, in round order."""
+    rounds = []
+    while (r := num(figures, server, f"pair_{mode}_{what}_{len(rounds) + 1}")) is not None:
+        rounds.append(r)
+    return rounds
+
+
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def pairs(figures):
+    rows = []
+    for s in TEAMGATES:
+        for mode, label in MODES:
+            rps, p99 = paired(figures, s, mode, "rps"), paired(figures, s, mode, "p99")
+            if rps:
+                failed = sum(int(num(figures, s, f"pair_{mode}_failed_{i + 1}") or 0) for i in range(len(rps)))
+                rows.append(f"| {s} | {label} | {', '.join(f'{r:.2f}x' for r in rps)} | {median(rps):.2f}x | "
+                            f"{', '.join(f'{r:.2f}x' for r in p99)} | {median(p99):.2f}x | {failed} |")
+    if not rows:
+        return
+    print("Paired c=64 runs (raw rmcp beside teamgate, taking turns; teamgate divided by the raw rmcp run just before it):")
+    print()
+    print("| server | mode | req/s ratio per round | median | p99 ratio per round | median | failed |")
+    print("|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(row)
+    print()
+
+
 def budget(figures):
     print("Budget (teamgate must hold every line):")
     print()
@@ -142,6 +177,13 @@ def budget(figures):
         if s not in figures:
             continue
         for mode, label in MODES:
+            # The paired runs' median when there are some (see above); else the phases' ratio.
+            if rounds := paired(figures, s, mode, "rps"):
+                r = median(rounds)
+                line(f"tools/call c=64 {label}: req/s vs raw rmcp (paired median)", s, r, 0.8, True, f"{r:.2f}x")
+                r = median(paired(figures, s, mode, "p99"))
+                line(f"tools/call c=64 {label}: p99 vs raw rmcp (paired median)", s, r, 1.5, False, f"{r:.2f}x")
+                continue
             key = f"{mode}_c64"
             rps, ref = num(figures, s, key + "_rps"), num(figures, "raw-rmcp", key + "_rps")
             r = rps / ref if rps is not None and ref else None
