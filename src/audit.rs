@@ -17,25 +17,17 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::store::{AuditRecord, Backend, Store};
+use crate::store::{AuditRecord, Store};
 
 /// Records taken per write cycle (one COPY on PostgreSQL, one transaction of
 /// 64-row statements on SQLite).
 const BATCH: usize = 4096;
 
-/// Batches being written at once. A PostgreSQL commit waits for its WAL to
-/// reach the disk; one batch at a time capped the writer at BATCH records per
-/// commit, and the benchmark's 44,000 calls a second outran it (the queue
-/// filled and calls were refused). Several in flight let PostgreSQL group
-/// their commits. SQLite has one writer at a time and commits without a
-/// flush (WAL, `synchronous = normal`), so one is enough there.
-/// In memory at most: the queue plus WRITERS * BATCH records.
-fn writers(backend: Backend) -> usize {
-    match backend {
-        Backend::Postgres => 4,
-        Backend::Sqlite => 1,
-    }
-}
+// Batches written at once: `Store::audit_writers`. One batch at a time,
+// each waiting for its commit to reach the disk, capped the writer at one
+// batch per commit, and the benchmark's 44,000 calls a second on PostgreSQL
+// outran it (the queue filled and calls were refused). In memory at most:
+// the queue plus that many batches.
 
 /// How long the writer waits for more records once one has arrived. Each
 /// transaction costs several round trips to the database; under load,
@@ -86,7 +78,7 @@ impl Auditor {
 }
 
 async fn write(store: Store, mut receiver: mpsc::Receiver<AuditRecord>, stop: CancellationToken) {
-    let most = writers(store.backend());
+    let most = store.audit_writers();
     let mut in_flight = JoinSet::new();
     loop {
         let mut batch = Vec::with_capacity(BATCH.min(receiver.len().max(64)));

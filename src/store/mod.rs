@@ -65,6 +65,11 @@ pub(crate) fn query_error(action: &'static str) -> impl Fn(sqlx::Error) -> Store
     move |source| StoreError::Query { action, source }
 }
 
+/// Audit batches PostgreSQL takes at once (the COPY pool's connections). A
+/// commit waits for its WAL to reach the disk; with several in flight the
+/// database groups their commits.
+const AUDIT_WRITERS: usize = 4;
+
 /// A connection pool to the configured database, plus the clock every
 /// expiry decision reads (so tests can move time).
 #[derive(Clone)]
@@ -125,7 +130,7 @@ impl Store {
             // Lazy: the connection opens on the first audit batch.
             Backend::Postgres => Some(
                 PgPoolOptions::new()
-                    .max_connections(1)
+                    .max_connections(AUDIT_WRITERS as u32)
                     .acquire_timeout(Duration::from_secs(5))
                     .connect_lazy_with(PgConnectOptions::from_str(&url).map_err(connect)?),
             ),
@@ -150,6 +155,15 @@ impl Store {
             }
         }
         Ok(())
+    }
+
+    /// How many `append_audit` calls are worth running at once: SQLite has
+    /// one writer and commits without a flush (WAL, `synchronous = normal`).
+    pub fn audit_writers(&self) -> usize {
+        match self.backend {
+            Backend::Sqlite => 1,
+            Backend::Postgres => AUDIT_WRITERS,
+        }
     }
 
     pub fn backend(&self) -> Backend {
