@@ -9,7 +9,7 @@ use super::{
     CallToolResponse, GetPromptResponse, McpError, ReadResourceResponse, RequestContext, RoleServer,
 };
 use crate::{
-    audit::{Auditor, digest, record_id},
+    audit::{Auditor, digest_object, record_id},
     http::header_text,
     registry::Caller,
     store::AuditRecord,
@@ -87,7 +87,7 @@ impl Audit {
         caller: &Caller,
         method: &str,
         target: &str,
-        arguments: &Value,
+        arguments: Option<&serde_json::Map<String, Value>>,
     ) -> Self {
         let at_ms = (sink.now_ms)();
         let (issuer, subject) = caller.issuer_subject();
@@ -109,7 +109,7 @@ impl Audit {
                     .unwrap_or_default(),
                 method: method.to_owned(),
                 target: target.to_owned(),
-                args_digest: digest(arguments),
+                args_digest: arguments.map(digest_object).unwrap_or_default(),
                 outcome: String::new(),
                 latency_ms: 0,
                 trace_id: trace_id(context),

@@ -59,7 +59,7 @@ impl McpHandler {
         context: &RequestContext<RoleServer>,
         method: &str,
         target: &str,
-        arguments: &Value,
+        arguments: Option<&serde_json::Map<String, Value>>,
     ) -> Option<Audit> {
         let sink = self.shared.audit.as_ref()?;
         Some(Audit::begin(
@@ -221,12 +221,7 @@ impl ServerHandler for McpHandler {
             }
             let modern = is_modern(&context);
             let arguments = request.arguments.unwrap_or_default();
-            let audit = self.audit(
-                &context,
-                "tools/call",
-                &request.name,
-                &Value::Object(arguments.clone()),
-            );
+            let audit = self.audit(&context, "tools/call", &request.name, Some(&arguments));
             let cx = self
                 .call_context(
                     context,
@@ -314,7 +309,7 @@ impl ServerHandler for McpHandler {
                 ));
             };
             let modern = is_modern(&context);
-            let audit = self.audit(&context, "resources/read", &request.uri, &Value::Null);
+            let audit = self.audit(&context, "resources/read", &request.uri, None);
             let cx = self.call_context(
                 context,
                 "resources/read",
@@ -450,8 +445,11 @@ impl ServerHandler for McpHandler {
                 ));
             }
             let modern = is_modern(&context);
-            let args_value = serde_json::to_value(&arguments).unwrap_or_default();
-            let audit = self.audit(&context, "prompts/get", &request.name, &args_value);
+            let args_object = arguments
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect();
+            let audit = self.audit(&context, "prompts/get", &request.name, Some(&args_object));
             let cx = self.call_context(
                 context,
                 "prompts/get",
