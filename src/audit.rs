@@ -23,12 +23,6 @@ use crate::store::{AuditRecord, Store};
 /// 64-row statements on SQLite).
 const BATCH: usize = 4096;
 
-// Batches written at once: `Store::audit_writers`. One batch at a time,
-// each waiting for its commit to reach the disk, capped the writer at one
-// batch per commit, and the benchmark's 44,000 calls a second on PostgreSQL
-// outran it (the queue filled and calls were refused). In memory at most:
-// the queue plus that many batches.
-
 /// How long the writer waits for more records once one has arrived. Each
 /// transaction costs several round trips to the database; under load,
 /// waiting a moment turns hundreds of tiny transactions a second into a few
@@ -77,6 +71,12 @@ impl Auditor {
     }
 }
 
+/// The writer: takes batches from the queue and writes up to
+/// `Store::audit_writers` of them at once. One batch at a time, each waiting
+/// for its commit to reach the disk, capped the writer at one batch per
+/// commit, and the benchmark's 44,000 calls a second on PostgreSQL outran it
+/// (the queue filled and calls were refused). In memory at most: the queue
+/// plus that many batches.
 async fn write(store: Store, mut receiver: mpsc::Receiver<AuditRecord>, stop: CancellationToken) {
     let most = store.audit_writers();
     let mut in_flight = JoinSet::new();
@@ -172,18 +172,7 @@ mod tests {
             let record = AuditRecord {
                 id: crate::store::record_id(at_ms),
                 at_ms,
-                user: "ann".into(),
-                token_id: String::new(),
-                issuer: String::new(),
-                subject: String::new(),
-                session_id: String::new(),
-                protocol_version: "2026-07-28".into(),
-                method: "tools/call".into(),
-                target: "echo".into(),
-                args_digest: String::new(),
-                outcome: "ok".into(),
-                latency_ms: 0,
-                trace_id: String::new(),
+                ..AuditRecord::example("echo")
             };
             auditor.record(record).await;
         }

@@ -1,6 +1,8 @@
 //! The audit table: appended in batches, read by `teamgate audit tail`,
 //! trimmed by retention.
 
+use std::borrow::Cow;
+
 use sqlx::Row;
 
 use sqlx::postgres::PgPoolCopyExt;
@@ -26,9 +28,85 @@ pub struct AuditRecord {
     pub trace_id: String,
 }
 
-const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, protocol_version, \
-    method, target, args_digest, outcome, latency_ms, trace_id";
+/// The audit table's columns, in the order `AuditRecord::fields` gives a
+/// record's values (a macro, so the COPY statement can `concat!` it).
+macro_rules! columns {
+    () => {
+        "id, at_ms, user_name, token_id, issuer, subject, session_id, protocol_version, \
+         method, target, args_digest, outcome, latency_ms, trace_id"
+    };
+}
+pub(super) use columns;
+
+const COLUMNS: &str = columns!();
 const FIELDS: usize = 14;
+
+/// One column's value.
+pub(super) enum Field<'a> {
+    Text(&'a str),
+    Number(i64),
+}
+
+impl AuditRecord {
+    /// The record's values in `COLUMNS` order: the one place that pairs
+    /// fields with columns (both writers use it).
+    pub(super) fn fields(&self) -> [Field<'_>; FIELDS] {
+        use Field::{Number, Text};
+        let AuditRecord {
+            id,
+            at_ms,
+            user,
+            token_id,
+            issuer,
+            subject,
+            session_id,
+            protocol_version,
+            method,
+            target,
+            args_digest,
+            outcome,
+            latency_ms,
+            trace_id,
+        } = self;
+        [
+            Text(id),
+            Number(*at_ms),
+            Text(user),
+            Text(token_id),
+            Text(issuer),
+            Text(subject),
+            Text(session_id),
+            Text(protocol_version),
+            Text(method),
+            Text(target),
+            Text(args_digest),
+            Text(outcome),
+            Number(*latency_ms),
+            Text(trace_id),
+        ]
+    }
+
+    /// A record with fixed values, for tests to adjust.
+    #[cfg(test)]
+    pub(crate) fn example(target: &str) -> Self {
+        Self {
+            id: "0000000000001-abc".into(),
+            at_ms: 1,
+            user: "ann".into(),
+            token_id: String::new(),
+            issuer: String::new(),
+            subject: String::new(),
+            session_id: String::new(),
+            protocol_version: "2026-07-28".into(),
+            method: "tools/call".into(),
+            target: target.into(),
+            args_digest: String::new(),
+            outcome: "ok".into(),
+            latency_ms: 0,
+            trace_id: String::new(),
+        }
+    }
+}
 /// Rows per insert statement at most.
 const MAX_ROWS: usize = 64;
 
@@ -73,14 +151,12 @@ impl Store {
             writer.finish().await.map_err(error)?;
             return Ok(());
         }
-        // The same text as COPY stores on PostgreSQL (see `copy::storable`).
-        let records = copy::storable_records(records);
         let mut tx = self
             .pool()
             .begin()
             .await
             .map_err(query_error("append audit records"))?;
-        let mut rest = &records[..];
+        let mut rest = records;
         for size in batch::chunk_sizes(records.len(), MAX_ROWS) {
             let (chunk, after) = rest.split_at(size);
             rest = after;
@@ -89,22 +165,15 @@ impl Store {
                 batch::values(self.backend(), size, FIELDS)
             );
             let mut query = sqlx::query(&sql);
-            for r in chunk {
-                query = query
-                    .bind(&r.id)
-                    .bind(r.at_ms)
-                    .bind(&r.user)
-                    .bind(&r.token_id)
-                    .bind(&r.issuer)
-                    .bind(&r.subject)
-                    .bind(&r.session_id)
-                    .bind(&r.protocol_version)
-                    .bind(&r.method)
-                    .bind(&r.target)
-                    .bind(&r.args_digest)
-                    .bind(&r.outcome)
-                    .bind(r.latency_ms)
-                    .bind(&r.trace_id);
+            for field in chunk.iter().flat_map(AuditRecord::fields) {
+                query = match field {
+                    // The same text as COPY stores on PostgreSQL (`copy::storable`).
+                    Field::Text(text) => match copy::storable(text) {
+                        Cow::Borrowed(text) => query.bind(text),
+                        Cow::Owned(text) => query.bind(text),
+                    },
+                    Field::Number(number) => query.bind(number),
+                };
             }
             query
                 .execute(&mut *tx)

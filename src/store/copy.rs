@@ -9,35 +9,24 @@
 
 use std::borrow::Cow;
 
-use super::AuditRecord;
+use super::{
+    AuditRecord,
+    audit::{Field, columns},
+};
 
 /// The statement that starts a batch; the column order is `encode`'s.
-pub(super) const STATEMENT: &str = "copy audit (id, at_ms, user_name, token_id, issuer, subject, \
-    session_id, protocol_version, method, target, args_digest, outcome, latency_ms, trace_id) \
-    from stdin";
+pub(super) const STATEMENT: &str = concat!("copy audit (", columns!(), ") from stdin");
 
 /// Appends `records` as COPY text rows: fields split by tabs, rows ended by
 /// newlines, with the backslash escapes the format defines.
 pub(super) fn encode(records: &[AuditRecord], out: &mut Vec<u8>) {
     for r in records {
-        text(out, &r.id);
-        number(out, r.at_ms);
-        for field in [
-            &r.user,
-            &r.token_id,
-            &r.issuer,
-            &r.subject,
-            &r.session_id,
-            &r.protocol_version,
-            &r.method,
-            &r.target,
-            &r.args_digest,
-            &r.outcome,
-        ] {
-            text(out, field);
+        for field in r.fields() {
+            match field {
+                Field::Text(value) => text(out, value),
+                Field::Number(value) => number(out, value),
+            }
         }
-        number(out, r.latency_ms);
-        text(out, &r.trace_id);
         // Replace the last field's tab with the row's end.
         *out.last_mut().expect("a row was written") = b'\n';
     }
@@ -82,108 +71,15 @@ pub(super) fn storable(value: &str) -> Cow<'_, str> {
     }
 }
 
-/// `records` with `storable` text, copied only when one of them needs it.
-pub(super) fn storable_records(records: &[AuditRecord]) -> Cow<'_, [AuditRecord]> {
-    let has_nul = |r: &AuditRecord| texts(r).into_iter().any(|field| field.contains('\0'));
-    if !records.iter().any(has_nul) {
-        return Cow::Borrowed(records);
-    }
-    let mut records = records.to_vec();
-    for field in records.iter_mut().flat_map(texts_mut) {
-        if let Cow::Owned(cleaned) = storable(field) {
-            *field = cleaned;
-        }
-    }
-    Cow::Owned(records)
-}
-
-/// A record's text fields (in no particular order).
-fn texts(r: &AuditRecord) -> [&String; 12] {
-    let AuditRecord {
-        id,
-        at_ms: _,
-        user,
-        token_id,
-        issuer,
-        subject,
-        session_id,
-        protocol_version,
-        method,
-        target,
-        args_digest,
-        outcome,
-        latency_ms: _,
-        trace_id,
-    } = r;
-    [
-        id,
-        user,
-        token_id,
-        issuer,
-        subject,
-        session_id,
-        protocol_version,
-        method,
-        target,
-        args_digest,
-        outcome,
-        trace_id,
-    ]
-}
-
-fn texts_mut(r: &mut AuditRecord) -> [&mut String; 12] {
-    let AuditRecord {
-        id,
-        at_ms: _,
-        user,
-        token_id,
-        issuer,
-        subject,
-        session_id,
-        protocol_version,
-        method,
-        target,
-        args_digest,
-        outcome,
-        latency_ms: _,
-        trace_id,
-    } = r;
-    [
-        id,
-        user,
-        token_id,
-        issuer,
-        subject,
-        session_id,
-        protocol_version,
-        method,
-        target,
-        args_digest,
-        outcome,
-        trace_id,
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn record(target: &str) -> AuditRecord {
         AuditRecord {
-            id: "0000000000001-abc".into(),
-            at_ms: 1,
-            user: "ann".into(),
-            token_id: String::new(),
-            issuer: String::new(),
-            subject: String::new(),
-            session_id: String::new(),
-            protocol_version: "2026-07-28".into(),
-            method: "tools/call".into(),
-            target: target.into(),
-            args_digest: String::new(),
-            outcome: "ok".into(),
             latency_ms: -3,
             trace_id: "t".into(),
+            ..AuditRecord::example(target)
         }
     }
 
