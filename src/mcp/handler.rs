@@ -154,6 +154,9 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
     request.as_ref().and_then(|r| r.cursor.as_deref())
 }
 
+/// The methods that await a provider (call_tool, read_resource, get_prompt)
+/// box their bodies: rmcp's per-request task holds the largest handler
+/// future inline and moves it as it starts; a box keeps that task small.
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> InitializeResult {
         self.shared.current_info()
@@ -210,8 +213,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // Boxed: rmcp's per-request task holds the largest handler future
-        // inline, and moves it as it starts; a box keeps that small.
+        // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
             let unknown =
@@ -297,8 +299,7 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        // Boxed: rmcp's per-request task holds the largest handler future
-        // inline, and moves it as it starts; a box keeps that small.
+        // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
             let Some(provider) = registry.resource_owner(&request.uri) else {
@@ -405,8 +406,7 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        // Boxed: rmcp's per-request task holds the largest handler future
-        // inline, and moves it as it starts; a box keeps that small.
+        // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
             let (Some(provider), Some(prompt)) = (
