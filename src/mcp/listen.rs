@@ -112,7 +112,7 @@ struct Listener {
 
 impl Listener {
     /// The stream's response, or `None` to leave the request to rmcp.
-    fn serve(&self, headers: &HeaderMap, body: &Bytes) -> Option<Response> {
+    fn serve(self: &Arc<Self>, headers: &HeaderMap, body: &Bytes) -> Option<Response> {
         let (id, requested) = plain_listen(headers, body)?;
         let handler = McpHandler::new(self.shared.clone());
         // rmcp's rule: what the handler accepts, within what was asked and advertised.
@@ -135,9 +135,8 @@ impl Listener {
             changes: self.shared.bus.subscribe(),
             accepted,
             id,
-            shutdown: self.shutdown.clone(),
-            keep_alive: self.keep_alive,
-            server_info: Some(info.server_info),
+            listener: self.clone(),
+            ended: false,
         };
         let rest = futures::stream::unfold(state, |mut state| async move {
             let frame = state.next_frame().await?;
@@ -199,25 +198,29 @@ fn frame(message: &ServerJsonRpcMessage) -> Bytes {
     Bytes::from(format!("data: {json}\n\n"))
 }
 
+/// What one open stream keeps, for as long as it is open: as little as
+/// possible, since a team's clients may hold thousands (the server's own
+/// settings are shared, not copied).
 struct Stream {
     changes: tokio::sync::broadcast::Receiver<ChangeEvent>,
     accepted: SubscriptionFilter,
     id: RequestId,
-    shutdown: CancellationToken,
-    keep_alive: Duration,
-    /// Taken by the final frame; `None` once the stream has ended.
-    server_info: Option<rmcp::model::Implementation>,
+    listener: Arc<Listener>,
+    /// Set by the final frame.
+    ended: bool,
 }
 
 impl Stream {
     /// The next frame: a change the client asked for, a keep-alive comment,
     /// or (on shutdown) the final result; `None` after that.
     async fn next_frame(&mut self) -> Option<Bytes> {
-        self.server_info.as_ref()?;
+        if self.ended {
+            return None;
+        }
         loop {
             let event = tokio::select! {
-                () = self.shutdown.cancelled() => return Some(self.finish()),
-                () = tokio::time::sleep(self.keep_alive) => return Some(Bytes::from_static(b":\n\n")),
+                () = self.listener.shutdown.cancelled() => return Some(self.finish()),
+                () = tokio::time::sleep(self.listener.keep_alive) => return Some(Bytes::from_static(b":\n\n")),
                 event = self.changes.recv() => event,
             };
             let event = match event {
@@ -274,10 +277,10 @@ impl Stream {
 
     /// The graceful end: the listen request's result, as rmcp sends it.
     fn finish(&mut self) -> Bytes {
+        self.ended = true;
         let mut result = SubscriptionsListenResult::complete(self.id.clone());
-        if let Some(info) = self.server_info.take() {
-            result.meta.set_server_info(info);
-        }
+        let info = McpHandler::new(self.listener.shared.clone()).get_info();
+        result.meta.set_server_info(info.server_info);
         frame(&ServerJsonRpcMessage::response(
             ServerResult::SubscriptionsListenResult(result),
             self.id.clone(),
