@@ -5,6 +5,13 @@
 //! soon; a bulk job that frees megabytes at once and is then done (indexing
 //! the docs: tantivy's writer takes about 8 MiB) would otherwise keep the
 //! process that much larger for the decay time after start-up or a re-index.
+//! And each thread keeps a cache of blocks it freed, for its next requests;
+//! a thread gone idle would keep it for as long as it stays idle.
+
+use std::{
+    cell::Cell,
+    time::{Duration, Instant},
+};
 
 /// Returns every page the allocator holds free to the OS now. A no-op
 /// without the `jemalloc` feature.
@@ -27,5 +34,69 @@ pub fn release_freed() {
         if status != 0 {
             tracing::debug!(status, "jemalloc purge refused");
         }
+    }
+}
+
+/// How often a worker hands its cache back at most. A flush costs about
+/// 15 us (the cache is refilled on the next requests): done at every park,
+/// it cut single-client throughput by 12%; at most five times a second, it
+/// costs nothing measurable and keeps most of the gain.
+const FLUSH_EVERY: Duration = Duration::from_millis(200);
+
+thread_local! {
+    static LAST_FLUSH: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// The runtime's `on_thread_park` hook: a worker going idle hands its cache
+/// of freed blocks back to the shared arenas, where the decay above returns
+/// their pages. After a burst of sessions the idle workers' caches held
+/// about 2.5 KiB per session that came and went (`bench/run`, RSS per idle
+/// session), until the next burst.
+pub fn on_worker_park() {
+    let now = Instant::now();
+    if flush_due(LAST_FLUSH.get(), now) {
+        LAST_FLUSH.set(Some(now));
+        flush_thread_cache();
+    }
+}
+
+fn flush_due(last: Option<Instant>, now: Instant) -> bool {
+    last.is_none_or(|last| now.saturating_duration_since(last) >= FLUSH_EVERY)
+}
+
+/// Hands the calling thread's cache of freed blocks back to the shared
+/// arenas. A no-op without jemalloc.
+fn flush_thread_cache() {
+    #[cfg(feature = "jemalloc")]
+    {
+        // SAFETY: as above; this control takes no value either.
+        let status = unsafe {
+            tikv_jemalloc_sys::mallctl(
+                c"thread.tcache.flush".as_ptr(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if status != 0 {
+            tracing::debug!(status, "jemalloc thread cache flush refused");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_flushes_at_its_first_park_then_at_most_every_200_ms() {
+        let start = Instant::now();
+        assert!(flush_due(None, start));
+        assert!(!flush_due(Some(start), start));
+        assert!(!flush_due(Some(start), start + Duration::from_millis(199)));
+        assert!(flush_due(Some(start), start + Duration::from_millis(200)));
+        // A clock that seems to go backwards never flushes early.
+        assert!(!flush_due(Some(start + Duration::from_secs(1)), start));
     }
 }
