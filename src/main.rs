@@ -23,10 +23,19 @@ mod allocator {
     unsafe impl Sync for ConfString {}
 }
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
+fn main() -> std::process::ExitCode {
     let cli = teamgate::cli::Cli::parse();
-    match teamgate::cli::run(cli).await {
+    // `#[tokio::main]`'s runtime, plus: a worker going idle hands its cache
+    // of freed memory back (see memory.rs).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .on_thread_park(teamgate::memory::on_worker_park)
+        .build();
+    let result = match runtime {
+        Ok(runtime) => runtime.block_on(teamgate::cli::run(cli)),
+        Err(error) => Err(error.into()),
+    };
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("teamgate: {error:#}");
