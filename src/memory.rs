@@ -16,25 +16,8 @@ use std::{
 /// Returns every page the allocator holds free to the OS now. A no-op
 /// without the `jemalloc` feature.
 pub fn release_freed() {
-    #[cfg(feature = "jemalloc")]
-    {
-        // `arena.<MALLCTL_ARENAS_ALL>.purge`: every arena, no value in or out.
-        const ALL_ARENAS_PURGE: &std::ffi::CStr = c"arena.4096.purge";
-        // SAFETY: a NUL-terminated name and null in/out pointers with zero
-        // length, which is how this control is called.
-        let status = unsafe {
-            tikv_jemalloc_sys::mallctl(
-                ALL_ARENAS_PURGE.as_ptr(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-            )
-        };
-        if status != 0 {
-            tracing::debug!(status, "jemalloc purge refused");
-        }
-    }
+    // `arena.<MALLCTL_ARENAS_ALL>.purge`: every arena.
+    command(c"arena.4096.purge");
 }
 
 /// How often a worker hands its cache back at most. A flush costs about
@@ -69,12 +52,20 @@ fn flush_due(last: Option<Instant>, now: Instant) -> bool {
 /// Hands the calling thread's cache of freed blocks back to the shared
 /// arenas. A no-op without jemalloc.
 fn flush_thread_cache() {
+    command(c"thread.tcache.flush");
+}
+
+/// Runs a jemalloc control that takes no value in or out. A no-op without
+/// the `jemalloc` feature; a refusal is logged, never fatal.
+#[cfg_attr(not(feature = "jemalloc"), allow(unused_variables))]
+fn command(name: &std::ffi::CStr) {
     #[cfg(feature = "jemalloc")]
     {
-        // SAFETY: as above; this control takes no value either.
+        // SAFETY: a NUL-terminated name and null in/out pointers with zero
+        // length, which is how such a control is called.
         let status = unsafe {
             tikv_jemalloc_sys::mallctl(
-                c"thread.tcache.flush".as_ptr(),
+                name.as_ptr(),
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
@@ -82,7 +73,7 @@ fn flush_thread_cache() {
             )
         };
         if status != 0 {
-            tracing::debug!(status, "jemalloc thread cache flush refused");
+            tracing::debug!(status, control = ?name, "jemalloc control refused");
         }
     }
 }
