@@ -55,10 +55,11 @@ fn flush_thread_cache() {
     command(c"thread.tcache.flush");
 }
 
-/// Runs a jemalloc control that takes no value in or out. A no-op without
-/// the `jemalloc` feature; a refusal is logged, never fatal.
+/// Runs a jemalloc control that takes no value in or out; false when
+/// jemalloc refused it (logged, never fatal). A no-op without the
+/// `jemalloc` feature.
 #[cfg_attr(not(feature = "jemalloc"), allow(unused_variables))]
-fn command(name: &std::ffi::CStr) {
+fn command(name: &std::ffi::CStr) -> bool {
     #[cfg(feature = "jemalloc")]
     {
         // SAFETY: a NUL-terminated name and null in/out pointers with zero
@@ -74,8 +75,10 @@ fn command(name: &std::ffi::CStr) {
         };
         if status != 0 {
             tracing::debug!(status, control = ?name, "jemalloc control refused");
+            return false;
         }
     }
+    true
 }
 
 #[cfg(test)]
@@ -91,5 +94,13 @@ mod tests {
         assert!(flush_due(Some(start), start + Duration::from_millis(20)));
         // A clock that seems to go backwards never flushes early.
         assert!(!flush_due(Some(start + Duration::from_secs(1)), start));
+    }
+
+    #[cfg(feature = "jemalloc")]
+    #[test]
+    fn jemalloc_knows_both_controls() {
+        assert!(command(c"arena.4096.purge"));
+        assert!(command(c"thread.tcache.flush"));
+        assert!(!command(c"thread.tcache.no_such_control"));
     }
 }
