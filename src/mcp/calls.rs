@@ -1,12 +1,13 @@
 //! Per-call plumbing shared by the handler's methods: who is calling, and
 //! the audit record each tools/call, resources/read and prompts/get leaves.
 
-use std::{sync::Arc, time::Instant};
+use std::{borrow::Cow, sync::Arc, time::Instant};
 
 use serde_json::Value;
 
 use super::{
-    CallToolResponse, GetPromptResponse, McpError, ReadResourceResponse, RequestContext, RoleServer,
+    CallToolResponse, GetPromptResponse, McpError, ProtocolVersion, ReadResourceResponse,
+    RequestContext, RoleServer,
 };
 use crate::{
     audit::{Auditor, digest_object, record_id},
@@ -25,6 +26,25 @@ pub fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
         .and_then(|parts| parts.extensions.get::<Caller>())
         .cloned()
         .unwrap_or_else(Caller::anonymous)
+}
+
+/// The protocol version a request speaks: its `_meta` key (2026-07-28) or
+/// its session's. Read in place: rmcp's `protocol_version()` decodes a copy
+/// of the value each time, and a call asks several times.
+pub fn version_of(context: &RequestContext<RoleServer>) -> Option<Cow<'_, str>> {
+    const KEY: &str = "io.modelcontextprotocol/protocolVersion";
+    match context.meta.get(KEY) {
+        Some(value) => value.as_str().map(Cow::Borrowed),
+        None => context
+            .peer
+            .peer_info()
+            .map(|info| Cow::Owned(info.protocol_version.to_string())),
+    }
+}
+
+/// True for 2026-07-28 and later: no sessions, MRTR instead of server requests.
+pub fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    version_of(context).is_some_and(|v| *v >= *ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// A request header as text, clipped like every header the audit trail and
@@ -103,10 +123,7 @@ impl Audit {
                 issuer,
                 subject,
                 session_id: header(context, "mcp-session-id"),
-                protocol_version: context
-                    .protocol_version()
-                    .map(|v| v.to_string())
-                    .unwrap_or_default(),
+                protocol_version: version_of(context).map(Cow::into_owned).unwrap_or_default(),
                 method: method.to_owned(),
                 target: target.to_owned(),
                 args_digest: arguments.map(digest_object).unwrap_or_default(),

@@ -25,7 +25,7 @@ use super::{
     Shared, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
 use super::{
-    calls::{Audit, caller_of},
+    calls::{Audit, caller_of, is_modern},
     subscriptions,
 };
 use crate::registry::{CallContext, Kind, Registry};
@@ -49,7 +49,7 @@ impl McpHandler {
     /// Adds the fields 2026-07-28 requires on results; legacy results pass as they are.
     fn finish<T: Stamp>(&self, modern: bool, mut result: T) -> T {
         if modern {
-            result.stamp(&self.shared.info.server_info);
+            result.stamp(&self.shared.server_info_json);
         }
         result
     }
@@ -136,12 +136,6 @@ async fn within<T>(limit: std::time::Duration, call: impl Future<Output = T>) ->
         return Some(output);
     }
     tokio::time::timeout(limit, call).await.ok()
-}
-
-fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// `ttlMs` and `cacheScope` of a list result (2026-07-28; rmcp strips them

@@ -14,7 +14,7 @@ mod shared;
 mod stamp;
 mod subscriptions;
 
-pub use calls::AuditSink;
+pub use calls::{AuditSink, is_modern};
 pub use handler::McpHandler;
 pub use listen::Engine;
 pub use mrtr::{Asked, Mrtr, StateKeys};

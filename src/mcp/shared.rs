@@ -17,6 +17,9 @@ pub struct Shared {
     pub bus: ChangeBus,
     pub(super) state_keys: Arc<StateKeys>,
     pub(super) info: InitializeResult,
+    /// `info.server_info` as JSON, for the `_meta` of every 2026-era result
+    /// (serialized once, not per call).
+    pub(super) server_info_json: serde_json::Value,
     /// `info` with the current registry's capabilities: rmcp asks for it on
     /// every stateless request, so it is built once per registry.
     current: ArcSwap<InitializeResult>,
@@ -38,8 +41,11 @@ impl Shared {
             .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions)
             .with_protocol_version(ProtocolVersion::V_2025_11_25);
+        let server_info_json =
+            serde_json::to_value(&info.server_info).expect("an Implementation always serializes");
         Self {
             current: ArcSwap::from_pointee(info.clone()),
+            server_info_json,
             registry: ArcSwap::new(registry),
             bus,
             state_keys: Arc::new(state_keys),

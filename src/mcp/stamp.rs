@@ -8,31 +8,32 @@ use rmcp::model::{
     ListToolsResult, MetaObject, ResultType,
 };
 
-use super::{CallToolResponse, GetPromptResponse, Implementation, ReadResourceResponse};
+use serde_json::Value;
+
+use super::{CallToolResponse, GetPromptResponse, ReadResourceResponse};
 
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 pub trait Stamp {
-    fn stamp(&mut self, server: &Implementation);
+    /// `server` is the server's `Implementation`, already as JSON.
+    fn stamp(&mut self, server: &Value);
 }
 
 fn stamp_parts(
     result_type: &mut Option<ResultType>,
     meta: &mut Option<MetaObject>,
-    server: &Implementation,
+    server: &Value,
 ) {
     result_type.get_or_insert(ResultType::COMPLETE);
-    if let Ok(info) = serde_json::to_value(server) {
-        meta.get_or_insert_with(Default::default)
-            .entry(SERVER_INFO)
-            .or_insert(info);
-    }
+    meta.get_or_insert_with(Default::default)
+        .entry(SERVER_INFO)
+        .or_insert_with(|| server.clone());
 }
 
 macro_rules! stamp_struct {
     ($($t:ty),*) => {$(
         impl Stamp for $t {
-            fn stamp(&mut self, server: &Implementation) {
+            fn stamp(&mut self, server: &Value) {
                 stamp_parts(&mut self.result_type, &mut self.meta, server);
             }
         }
@@ -48,7 +49,7 @@ stamp_struct!(
 );
 
 impl Stamp for CallToolResponse {
-    fn stamp(&mut self, server: &Implementation) {
+    fn stamp(&mut self, server: &Value) {
         if let CallToolResponse::Complete(r) = self {
             stamp_parts(&mut r.result_type, &mut r.meta, server);
         }
@@ -56,7 +57,7 @@ impl Stamp for CallToolResponse {
 }
 
 impl Stamp for ReadResourceResponse {
-    fn stamp(&mut self, server: &Implementation) {
+    fn stamp(&mut self, server: &Value) {
         if let ReadResourceResponse::Complete(r) = self {
             stamp_parts(&mut r.result_type, &mut r.meta, server);
         }
@@ -64,7 +65,7 @@ impl Stamp for ReadResourceResponse {
 }
 
 impl Stamp for GetPromptResponse {
-    fn stamp(&mut self, server: &Implementation) {
+    fn stamp(&mut self, server: &Value) {
         if let GetPromptResponse::Complete(r) = self {
             stamp_parts(&mut r.result_type, &mut r.meta, server);
         }

@@ -139,8 +139,7 @@ impl CallContext {
 
     /// True for 2026-07-28 and later: stateless, MRTR instead of server requests.
     pub fn is_modern(&self) -> bool {
-        self.protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+        crate::mcp::is_modern(&self.request)
     }
 
     pub fn client_capabilities(&self) -> ClientCapabilities {
