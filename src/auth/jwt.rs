@@ -22,7 +22,7 @@ use tokio::sync::{Mutex, RwLock};
 use super::AuthError;
 use crate::{
     config::{IssuerConfig, OAuthConfig},
-    registry::Caller,
+    registry::{Caller, Identity},
 };
 
 /// Largest key set accepted from an issuer.
@@ -150,12 +150,13 @@ impl OAuth {
             .filter(|u| !u.is_empty())
             .ok_or(AuthError::InvalidToken("the token names no user"))?
             .to_owned();
-        Ok(Caller {
+        Ok(Identity {
             user,
             scopes: scopes(&claims),
             token_id: None,
             claims,
-        })
+        }
+        .into())
     }
 }
 

@@ -22,7 +22,7 @@ use subtle::ConstantTimeEq;
 
 use super::AuthError;
 use crate::{
-    registry::Caller,
+    registry::{Caller, Identity},
     store::{Store, StoreError, TokenRow},
 };
 
@@ -52,6 +52,8 @@ struct Cache {
 struct Cached {
     /// `None`: no such token (remembered too, so unknown ids cost no query).
     row: Option<TokenRow>,
+    /// The caller `row` stands for, built once: every request shares it.
+    caller: Option<Caller>,
     loaded: Instant,
     /// Milliseconds after `epoch` of the last `last_used` write, 0 if none.
     noted: AtomicU64,
@@ -65,6 +67,15 @@ pub struct NewToken {
 
 fn hash(secret: &str) -> String {
     hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
+/// Whether `secret` hashes to `stored` (a `hash` output), in constant time
+/// and without allocating: it runs on every request.
+fn hash_matches(secret: &str, stored: &str) -> bool {
+    let mut hex = [0u8; 64];
+    hex::encode_to_slice(Sha256::digest(secret.as_bytes()), &mut hex)
+        .expect("a SHA-256 digest is 64 hex digits");
+    bool::from(hex.ct_eq(stored.as_bytes()))
 }
 
 /// Splits `tg_<id>_<secret>`; anything else is not a personal token.
@@ -137,10 +148,10 @@ impl PersonalTokens {
         if entry.loaded.elapsed() >= self.ttl {
             return None;
         }
-        let Some(row) = &entry.row else {
+        let (Some(row), Some(caller)) = (&entry.row, &entry.caller) else {
             return Some(Err(AuthError::InvalidToken("unknown token")));
         };
-        if !bool::from(hash(secret).as_bytes().ct_eq(row.secret_hash.as_bytes())) {
+        if !hash_matches(secret, &row.secret_hash) {
             return Some(Err(AuthError::InvalidToken("unknown token")));
         }
         if row.revoked_ms.is_some() {
@@ -150,12 +161,7 @@ impl PersonalTokens {
             return Some(Err(AuthError::InvalidToken("the token expired")));
         }
         self.note_use(row, &entry.noted);
-        Some(Ok(Caller {
-            user: row.user_name.clone(),
-            scopes: row.scopes.clone(),
-            token_id: Some(row.id.clone()),
-            claims: Default::default(),
-        }))
+        Some(Ok(caller.clone()))
     }
 
     /// Caches a row read from the store, unless a `forget` came in meanwhile.
@@ -171,7 +177,16 @@ impl PersonalTokens {
                 cache.entries.clear();
             }
         }
+        let caller = row.as_ref().map(|row| {
+            Caller::from(Identity {
+                user: row.user_name.clone(),
+                scopes: row.scopes.clone(),
+                token_id: Some(row.id.clone()),
+                claims: Default::default(),
+            })
+        });
         let entry = Cached {
+            caller,
             row,
             loaded: Instant::now(),
             noted: AtomicU64::new(0),
@@ -257,5 +272,14 @@ mod tests {
         assert!(parse("tg_0123456789ab_short").is_none());
         assert!(parse(&format!("xx_0123456789ab_{secret}")).is_none());
         assert!(parse("eyJhbGciOiJSUzI1NiJ9.e30.sig").is_none());
+    }
+
+    #[test]
+    fn a_secret_matches_only_its_own_hash() {
+        let stored = hash("right");
+        assert!(hash_matches("right", &stored));
+        assert!(!hash_matches("wrong", &stored));
+        assert!(!hash_matches("right", &stored[..63]));
+        assert!(!hash_matches("right", ""));
     }
 }

@@ -123,7 +123,7 @@ impl Sessions {
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<Caller>())
             .map(|caller| caller.user.clone())
-            .unwrap_or_else(|| Caller::anonymous().user);
+            .unwrap_or_else(|| Caller::anonymous().user.clone());
         let now = self.repo.clock_ms();
         let row = SessionRow {
             id: id.to_string(),

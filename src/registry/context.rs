@@ -3,6 +3,8 @@
 
 #![allow(deprecated)] // LoggingLevel: deprecated in 2026-07-28, still served to 2025-era clients.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -13,9 +15,15 @@ use crate::mcp::{
     RequestContext, RequestMetaObject, RoleServer,
 };
 
-/// The authenticated caller, set by the auth layer on every request.
+/// The authenticated caller, set by the auth layer on every request. The
+/// guard, the handler, the audit record and the call context each keep one:
+/// a clone shares it instead of copying its strings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Caller {
+pub struct Caller(Arc<Identity>);
+
+/// Who a caller is; read through `Caller`.
+#[derive(Debug, PartialEq)]
+pub struct Identity {
     pub user: String,
     /// Scopes granted to the caller's token (`tools:*`, `prompts:guide`, ...).
     pub scopes: Vec<String>,
@@ -25,15 +33,30 @@ pub struct Caller {
     pub claims: serde_json::Map<String, Value>,
 }
 
+impl From<Identity> for Caller {
+    fn from(identity: Identity) -> Self {
+        Self(Arc::new(identity))
+    }
+}
+
+impl std::ops::Deref for Caller {
+    type Target = Identity;
+
+    fn deref(&self) -> &Identity {
+        &self.0
+    }
+}
+
 impl Caller {
     /// The caller when `auth.mode = "none"`: one local user with every scope.
     pub fn anonymous() -> Self {
-        Self {
+        Identity {
             user: "anonymous".into(),
             scopes: vec!["*".into()],
             token_id: None,
             claims: serde_json::Map::new(),
         }
+        .into()
     }
 
     /// Whether a `*` scope covers whatever is required (checked first, so

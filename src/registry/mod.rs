@@ -15,7 +15,7 @@ use std::{collections::HashMap, sync::Arc};
 
 use async_trait::async_trait;
 
-pub use context::{CallContext, Caller, scope_covers};
+pub use context::{CallContext, Caller, Identity, scope_covers};
 pub use events::{ChangeBus, ChangeEvent};
 pub use scrub::{REDACTED, Scrubber};
 
