@@ -27,7 +27,9 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 /// tower-http's CORS for `origins`, applied only to requests with `Origin`.
 #[derive(Clone)]
 pub struct BrowserCors {
-    layer: CorsLayer,
+    /// Shared: the stack around the router, this included, is cloned for
+    /// every request, and a `CorsLayer` clone copies its header lists.
+    layer: Arc<CorsLayer>,
     /// What the layer adds to a response to a request without `Origin`.
     plain: Arc<[(HeaderName, HeaderValue)]>,
 }
@@ -51,7 +53,10 @@ impl BrowserCors {
                 .collect(),
             None => Arc::from([]),
         };
-        Self { layer, plain }
+        Self {
+            layer: Arc::new(layer),
+            plain,
+        }
     }
 }
 
