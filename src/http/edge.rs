@@ -236,7 +236,7 @@ impl EdgeConfig {
         let direct = ClientInfo {
             ip: peer,
             scheme: "http".into(),
-            host: host_header.clone(),
+            host: host_header,
         };
         if !self.trusts(peer) {
             return direct;

@@ -30,7 +30,7 @@ use axum::{
     extract::Request,
     response::{IntoResponse, Response},
 };
-use futures::future::BoxFuture;
+use futures::{FutureExt, future::BoxFuture};
 use tokio::sync::Semaphore;
 use tower::{Service, ServiceExt};
 
@@ -75,7 +75,9 @@ impl McpStack {
 }
 
 impl Steps {
-    async fn serve(&self, request: Request) -> Response {
+    /// Owns its `Arc`, so the boxed future in `call` is this one future
+    /// (an `async move` block around it would hold the request twice).
+    async fn serve(self: Arc<Self>, request: Request) -> Response {
         let Ok(_slot) = self.in_flight.try_acquire() else {
             let message = "the server is at capacity; retry shortly".to_owned();
             return HttpError::Unavailable(message).into_response();
@@ -107,7 +109,6 @@ impl Service<Request> for McpStack {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let steps = self.0.clone();
-        Box::pin(async move { Ok(steps.serve(request).await) })
+        Box::pin(self.0.clone().serve(request).map(Ok))
     }
 }
