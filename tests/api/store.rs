@@ -244,12 +244,12 @@ async fn audit_contract(store: &Store, backend: &str) {
     // Client-chosen text comes back as it went in, except NUL, which
     // PostgreSQL cannot store (a batch holding one must not fail forever).
     let mut odd = audit_record("c\\d", START + 6_000);
-    odd.target = "tab\there\nnew\rline \\N \\. \0 é ✓".into();
+    odd.target = "tab\there\nnew\rline \\N \\. \0 é ✓ \"q\" \u{1} [1]".into();
     odd.subject = "\0".into();
     odd.latency_ms = -1;
     store.append_audit(&[odd.clone()]).await.unwrap();
     let mut stored = odd.clone();
-    stored.target = "tab\there\nnew\rline \\N \\. \u{FFFD} é ✓".into();
+    stored.target = "tab\there\nnew\rline \\N \\. \u{FFFD} é ✓ \"q\" \u{1} [1]".into();
     stored.subject = "\u{FFFD}".into();
     let newest = store.audit_tail(None, 0, 1).await.unwrap();
     assert_eq!(newest, [stored], "{backend}: text round trip");
