@@ -28,18 +28,21 @@ pub fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
         .unwrap_or_else(Caller::anonymous)
 }
 
-/// The protocol version a request speaks: its `_meta` key (2026-07-28) or
-/// its session's. Read in place: rmcp's `protocol_version()` decodes a copy
-/// of the value each time, and a call asks several times.
+/// The protocol version a request speaks: its `_meta` key (2026-07-28),
+/// else its session's, as rmcp's `protocol_version()` answers. Read in place:
+/// that method decodes a copy of the value each time, and a call asks
+/// several times.
 pub fn version_of(context: &RequestContext<RoleServer>) -> Option<Cow<'_, str>> {
     const KEY: &str = "io.modelcontextprotocol/protocolVersion";
-    match context.meta.get(KEY) {
-        Some(value) => value.as_str().map(Cow::Borrowed),
-        None => context
-            .peer
-            .peer_info()
-            .map(|info| Cow::Owned(info.protocol_version.to_string())),
-    }
+    context
+        .meta
+        .get(KEY)
+        .and_then(Value::as_str)
+        .map(Cow::Borrowed)
+        .or_else(|| {
+            let info = context.peer.peer_info()?;
+            Some(Cow::Owned(info.protocol_version.to_string()))
+        })
 }
 
 /// True for 2026-07-28 and later: no sessions, MRTR instead of server requests.
