@@ -83,16 +83,13 @@ impl GuardConfig {
 pub fn router(parts: HttpParts) -> Router {
     // The MCP endpoint: its own steps (capacity, rate limits, authentication,
     // the input guard, observation) are one service; `stack.rs` lists them.
-    let mcp = Router::new().route_service(
-        &parts.mcp_path,
-        stack::McpStack::new(
-            parts.mcp,
-            parts.max_in_flight,
-            parts.rate_limits,
-            parts.auth.clone(),
-            parts.guard,
-            parts.observer.clone(),
-        ),
+    let mcp = stack::McpStack::new(
+        parts.mcp,
+        parts.max_in_flight,
+        parts.rate_limits,
+        parts.auth.clone(),
+        parts.guard,
+        parts.observer.clone(),
     );
     let metadata = Router::new()
         .route(METADATA_PATH, get(auth::protected_resource_metadata))
@@ -105,8 +102,8 @@ pub fn router(parts: HttpParts) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(parts.health)
-        .merge(metadata)
-        .merge(mcp);
+        .merge(metadata);
+    let routes = stack::McpFirst::new(&parts.mcp_path, mcp, routes);
     // Around the whole router rather than `Router::layer`, which would wrap
     // each route in its own boxed copy of the stack, cloned per request.
     let stack = ServiceBuilder::new()

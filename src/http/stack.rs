@@ -27,10 +27,14 @@ use std::{
 };
 
 use axum::{
+    Router,
     extract::Request,
     response::{IntoResponse, Response},
 };
-use futures::{FutureExt, future::BoxFuture};
+use futures::{
+    FutureExt,
+    future::{BoxFuture, Either},
+};
 use tokio::sync::Semaphore;
 use tower::{Service, ServiceExt};
 
@@ -110,5 +114,45 @@ impl Service<Request> for McpStack {
 
     fn call(&mut self, request: Request) -> Self::Future {
         Box::pin(self.0.clone().serve(request).map(Ok))
+    }
+}
+
+/// The MCP endpoint ahead of the other routes: a request for its path goes
+/// straight to the stack. Through axum's router it cost a route lookup, a
+/// boxed clone of the route's service and one more boxed future on every
+/// call; the other routes (probes, metadata) keep the router.
+#[derive(Clone)]
+pub struct McpFirst {
+    path: Arc<str>,
+    mcp: McpStack,
+    rest: Router,
+}
+
+impl McpFirst {
+    pub fn new(path: &str, mcp: McpStack, rest: Router) -> Self {
+        Self {
+            path: path.into(),
+            mcp,
+            rest,
+        }
+    }
+}
+
+impl Service<Request> for McpFirst {
+    type Response = Response;
+    type Error = Infallible;
+    type Future =
+        Either<<McpStack as Service<Request>>::Future, <Router as Service<Request>>::Future>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if request.uri().path() == &*self.path {
+            Either::Left(self.mcp.call(request))
+        } else {
+            Either::Right(self.rest.call(request))
+        }
     }
 }
