@@ -50,10 +50,10 @@ struct Cache {
 }
 
 struct Cached {
-    /// `None`: no such token (remembered too, so unknown ids cost no query).
-    row: Option<TokenRow>,
-    /// The caller `row` stands for, built once: every request shares it.
-    caller: Option<Caller>,
+    /// The row and the caller it stands for (built once: every request
+    /// shares it); `None`: no such token (remembered too, so unknown ids
+    /// cost no query).
+    row: Option<(TokenRow, Caller)>,
     loaded: Instant,
     /// Milliseconds after `epoch` of the last `last_used` write, 0 if none.
     noted: AtomicU64,
@@ -148,7 +148,7 @@ impl PersonalTokens {
         if entry.loaded.elapsed() >= self.ttl {
             return None;
         }
-        let (Some(row), Some(caller)) = (&entry.row, &entry.caller) else {
+        let Some((row, caller)) = &entry.row else {
             return Some(Err(AuthError::InvalidToken("unknown token")));
         };
         if !hash_matches(secret, &row.secret_hash) {
@@ -177,16 +177,16 @@ impl PersonalTokens {
                 cache.entries.clear();
             }
         }
-        let caller = row.as_ref().map(|row| {
-            Caller::from(Identity {
+        let row = row.map(|row| {
+            let caller = Caller::from(Identity {
                 user: row.user_name.clone(),
                 scopes: row.scopes.clone(),
                 token_id: Some(row.id.clone()),
                 claims: Default::default(),
-            })
+            });
+            (row, caller)
         });
         let entry = Cached {
-            caller,
             row,
             loaded: Instant::now(),
             noted: AtomicU64::new(0),
