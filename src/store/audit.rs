@@ -1,13 +1,11 @@
 //! The audit table: appended in batches, read by `teamgate audit tail`,
 //! trimmed by retention.
 
-use std::borrow::Cow;
-
 use sqlx::Row;
 
 use sqlx::postgres::PgPoolCopyExt;
 
-use super::{Store, StoreError, batch, copy, query_error};
+use super::{AuditWriter, Store, StoreError, copy, direct::blocking, query_error};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -39,7 +37,7 @@ macro_rules! columns {
 pub(super) use columns;
 
 const COLUMNS: &str = columns!();
-const FIELDS: usize = 14;
+pub(super) const FIELDS: usize = 14;
 
 /// One column's value.
 pub(super) enum Field<'a> {
@@ -107,9 +105,6 @@ impl AuditRecord {
         }
     }
 }
-/// Rows per insert statement at most.
-const MAX_ROWS: usize = 64;
-
 /// A new record id: its time, zero-padded so ids sort as their times do,
 /// then a random part that keeps ids unique across replicas.
 pub fn record_id(at_ms: i64) -> String {
@@ -137,52 +132,21 @@ fn id_at(at_ms: i64) -> String {
 
 impl Store {
     /// Appends records all or none: on PostgreSQL one COPY, on SQLite one
-    /// transaction of a few cached statements.
+    /// transaction of a cached single-row insert (direct.rs).
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         if records.is_empty() {
             return Ok(());
         }
-        if let Some(pool) = &self.copy {
-            let mut rows = Vec::with_capacity(records.len() * 160);
-            copy::encode(records, &mut rows);
-            let error = query_error("append audit records");
-            let mut writer = pool.copy_in_raw(copy::STATEMENT).await.map_err(error)?;
-            writer.send(rows).await.map_err(error)?;
-            writer.finish().await.map_err(error)?;
-            return Ok(());
-        }
-        let mut tx = self
-            .pool()
-            .begin()
-            .await
-            .map_err(query_error("append audit records"))?;
-        let mut rest = records;
-        for size in batch::chunk_sizes(records.len(), MAX_ROWS) {
-            let (chunk, after) = rest.split_at(size);
-            rest = after;
-            let sql = format!(
-                "insert into audit ({COLUMNS}) values {}",
-                batch::values(self.backend(), size, FIELDS)
-            );
-            let mut query = sqlx::query(&sql);
-            for field in chunk.iter().flat_map(AuditRecord::fields) {
-                query = match field {
-                    // The same text as COPY stores on PostgreSQL (`copy::storable`).
-                    Field::Text(text) => match copy::storable(text) {
-                        Cow::Borrowed(text) => query.bind(text),
-                        Cow::Owned(text) => query.bind(text),
-                    },
-                    Field::Number(number) => query.bind(number),
-                };
-            }
-            query
-                .execute(&mut *tx)
-                .await
-                .map_err(query_error("append audit records"))?;
-        }
-        tx.commit()
-            .await
-            .map_err(query_error("append audit records"))?;
+        let pool = match &self.audit {
+            AuditWriter::Copy(pool) => pool,
+            AuditWriter::Direct(direct) => return blocking(|| direct.append(records)),
+        };
+        let mut rows = Vec::with_capacity(records.len() * 160);
+        copy::encode(records, &mut rows);
+        let error = query_error("append audit records");
+        let mut writer = pool.copy_in_raw(copy::STATEMENT).await.map_err(error)?;
+        writer.send(rows).await.map_err(error)?;
+        writer.finish().await.map_err(error)?;
         Ok(())
     }
 

@@ -3,12 +3,16 @@
 //! One implementation over sqlx's `Any` driver serves both backends: SQLite
 //! (the zero-setup default) and PostgreSQL (several replicas). The schema
 //! keeps to what both dialects share, so each query is written once; each
-//! backend has its own migration folder with the same versions.
+//! backend has its own migration folder with the same versions. The one
+//! exception is the audit append, the write every call makes: each backend
+//! gets its cheapest path past the `Any` driver (COPY, a direct SQLite
+//! connection; see `AuditWriter`).
 
 mod audit;
 mod batch;
 mod clock;
 mod copy;
+mod direct;
 mod events;
 mod memory;
 mod notify;
@@ -22,6 +26,7 @@ use sqlx::{
     AnyPool,
     any::{AnyConnectOptions, AnyPoolOptions},
     postgres::{PgConnectOptions, PgPool, PgPoolOptions},
+    sqlite::SqliteConnectOptions,
 };
 
 pub use audit::{AuditRecord, record_id};
@@ -56,6 +61,11 @@ pub enum StoreError {
         action: &'static str,
         source: sqlx::Error,
     },
+    #[error("database error while trying to {action}: {source}")]
+    Sqlite {
+        action: &'static str,
+        source: rusqlite::Error,
+    },
     #[error("stored data is corrupt ({0})")]
     Corrupt(String),
 }
@@ -70,14 +80,24 @@ pub(crate) fn query_error(action: &'static str) -> impl Fn(sqlx::Error) -> Store
 /// database groups their commits.
 const AUDIT_WRITERS: usize = 4;
 
+/// The audit writer's connections, one kind per backend: the hot write of
+/// every call, so each gets its backend's cheapest path.
+#[derive(Clone)]
+enum AuditWriter {
+    /// PostgreSQL: connections of the native driver, for COPY, which the
+    /// `Any` driver cannot speak (copy.rs).
+    Copy(PgPool),
+    /// SQLite: one connection driven without sqlx (direct.rs).
+    Direct(direct::AuditConnection),
+}
+
 /// A connection pool to the configured database, plus the clock every
 /// expiry decision reads (so tests can move time).
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
-    /// PostgreSQL only: one connection of the native driver, for COPY, which
-    /// the `Any` driver cannot speak. The audit writer is its only user.
-    copy: Option<PgPool>,
+    /// Where audit records go, past the `Any` driver (see `AuditWriter`).
+    audit: AuditWriter,
     backend: Backend,
     clock: Arc<dyn Clock>,
 }
@@ -125,10 +145,14 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(connect)?;
-        let copy = match backend {
-            Backend::Sqlite => None,
-            // Lazy: the connection opens on the first audit batch.
-            Backend::Postgres => Some(
+        let audit = match backend {
+            // After the pool, which created the file.
+            Backend::Sqlite => {
+                let options = SqliteConnectOptions::from_str(&url).map_err(connect)?;
+                AuditWriter::Direct(direct::AuditConnection::open(options.get_filename())?)
+            }
+            // Lazy: the connections open on the first audit batch.
+            Backend::Postgres => AuditWriter::Copy(
                 PgPoolOptions::new()
                     .max_connections(AUDIT_WRITERS as u32)
                     .acquire_timeout(Duration::from_secs(5))
@@ -137,7 +161,7 @@ impl Store {
         };
         Ok(Self {
             pool,
-            copy,
+            audit,
             backend,
             clock,
         })

@@ -253,6 +253,26 @@ async fn audit_contract(store: &Store, backend: &str) {
     stored.subject = "\u{FFFD}".into();
     let newest = store.audit_tail(None, 0, 1).await.unwrap();
     assert_eq!(newest, [stored], "{backend}: text round trip");
+    // A batch wider than one insert statement (64 rows on SQLite), and one
+    // that fails (a duplicate id): all or none.
+    let before = store.audit_count().await.unwrap();
+    let many: Vec<_> = (0..100)
+        .map(|i| audit_record("cy", START + 7_000 + i))
+        .collect();
+    store.append_audit(&many).await.unwrap();
+    let count = store.audit_count().await.unwrap();
+    assert_eq!(count, before + 100, "{backend}: a wide batch");
+    let clash = [audit_record("dee", START + 8_000), many[99].clone()];
+    assert!(
+        store.append_audit(&clash).await.is_err(),
+        "{backend}: a duplicate id fails its batch"
+    );
+    let count = store.audit_count().await.unwrap();
+    assert_eq!(
+        count,
+        before + 100,
+        "{backend}: nothing of a failed batch stays"
+    );
 }
 
 #[tokio::test]
