@@ -11,7 +11,7 @@ use axum::{
 use super::{AuthError, Authenticator, metadata::challenge};
 use crate::{
     audit::{Auditor, record_id},
-    http::{error::HttpError, header_text},
+    http::{error::HttpError, header_text, names},
     store::AuditRecord,
 };
 
@@ -49,10 +49,10 @@ pub async fn authenticate<F: Future<Output = Response>>(
                         token_id: String::new(),
                         issuer: String::new(),
                         subject: String::new(),
-                        session_id: header_text(&parts.headers, "mcp-session-id"),
-                        protocol_version: header_text(&parts.headers, "mcp-protocol-version"),
-                        method: header_text(&parts.headers, "mcp-method"),
-                        target: header_text(&parts.headers, "mcp-name"),
+                        session_id: header_text(&parts.headers, names::MCP_SESSION_ID),
+                        protocol_version: header_text(&parts.headers, names::MCP_PROTOCOL_VERSION),
+                        method: header_text(&parts.headers, names::MCP_METHOD),
+                        target: header_text(&parts.headers, names::MCP_NAME),
                         args_digest: String::new(),
                         outcome: format!("unauthenticated: {error}"),
                         latency_ms: 0,

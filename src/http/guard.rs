@@ -9,7 +9,7 @@ use std::{future::Future, sync::Arc, time::Duration};
 use axum::{
     body::{Body, Bytes},
     extract::Request,
-    http::{HeaderMap, Method, StatusCode, header},
+    http::{HeaderMap, HeaderName, Method, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -20,6 +20,7 @@ use super::{
     collapse,
     error::HttpError,
     limits::{RateLimits, StreamCaps, StreamSlot},
+    names,
 };
 use crate::registry::Caller;
 
@@ -79,8 +80,10 @@ pub async fn guard<F: Future<Output = Response>>(
         .get::<Caller>()
         .cloned()
         .unwrap_or_else(Caller::anonymous);
-    if let (Some(gate), Some(session)) = (&config.gate, header(request.headers(), "mcp-session-id"))
-        && let Some(owner) = gate.session_owner(&session).await
+    if let (Some(gate), Some(session)) = (
+        &config.gate,
+        header(request.headers(), names::MCP_SESSION_ID),
+    ) && let Some(owner) = gate.session_owner(&session).await
         && owner != caller.user
     {
         // Another member's session: as far as this caller knows, it does not exist.
@@ -239,7 +242,7 @@ async fn check(
     let Some(method) = envelope.method.as_deref() else {
         return Ok(());
     };
-    if method == "initialize" && !parts.headers.contains_key("mcp-session-id") {
+    if method == "initialize" && !parts.headers.contains_key(names::MCP_SESSION_ID) {
         gate.admit(caller).await.map_err(HttpError::Unavailable)?;
     }
     let params = envelope.params.as_ref();
@@ -288,7 +291,7 @@ fn hold(response: Response, slot: StreamSlot) -> Response {
     Response::from_parts(parts, Body::from_stream(stream))
 }
 
-fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+fn header(headers: &HeaderMap, name: HeaderName) -> Option<String> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -337,20 +340,24 @@ fn is_json(value: Option<&axum::http::HeaderValue>) -> bool {
 
 /// Deepest nesting of arrays and objects, ignoring brackets inside strings.
 /// A linear scan: serde's own recursion limit would answer a generic error.
+/// Most of a request's bytes are inside strings, which are skipped to their
+/// next quote or backslash at once (memchr) rather than byte by byte.
 fn json_depth(bytes: &[u8]) -> usize {
-    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in bytes {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let (mut depth, mut max, mut at) = (0usize, 0usize, 0usize);
+    while let Some(&b) = bytes.get(at) {
+        at += 1;
         match b {
-            b'"' => in_string = true,
+            b'"' => loop {
+                let Some(found) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
+                    return max; // unterminated: serde reports it
+                };
+                let escape = bytes[at + found] == b'\\';
+                // An escape also skips the byte it escapes.
+                at = (at + found + 1 + usize::from(escape)).min(bytes.len());
+                if !escape {
+                    break;
+                }
+            },
             b'[' | b'{' => {
                 depth += 1;
                 max = max.max(depth);
@@ -404,6 +411,11 @@ mod tests {
         assert_eq!(json_depth(br#"{"a":"[[[[{{{"}"#), 1);
         assert_eq!(json_depth(br#"{"a":[{"b":[1]}]}"#), 4);
         assert_eq!(json_depth(br#"{"a":"\"[["}"#), 1);
+        assert_eq!(json_depth(br#"{"a\\":[["\\\"]"]]}"#), 3);
+        assert_eq!(json_depth(br#"[[["#), 3);
+        assert_eq!(json_depth(br#"["\"#), 1);
+        assert_eq!(json_depth(br#"["[[[[\"#), 1);
+        assert_eq!(json_depth(b""), 0);
     }
 
     #[test]

@@ -153,10 +153,25 @@ async fn front(
     .await
 }
 
+/// The headers read on every MCP request, as names parsed once: a lookup by
+/// `&str` validates and lower-cases the name on each call.
+pub mod names {
+    use axum::http::HeaderName;
+
+    pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+    pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+    pub const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+    pub const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+    pub const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+}
+
 /// A header's value as text for logs, metrics and the audit trail: empty
 /// when absent or not text, and at most 200 characters, so a client cannot
 /// bloat a record through its headers.
-pub fn header_text(headers: &axum::http::HeaderMap, name: &str) -> String {
+pub fn header_text(
+    headers: &axum::http::HeaderMap,
+    name: impl axum::http::header::AsHeaderName,
+) -> String {
     value_text(headers.get(name))
 }
 

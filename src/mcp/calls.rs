@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     audit::{Auditor, digest_object, record_id},
-    http::header_text,
+    http::{header_text, names},
     registry::Caller,
     store::AuditRecord,
     telemetry::{Observed, TraceId},
@@ -52,7 +52,7 @@ pub fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 
 /// A request header as text, clipped like every header the audit trail and
 /// spans keep (`http::header_text`).
-fn header(context: &RequestContext<RoleServer>, name: &str) -> String {
+fn header(context: &RequestContext<RoleServer>, name: axum::http::HeaderName) -> String {
     context
         .extensions
         .get::<http::request::Parts>()
@@ -80,7 +80,7 @@ fn trace_id(context: &RequestContext<RoleServer>) -> String {
         .get("traceparent")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let traceparent = from_meta.unwrap_or_else(|| header(context, "traceparent"));
+    let traceparent = from_meta.unwrap_or_else(|| header(context, names::TRACEPARENT));
     match traceparent.split('-').nth(1) {
         Some(id) if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) => id.to_owned(),
         _ => crate::telemetry::new_trace_id(),
@@ -125,7 +125,7 @@ impl Audit {
                 token_id: caller.token_id.clone().unwrap_or_default(),
                 issuer,
                 subject,
-                session_id: header(context, "mcp-session-id"),
+                session_id: header(context, names::MCP_SESSION_ID),
                 protocol_version: version_of(context).map(Cow::into_owned).unwrap_or_default(),
                 method: method.to_owned(),
                 target: target.to_owned(),

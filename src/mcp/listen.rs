@@ -81,7 +81,7 @@ impl Service<Request<Body>> for Engine {
         let rmcp = self.rmcp.clone();
         let listen = request
             .headers()
-            .get("mcp-method")
+            .get(crate::http::names::MCP_METHOD)
             .is_some_and(|m| m.as_bytes() == METHOD.as_bytes());
         if !listen {
             return Box::pin(async move { Ok(rmcp.oneshot(request).await?.into_response()) });

@@ -36,7 +36,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::Metrics;
 use crate::{
-    http::{Envelope, clip, header_text, value_text},
+    http::{Envelope, clip, header_text, names, value_text},
     registry::Caller,
 };
 
@@ -127,7 +127,7 @@ impl Facts {
         let client_info = params
             .and_then(|p| p.client_info.as_deref())
             .or(meta.client_info);
-        let mut version = header_text(&parts.headers, "mcp-protocol-version");
+        let mut version = header_text(&parts.headers, names::MCP_PROTOCOL_VERSION);
         if let Some(mut v) = string(meta.protocol_version)
             .or_else(|| params.and_then(|p| p.protocol_version.clone()))
         {
@@ -143,8 +143,9 @@ impl Facts {
             .and_then(|raw| serde_json::from_str::<Named>(raw.get()).ok())
             .and_then(|named| named.name)
             .unwrap_or_default();
-        let traceparent = string(meta.traceparent)
-            .or_else(|| Some(header_text(&parts.headers, "traceparent")).filter(|t| !t.is_empty()));
+        let traceparent = string(meta.traceparent).or_else(|| {
+            Some(header_text(&parts.headers, names::TRACEPARENT)).filter(|t| !t.is_empty())
+        });
         Self {
             method,
             target: clip(
@@ -159,7 +160,7 @@ impl Facts {
                 .get::<Caller>()
                 .map(|c| c.user.clone())
                 .unwrap_or_default(),
-            session: header_text(&parts.headers, "mcp-session-id"),
+            session: header_text(&parts.headers, names::MCP_SESSION_ID),
             era: era(&version),
             version,
             client: clip(&client, 64).to_owned(),
@@ -224,7 +225,7 @@ pub async fn observe<F: Future<Output = Response>>(
         metrics.client(facts.era, &facts.version, &facts.client);
     }
     if facts.session.is_empty() {
-        let session = header_text(response.headers(), "mcp-session-id");
+        let session = header_text(response.headers(), names::MCP_SESSION_ID);
         span.record("session", session.as_str());
     }
     let sse = response
@@ -396,8 +397,8 @@ pub async fn observe_outer<F: Future<Output = Response>>(
     let reached = Arc::new(Reached::default());
     request.extensions_mut().insert(reached.clone());
     // Kept as they came (a cheap clone); read as text only for a refusal.
-    let mcp_method = request.headers().get("mcp-method").cloned();
-    let mcp_version = request.headers().get("mcp-protocol-version").cloned();
+    let mcp_method = request.headers().get(names::MCP_METHOD).cloned();
+    let mcp_version = request.headers().get(names::MCP_PROTOCOL_VERSION).cloned();
     let http_method = request.method().clone();
     let response = next(request).await;
     let status = response.status().as_u16();
