@@ -28,23 +28,14 @@ const MAX_ROWS: usize = 64;
 pub(super) struct AuditConnection(Arc<Mutex<Connection>>);
 
 impl AuditConnection {
-    /// Opens `filename` as sqlx named it: a path, or for `sqlite::memory:`
-    /// sqlx's shared-cache name, which this connection then shares.
+    /// Opens the database file the pool opened (`Store::connect` refuses
+    /// in-memory databases).
     pub(super) fn open(filename: &std::path::Path) -> Result<Self, StoreError> {
-        let name = filename.to_string_lossy();
-        let (path, flags) = match name.strip_prefix("file:") {
-            Some(_) => (
-                format!("{name}?mode=memory&cache=shared"),
-                OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_SHARED_CACHE,
-            ),
-            None => (name.into_owned(), OpenFlags::empty()),
-        };
-        let flags = flags
-            | OpenFlags::SQLITE_OPEN_READ_WRITE
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let error = sqlite_error("open the audit writer's connection");
-        let connection = Connection::open_with_flags(path, flags).map_err(error)?;
+        let connection = Connection::open_with_flags(filename, flags).map_err(error)?;
         // As the pool's connections (store/mod.rs): wait for the write lock,
         // and commit without a flush (WAL keeps that safe).
         connection
@@ -108,5 +99,27 @@ pub(super) fn blocking<T>(write: impl FnOnce() -> T) -> T {
     match Handle::try_current().map(|handle| handle.runtime_flavor()) {
         Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(write),
         _ => write(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::super::{Store, StoreError, SystemClock};
+
+    /// Before this writer's own connection, an in-memory store took its
+    /// migrations on one pool connection and failed its queries on the
+    /// next; now it is refused at once, saying why.
+    #[tokio::test]
+    async fn an_in_memory_database_is_refused_with_a_reason() {
+        for url in ["sqlite::memory:", "sqlite://t.db?mode=memory"] {
+            let refused = Store::connect(url, Arc::new(SystemClock)).await;
+            assert!(
+                matches!(&refused, Err(StoreError::InMemory(_))),
+                "{url}: {:?}",
+                refused.err()
+            );
+        }
     }
 }

@@ -49,6 +49,11 @@ pub enum Backend {
 pub enum StoreError {
     #[error("store.url {0:?} is not a sqlite:// or postgres:// URL")]
     UnsupportedUrl(String),
+    #[error(
+        "store.url {0:?} is an in-memory SQLite database, which teamgate's connections \
+         cannot share; name a file (sqlite://path)"
+    )]
+    InMemory(String),
     #[error("cannot open the database ({backend:?}): {source}")]
     Connect {
         backend: Backend,
@@ -149,6 +154,12 @@ impl Store {
             // After the pool, which created the file.
             Backend::Sqlite => {
                 let options = SqliteConnectOptions::from_str(&url).map_err(connect)?;
+                let name = options.get_filename().to_string_lossy();
+                // Each connection would get a database of its own (sqlx names
+                // `:memory:` anew per parse; shared cache did not join them).
+                if name.starts_with("file:sqlx-in-memory-") || url.contains("mode=memory") {
+                    return Err(StoreError::InMemory(url));
+                }
                 AuditWriter::Direct(direct::AuditConnection::open(options.get_filename())?)
             }
             // Lazy: the connections open on the first audit batch.
