@@ -5,7 +5,7 @@ use sqlx::Row;
 
 use sqlx::postgres::PgPoolCopyExt;
 
-use super::{AuditWriter, Store, StoreError, copy, direct::blocking, query_error};
+use super::{AuditWriter, Store, StoreError, copy, query_error};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -132,14 +132,14 @@ fn id_at(at_ms: i64) -> String {
 
 impl Store {
     /// Appends records all or none: on PostgreSQL one COPY, on SQLite one
-    /// transaction of a cached single-row insert (direct.rs).
+    /// transaction of cached multi-row inserts (direct.rs).
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         if records.is_empty() {
             return Ok(());
         }
         let pool = match &self.audit {
             AuditWriter::Copy(pool) => pool,
-            AuditWriter::Direct(direct) => return blocking(|| direct.append(records)),
+            AuditWriter::Direct(direct) => return direct.append(records),
         };
         let mut rows = Vec::with_capacity(records.len() * 160);
         copy::encode(records, &mut rows);

@@ -7,10 +7,14 @@
 //! Here cached multi-row inserts (one step inserts up to 64 rows: a
 //! single-row insert stepped per record cost SQLite a third more) are bound
 //! straight from the records' strings, in one `IMMEDIATE` transaction per
-//! batch, on the calling thread. The file is the one the pool opened (WAL mode, so the
-//! pool's readers are never blocked); `busy_timeout` waits out its writers.
+//! batch, on the calling thread. The file is the one the pool opened (WAL
+//! mode, so the pool's readers are never blocked); `busy_timeout` waits out
+//! its writers.
 
-use std::sync::{Arc, Mutex};
+use std::{
+    borrow::Cow,
+    sync::{Arc, Mutex},
+};
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior, params_from_iter, types::ToSqlOutput};
 
@@ -47,9 +51,12 @@ impl AuditConnection {
         Ok(Self(Arc::new(Mutex::new(connection))))
     }
 
-    /// Inserts `records` all or none. Blocks the calling thread for the
-    /// batch's inserts (see `Store::append_audit`).
+    /// Inserts `records` all or none, on the calling thread (see `blocking`).
     pub(super) fn append(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
+        blocking(|| self.insert(records))
+    }
+
+    fn insert(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         let error = sqlite_error("append audit records");
         // A panic mid-batch leaves the transaction rolled back (its drop);
         // the connection itself stays usable.
@@ -76,8 +83,8 @@ impl AuditConnection {
                 .map(|field| match field {
                     // The same text as COPY stores on PostgreSQL (`copy::storable`).
                     Field::Text(text) => match copy::storable(text) {
-                        std::borrow::Cow::Borrowed(text) => ToSqlOutput::from(text),
-                        std::borrow::Cow::Owned(text) => ToSqlOutput::from(text),
+                        Cow::Borrowed(text) => ToSqlOutput::from(text),
+                        Cow::Owned(text) => ToSqlOutput::from(text),
                     },
                     Field::Number(number) => ToSqlOutput::from(number),
                 });
@@ -94,32 +101,10 @@ fn sqlite_error(action: &'static str) -> impl Fn(rusqlite::Error) -> StoreError 
 /// Runs `write` on this thread. On the multi-threaded runtime tokio first
 /// hands this worker's queued tasks to another thread, so a batch's inserts
 /// never hold calls up; elsewhere (single-threaded test runtimes) it simply runs.
-pub(super) fn blocking<T>(write: impl FnOnce() -> T) -> T {
+fn blocking<T>(write: impl FnOnce() -> T) -> T {
     use tokio::runtime::{Handle, RuntimeFlavor};
     match Handle::try_current().map(|handle| handle.runtime_flavor()) {
         Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(write),
         _ => write(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use super::super::{Store, StoreError, SystemClock};
-
-    /// Before this writer's own connection, an in-memory store took its
-    /// migrations on one pool connection and failed its queries on the
-    /// next; now it is refused at once, saying why.
-    #[tokio::test]
-    async fn an_in_memory_database_is_refused_with_a_reason() {
-        for url in ["sqlite::memory:", "sqlite://t.db?mode=memory"] {
-            let refused = Store::connect(url, Arc::new(SystemClock)).await;
-            assert!(
-                matches!(&refused, Err(StoreError::InMemory(_))),
-                "{url}: {:?}",
-                refused.err()
-            );
-        }
     }
 }

@@ -20,7 +20,7 @@ mod sessions;
 mod settings;
 mod tokens;
 
-use std::{str::FromStr, time::Duration};
+use std::{path::PathBuf, str::FromStr, time::Duration};
 
 use sqlx::{
     AnyPool,
@@ -124,6 +124,12 @@ impl Store {
             Backend::Postgres => url.to_owned(),
         };
         let connect = |source| StoreError::Connect { backend, source };
+        // Checked before the pool opens: the file its connections and the
+        // audit writer's own (direct.rs) share.
+        let sqlite_file = match backend {
+            Backend::Sqlite => Some(sqlite_file(&url)?),
+            Backend::Postgres => None,
+        };
         let options = AnyConnectOptions::from_str(&url).map_err(connect)?;
         let pool = AnyPoolOptions::new()
             // SQLite has one writer at a time; more connections only queue on its lock.
@@ -150,20 +156,11 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(connect)?;
-        let audit = match backend {
+        let audit = match sqlite_file {
             // After the pool, which created the file.
-            Backend::Sqlite => {
-                let options = SqliteConnectOptions::from_str(&url).map_err(connect)?;
-                let name = options.get_filename().to_string_lossy();
-                // Each connection would get a database of its own (sqlx names
-                // `:memory:` anew per parse; shared cache did not join them).
-                if name.starts_with("file:sqlx-in-memory-") || url.contains("mode=memory") {
-                    return Err(StoreError::InMemory(url));
-                }
-                AuditWriter::Direct(direct::AuditConnection::open(options.get_filename())?)
-            }
+            Some(file) => AuditWriter::Direct(direct::AuditConnection::open(&file)?),
             // Lazy: the connections open on the first audit batch.
-            Backend::Postgres => AuditWriter::Copy(
+            None => AuditWriter::Copy(
                 PgPoolOptions::new()
                     .max_connections(AUDIT_WRITERS as u32)
                     .acquire_timeout(Duration::from_secs(5))
@@ -223,6 +220,22 @@ impl Store {
     }
 }
 
+/// The file a `sqlite:` URL names. An in-memory database is refused: each
+/// connection would get one of its own (sqlx names `:memory:` anew per
+/// parse, and shared cache did not join them), so the migrations applied on
+/// one were missing on the next.
+fn sqlite_file(url: &str) -> Result<PathBuf, StoreError> {
+    let options = SqliteConnectOptions::from_str(url).map_err(|source| StoreError::Connect {
+        backend: Backend::Sqlite,
+        source,
+    })?;
+    let file = options.get_filename();
+    if file.to_string_lossy().starts_with("file:sqlx-in-memory-") || url.contains("mode=memory") {
+        return Err(StoreError::InMemory(url.to_owned()));
+    }
+    Ok(file.to_path_buf())
+}
+
 /// `sqlite://path` with `mode=rwc` (create the file) and the folder made.
 fn prepare_sqlite(url: &str) -> String {
     let path = url
@@ -242,5 +255,24 @@ fn prepare_sqlite(url: &str) -> String {
         format!("{url}&mode=rwc")
     } else {
         format!("{url}?mode=rwc")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An in-memory store used to take its migrations on one pool connection
+    /// and fail its queries on the next; it is refused at once, saying why.
+    #[tokio::test]
+    async fn an_in_memory_database_is_refused_with_a_reason() {
+        for url in ["sqlite::memory:", "sqlite://t.db?mode=memory"] {
+            let refused = Store::connect(url, Arc::new(SystemClock)).await;
+            assert!(
+                matches!(&refused, Err(StoreError::InMemory(_))),
+                "{url}: {:?}",
+                refused.err()
+            );
+        }
     }
 }
