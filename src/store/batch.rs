@@ -8,9 +8,19 @@
 
 use super::Backend;
 
+/// `rows` cut into the chunks `chunk_sizes` gives, one insert statement each.
+pub(crate) fn chunks<T>(rows: &[T], max: usize) -> impl Iterator<Item = &[T]> {
+    let mut rest = rows;
+    chunk_sizes(rows.len(), max).map(move |size| {
+        let (chunk, after) = rest.split_at(size);
+        rest = after;
+        chunk
+    })
+}
+
 /// Row counts to insert `total` rows in, largest first, none above `max`
 /// (a power of two), each a power of two.
-pub(crate) fn chunk_sizes(total: usize, max: usize) -> impl Iterator<Item = usize> {
+fn chunk_sizes(total: usize, max: usize) -> impl Iterator<Item = usize> {
     debug_assert!(max.is_power_of_two());
     let mut left = total;
     std::iter::from_fn(move || {
@@ -61,6 +71,15 @@ mod tests {
             assert!(sizes.iter().all(|s| s.is_power_of_two() && *s <= 256));
             assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
         }
+    }
+
+    #[test]
+    fn chunks_cover_the_rows_in_order() {
+        let rows: Vec<u32> = (0..100).collect();
+        let chunks: Vec<&[u32]> = chunks(&rows, 64).collect();
+        let lens: Vec<usize> = chunks.iter().map(|c| c.len()).collect();
+        assert_eq!(lens, [64, 32, 4]);
+        assert_eq!(chunks.concat(), rows);
     }
 
     #[test]

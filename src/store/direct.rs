@@ -67,14 +67,11 @@ impl AuditConnection {
         let tx = connection
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(error)?;
-        let mut rest = records;
-        for size in batch::chunk_sizes(records.len(), MAX_ROWS) {
-            let (chunk, after) = rest.split_at(size);
-            rest = after;
+        for chunk in batch::chunks(records, MAX_ROWS) {
             let sql = format!(
                 "insert into audit ({}) values {}",
                 columns!(),
-                batch::values(Backend::Sqlite, size, FIELDS)
+                batch::values(Backend::Sqlite, chunk.len(), FIELDS)
             );
             let mut insert = tx.prepare_cached(&sql).map_err(error)?;
             let values = chunk

@@ -220,14 +220,11 @@ async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), s
         return Ok(());
     }
     let mut tx = store.pool().begin().await?;
-    let mut rest = batch;
-    for size in batch::chunk_sizes(batch.len(), MAX_ROWS) {
-        let (chunk, after) = rest.split_at(size);
-        rest = after;
+    for chunk in batch::chunks(batch, MAX_ROWS) {
         let sql = format!(
             "insert into stream_events (id, stream_id, replica, position, payload, created_ms) \
              values {} on conflict (id) do nothing",
-            batch::values(store.backend(), size, 6)
+            batch::values(store.backend(), chunk.len(), 6)
         );
         let mut query = sqlx::query(&sql);
         for pending in chunk {
