@@ -36,7 +36,7 @@ use futures::{
     future::{BoxFuture, Either},
 };
 use tokio::sync::Semaphore;
-use tower::{Service, ServiceExt};
+use tower::Service;
 
 use super::{error::HttpError, guard, limits::RateLimits, throttle};
 use crate::{
@@ -92,7 +92,7 @@ impl Steps {
                 throttle::callers(limits, request, |request| {
                     guard::guard(&self.guard, request, |request| {
                         telemetry::observe(&self.observer, request, |request| async {
-                            let Ok(response) = self.engine.clone().oneshot(request).await;
+                            let Ok(response) = self.engine.serve(request).await;
                             response
                         })
                     })

@@ -78,6 +78,18 @@ impl Service<Request<Body>> for Engine {
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
+        self.serve(request)
+    }
+}
+
+impl Engine {
+    /// Serves one request. Takes `&self`: the MCP stack holds the engine
+    /// behind an `Arc` and calls this per request, where `oneshot` would
+    /// first clone the engine, and this clones rmcp's service again.
+    pub fn serve(
+        &self,
+        request: Request<Body>,
+    ) -> BoxFuture<'static, Result<Response, Infallible>> {
         let rmcp = self.rmcp.clone();
         let listen = request
             .headers()
