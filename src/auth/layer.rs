@@ -1,7 +1,9 @@
 //! The authentication step of the MCP endpoint (`http::stack`): resolves the
 //! `Caller` or answers 401.
 
-use std::{future::Future, sync::Arc};
+use std::sync::Arc;
+
+use http::request::Parts;
 
 use axum::{
     extract::Request,
@@ -23,51 +25,53 @@ pub struct AuthState {
     pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
 }
 
-pub async fn authenticate<F: Future<Output = Response>>(
-    state: &AuthState,
-    request: Request,
-    next: impl FnOnce(Request) -> F,
-) -> Response {
+/// Resolves the `Caller` into the request's extensions, or answers 401
+/// (or 503 when the token store cannot be read).
+pub async fn authenticate(state: &AuthState, request: Request) -> Result<Request, Response> {
     let (mut parts, body) = request.into_parts();
     match state.authenticator.authenticate(&parts).await {
         Ok(caller) => {
             parts.extensions.insert(caller);
-            next(Request::from_parts(parts, body)).await
+            Ok(Request::from_parts(parts, body))
         }
-        Err(error) => {
-            let resource = state.authenticator.resource(&parts);
-            if !matches!(error, AuthError::Missing) {
-                // A missing token is the normal first step of discovery; the
-                // rest are refusals worth keeping.
-                let now = (state.now_ms)();
-                state
-                    .auditor
-                    .record(AuditRecord {
-                        id: record_id(now),
-                        at_ms: now,
-                        user: String::new(),
-                        token_id: String::new(),
-                        issuer: String::new(),
-                        subject: String::new(),
-                        session_id: header_text(&parts.headers, names::MCP_SESSION_ID),
-                        protocol_version: header_text(&parts.headers, names::MCP_PROTOCOL_VERSION),
-                        method: header_text(&parts.headers, names::MCP_METHOD),
-                        target: header_text(&parts.headers, names::MCP_NAME),
-                        args_digest: String::new(),
-                        outcome: format!("unauthenticated: {error}"),
-                        latency_ms: 0,
-                        trace_id: String::new(),
-                    })
-                    .await;
-            }
-            let http_error = match &error {
-                AuthError::Unavailable(_) => HttpError::Unavailable(error.to_string()),
-                _ => HttpError::Unauthorized {
-                    challenge: challenge(&resource, error.code(), None),
-                    message: error.to_string(),
-                },
-            };
-            http_error.into_response()
-        }
+        // Boxed: the refusal's record and queue wait would otherwise make
+        // every request's future larger (it is moved as the request starts).
+        Err(error) => Err(Box::pin(refuse(state, parts, error)).await),
     }
+}
+
+async fn refuse(state: &AuthState, parts: Parts, error: AuthError) -> Response {
+    let resource = state.authenticator.resource(&parts);
+    if !matches!(error, AuthError::Missing) {
+        // A missing token is the normal first step of discovery; the
+        // rest are refusals worth keeping.
+        let now = (state.now_ms)();
+        state
+            .auditor
+            .record(AuditRecord {
+                id: record_id(now),
+                at_ms: now,
+                user: String::new(),
+                token_id: String::new(),
+                issuer: String::new(),
+                subject: String::new(),
+                session_id: header_text(&parts.headers, names::MCP_SESSION_ID),
+                protocol_version: header_text(&parts.headers, names::MCP_PROTOCOL_VERSION),
+                method: header_text(&parts.headers, names::MCP_METHOD),
+                target: header_text(&parts.headers, names::MCP_NAME),
+                args_digest: String::new(),
+                outcome: format!("unauthenticated: {error}"),
+                latency_ms: 0,
+                trace_id: String::new(),
+            })
+            .await;
+    }
+    let http_error = match &error {
+        AuthError::Unavailable(_) => HttpError::Unavailable(error.to_string()),
+        _ => HttpError::Unauthorized {
+            challenge: challenge(&resource, error.code(), None),
+            message: error.to_string(),
+        },
+    };
+    http_error.into_response()
 }

@@ -4,7 +4,7 @@
 //! The body is read here once, bounded in size and time, so a malformed
 //! request is answered with its id and never reaches the engine.
 
-use std::{future::Future, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use axum::{
     body::{Body, Bytes},
@@ -70,11 +70,26 @@ pub struct GuardConfig {
     pub collapse_wait: Duration,
 }
 
-pub async fn guard<F: Future<Output = Response>>(
-    config: &GuardConfig,
-    request: Request,
-    next: impl FnOnce(Request) -> F,
-) -> Response {
+/// A request the guard let through, and what its reply needs from the guard.
+pub struct Admitted {
+    pub request: Request,
+    pub after: After,
+}
+
+/// What `finish` needs to shape the reply of an admitted request.
+pub struct After {
+    /// The JSON-RPC id of a POSTed message, for error replies.
+    id: Option<Value>,
+    /// A stream's slot, held while its body is sent.
+    slot: Option<StreamSlot>,
+    post: bool,
+    delete: bool,
+}
+
+/// The checks before the engine: session ownership for every method; for a
+/// POST, the body read once (size, time, syntax, depth), scopes, caps, stream
+/// slots and per-tool quotas. `Err` is the refusal, in the JSON-RPC shape.
+pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, Response> {
     let caller = request
         .extensions()
         .get::<Caller>()
@@ -96,54 +111,50 @@ pub async fn guard<F: Future<Output = Response>>(
             reason: "denied: another member's session".into(),
         };
         gate.audit_refusal(&caller, refusal).await;
-        return HttpError::SessionNotFound.into_response();
+        return Err(HttpError::SessionNotFound.into_response());
     }
     if request.method() != Method::POST {
-        let is_delete = request.method() == Method::DELETE;
         let slot = if request.method() == Method::GET {
             match config.streams.acquire(&caller.user) {
                 Ok(slot) => Some(slot),
                 Err(reason) => {
-                    return HttpError::TooManyRequests(Duration::from_secs(5), reason)
-                        .into_response();
+                    return Err(
+                        HttpError::TooManyRequests(Duration::from_secs(5), reason).into_response()
+                    );
                 }
             }
         } else {
             None
         };
-        let mut response = next(request).await;
-        if let Some(slot) = slot {
-            response = hold(response, slot);
-        }
-        // rmcp ends a session with 202; clients (the Python SDK among them)
-        // expect the 200 the other SDKs send.
-        if is_delete && response.status() == StatusCode::ACCEPTED {
-            *response.status_mut() = StatusCode::OK;
-        }
-        return normalize(response, None).await;
+        let after = After {
+            id: None,
+            slot,
+            post: false,
+            delete: request.method() == Method::DELETE,
+        };
+        return Ok(Admitted { request, after });
     }
     let (parts, body) = request.into_parts();
-    let bytes = match read_body(body, config).await {
-        Ok(bytes) => bytes,
-        Err(error) => return error.into_response(),
-    };
+    let bytes = read_body(body, config)
+        .await
+        .map_err(IntoResponse::into_response)?;
     let envelope = match inspect(&bytes, &parts.headers, config.max_json_depth) {
         Ok(envelope) => envelope,
-        Err((error, id)) => return error.into_response_with_id(id),
+        Err((error, id)) => return Err(error.into_response_with_id(id)),
     };
     let id = envelope.id.clone();
     if let Some(gate) = &config.gate
-        && let Err(response) = check(gate.as_ref(), &caller, &parts, &envelope).await
+        && let Err(refusal) = check(gate.as_ref(), &caller, &parts, &envelope).await
     {
-        return response.into_response_with_id(id);
+        return Err(refusal.into_response_with_id(id));
     }
     // A subscription is a long-lived stream: it takes a slot for its lifetime.
     let slot = if envelope.method.as_deref() == Some("subscriptions/listen") {
         match config.streams.acquire(&caller.user) {
             Ok(slot) => Some(slot),
             Err(reason) => {
-                return HttpError::TooManyRequests(Duration::from_secs(5), reason)
-                    .into_response_with_id(id);
+                return Err(HttpError::TooManyRequests(Duration::from_secs(5), reason)
+                    .into_response_with_id(id));
             }
         }
     } else {
@@ -154,11 +165,43 @@ pub async fn guard<F: Future<Output = Response>>(
         && let Err(wait) = config.rate_limits.check_tool(&caller.user, tool)
     {
         let reason = format!("{} is over its rate for the tool {tool}", caller.user);
-        return HttpError::TooManyRequests(wait, reason).into_response_with_id(id);
+        return Err(HttpError::TooManyRequests(wait, reason).into_response_with_id(id));
     }
     let mut parts = parts;
     parts.extensions.insert(Arc::new(envelope));
-    let response = next(Request::from_parts(parts, Body::from(bytes))).await;
+    let after = After {
+        id,
+        slot,
+        post: true,
+        delete: false,
+    };
+    Ok(Admitted {
+        request: Request::from_parts(parts, Body::from(bytes)),
+        after,
+    })
+}
+
+/// The engine's reply, shaped: plain-text errors in the JSON-RPC shape, a
+/// stream's slot held while it is sent, single-message SSE replies as JSON.
+pub async fn finish(config: &GuardConfig, after: After, response: Response) -> Response {
+    let After {
+        id,
+        slot,
+        post,
+        delete,
+    } = after;
+    if !post {
+        let mut response = response;
+        if let Some(slot) = slot {
+            response = hold(response, slot);
+        }
+        // rmcp ends a session with 202; clients (the Python SDK among them)
+        // expect the 200 the other SDKs send.
+        if delete && response.status() == StatusCode::ACCEPTED {
+            *response.status_mut() = StatusCode::OK;
+        }
+        return normalize(response, None).await;
+    }
     let mut response = normalize(response, id).await;
     if let Some(slot) = slot {
         response = hold(response, slot);

@@ -4,8 +4,6 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use std::future::Future;
-
 use axum::{
     extract::{ConnectInfo, Request},
     http::{StatusCode, header},
@@ -40,40 +38,51 @@ fn spend(limits: &RateLimits, address: Option<IpAddr>, what: &str) -> Option<Res
 
 /// Before authentication: a request with no credentials spends its
 /// address's quota up front; one whose credentials fail spends it after.
-pub async fn unauthenticated<F: Future<Output = Response>>(
-    limits: &RateLimits,
-    request: Request,
-    next: impl FnOnce(Request) -> F,
-) -> Response {
-    let address = address(&request);
-    let has_credentials = request.headers().contains_key(header::AUTHORIZATION);
-    if !has_credentials && let Some(refusal) = spend(limits, address, "unauthenticated requests") {
-        return refusal;
-    }
-    let response = next(request).await;
-    if has_credentials
-        && response.status() == StatusCode::UNAUTHORIZED
-        && let Some(refusal) = spend(limits, address, "failed authentications")
-    {
-        return refusal;
-    }
-    response
+/// What the unauthenticated step knows of a request, to judge its reply.
+pub struct Anonymous {
+    address: Option<IpAddr>,
+    has_credentials: bool,
 }
 
-/// After authentication: each caller has its own bucket.
-pub async fn callers<F: Future<Output = Response>>(
-    limits: &RateLimits,
-    request: Request,
-    next: impl FnOnce(Request) -> F,
-) -> Response {
+impl Anonymous {
+    /// A request without credentials spends its address's quota now; one
+    /// with credentials spends it only if they fail (`after`).
+    pub fn check(limits: &RateLimits, request: &Request) -> Result<Self, Response> {
+        let this = Self {
+            address: address(request),
+            has_credentials: request.headers().contains_key(header::AUTHORIZATION),
+        };
+        if !this.has_credentials
+            && let Some(refusal) = spend(limits, this.address, "unauthenticated requests")
+        {
+            return Err(refusal);
+        }
+        Ok(this)
+    }
+
+    /// A failed authentication costs the address quota: guessing tokens is
+    /// limited like anonymous traffic.
+    pub fn after(&self, limits: &RateLimits, response: Response) -> Response {
+        if self.has_credentials
+            && response.status() == StatusCode::UNAUTHORIZED
+            && let Some(refusal) = spend(limits, self.address, "failed authentications")
+        {
+            return refusal;
+        }
+        response
+    }
+}
+
+/// Each caller's own quota, once the caller is known.
+pub fn callers(limits: &RateLimits, request: &Request) -> Result<(), Response> {
     if let Some(caller) = request.extensions().get::<Caller>()
         && let Err(wait) = limits.check_caller(&caller.user)
     {
-        return HttpError::TooManyRequests(
+        return Err(HttpError::TooManyRequests(
             wait,
             format!("{} is over its request rate", caller.user),
         )
-        .into_response();
+        .into_response());
     }
-    next(request).await
+    Ok(())
 }

@@ -17,7 +17,7 @@ use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
 use tracing_subscriber::{EnvFilter, Layer, Registry, filter::Targets, fmt, prelude::*};
 
 pub use metrics::{Metrics, metrics_router};
-pub use observe::{Observed, Observer, TraceId, new_trace_id, observe, observe_outer};
+pub use observe::{Observed, Observer, Observing, TraceId, new_trace_id, observe_outer};
 
 use crate::config::{Config, LogConfig, LogFormat, TelemetryConfig};
 

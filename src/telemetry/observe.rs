@@ -31,7 +31,7 @@ use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tracing::{Instrument, Span, field::Empty};
+use tracing::{Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::Metrics;
@@ -174,83 +174,113 @@ impl Facts {
 /// switch them off for the log without touching OTLP export.
 pub(crate) const REQUEST_TARGET: &str = "teamgate::request";
 
-/// The inner half: the span of a request that reached the engine.
-pub async fn observe<F: Future<Output = Response>>(
-    observer: &Observer,
-    request: Request,
-    next: impl FnOnce(Request) -> F,
-) -> Response {
-    let started = Instant::now();
-    if let Some(reached) = request.extensions().get::<Arc<Reached>>() {
-        reached.0.store(true, Ordering::Relaxed);
+/// The inner half, begun right before the engine: the span of a request
+/// that reached it, and what its reply is measured against. Two calls, not
+/// one wrapping the engine, so the MCP stack stays one flat future.
+pub struct Observing {
+    span: Span,
+    started: Instant,
+    facts: Facts,
+    observed: Arc<Observed>,
+}
+
+impl Observing {
+    /// Describes `request` and opens its span; the returned request carries
+    /// the `TraceId` and the `Observed` slot for the handler.
+    pub fn start(request: Request) -> (Request, Self) {
+        let started = Instant::now();
+        if let Some(reached) = request.extensions().get::<Arc<Reached>>() {
+            reached.0.store(true, Ordering::Relaxed);
+        }
+        let (mut parts, body) = request.into_parts();
+        // The guard parsed a POST body already and left what it found here;
+        // other requests have no body to describe.
+        let message = parts
+            .extensions
+            .get::<Arc<Envelope>>()
+            .cloned()
+            .unwrap_or_default();
+        let facts = Facts::of(&parts, &message);
+        let span = tracing::info_span!(
+            target: REQUEST_TARGET,
+            "mcp.request",
+            otel.name = %format!("{} {}", facts.method, facts.target).trim_end(),
+            otel.kind = "server",
+            otel.status_code = Empty,
+            mcp.method = %facts.method,
+            mcp.target = %facts.target,
+            user = %facts.user,
+            session = %facts.session,
+            protocol_version = %facts.version,
+            era = facts.era,
+            client = %facts.client,
+            trace_id = Empty,
+            outcome = Empty,
+            latency_ms = Empty,
+        );
+        let trace_id = continue_trace(&span, facts.traceparent.as_deref());
+        span.record("trace_id", trace_id.as_str());
+        parts.extensions.insert(TraceId(trace_id));
+        let observed = Arc::new(Observed::default());
+        parts.extensions.insert(observed.clone());
+        let observing = Self {
+            span,
+            started,
+            facts,
+            observed,
+        };
+        (Request::from_parts(parts, body), observing)
     }
-    let (mut parts, body) = request.into_parts();
-    // The guard parsed a POST body already and left what it found here;
-    // other requests have no body to describe.
-    let message = parts
-        .extensions
-        .get::<Arc<Envelope>>()
-        .cloned()
-        .unwrap_or_default();
-    let facts = Facts::of(&parts, &message);
-    let span = tracing::info_span!(
-        target: REQUEST_TARGET,
-        "mcp.request",
-        otel.name = %format!("{} {}", facts.method, facts.target).trim_end(),
-        otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method = %facts.method,
-        mcp.target = %facts.target,
-        user = %facts.user,
-        session = %facts.session,
-        protocol_version = %facts.version,
-        era = facts.era,
-        client = %facts.client,
-        trace_id = Empty,
-        outcome = Empty,
-        latency_ms = Empty,
-    );
-    let trace_id = continue_trace(&span, facts.traceparent.as_deref());
-    span.record("trace_id", trace_id.as_str());
-    parts.extensions.insert(TraceId(trace_id));
-    let observed = Arc::new(Observed::default());
-    parts.extensions.insert(observed.clone());
-    let response = next(Request::from_parts(parts, body))
-        .instrument(span.clone())
-        .await;
-    let metrics = &observer.metrics;
-    // A 2025-era client names itself once per session; a 2026-07-28 client
-    // on every request.
-    if response.status().is_success() && (facts.method == "initialize" || facts.era == "modern") {
-        metrics.client(facts.era, &facts.version, &facts.client);
+
+    /// The span the engine's work runs in.
+    pub fn span(&self) -> &Span {
+        &self.span
     }
-    if facts.session.is_empty() {
-        let session = header_text(response.headers(), names::MCP_SESSION_ID);
-        span.record("session", session.as_str());
-    }
-    let sse = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-    if sse {
-        metrics.stream_opened();
-    }
-    let finish = Finish {
-        metrics: metrics.clone(),
-        span,
-        started,
-        facts,
-        observed,
-        sse,
-        status: response.status().as_u16(),
-        saw_error: false,
-    };
-    response.map(|body| {
-        Body::new(Watched {
-            body,
-            finish: Some(finish),
+
+    /// Records what the reply says now and watches its body: the outcome,
+    /// latency and metrics are recorded when the body ends.
+    pub fn finish(self, observer: &Observer, response: Response) -> Response {
+        let Self {
+            span,
+            started,
+            facts,
+            observed,
+        } = self;
+        let metrics = &observer.metrics;
+        // A 2025-era client names itself once per session; a 2026-07-28 client
+        // on every request.
+        if response.status().is_success() && (facts.method == "initialize" || facts.era == "modern")
+        {
+            metrics.client(facts.era, &facts.version, &facts.client);
+        }
+        if facts.session.is_empty() {
+            let session = header_text(response.headers(), names::MCP_SESSION_ID);
+            span.record("session", session.as_str());
+        }
+        let sse = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        if sse {
+            metrics.stream_opened();
+        }
+        let finish = Finish {
+            metrics: metrics.clone(),
+            span,
+            started,
+            facts,
+            observed,
+            sse,
+            status: response.status().as_u16(),
+            saw_error: false,
+        };
+        response.map(|body| {
+            Body::new(Watched {
+                body,
+                finish: Some(finish),
+            })
         })
-    })
+    }
 }
 
 /// Continues the caller's W3C trace when `traceparent` is valid; returns
