@@ -149,8 +149,9 @@ fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
 }
 
 /// The methods that await a provider (call_tool, read_resource, get_prompt)
-/// box their bodies: rmcp's per-request task holds the largest handler
-/// future inline and moves it as it starts; a box keeps that task small.
+/// and `listen` box their bodies: rmcp's per-request task holds the largest
+/// handler future inline and moves it as it starts, ends and is read; a box
+/// keeps that task small.
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> InitializeResult {
         self.shared.current_info()
@@ -375,7 +376,9 @@ impl ServerHandler for McpHandler {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        subscriptions::listen(&self.shared.bus, context).await;
+        // Boxed: the stream's future was the largest of all (see the note on
+        // this impl), and rmcp moves that size on every request.
+        Box::pin(subscriptions::listen(&self.shared.bus, context)).await;
         Ok(())
     }
 
