@@ -68,8 +68,12 @@ impl AuditConnection {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(error)?;
         for chunk in batch::chunks(records, MAX_ROWS) {
+            // `or rollback`: a failing row (a duplicate id) ends the whole
+            // transaction at once, which the batch wants anyway; the default
+            // (`abort`) would make SQLite journal every page each statement
+            // touches, to undo just that statement.
             let sql = format!(
-                "insert into audit ({}) values {}",
+                "insert or rollback into audit ({}) values {}",
                 columns!(),
                 batch::values(Backend::Sqlite, chunk.len(), FIELDS)
             );

@@ -262,7 +262,11 @@ async fn audit_contract(store: &Store, backend: &str) {
     store.append_audit(&many).await.unwrap();
     let count = store.audit_count().await.unwrap();
     assert_eq!(count, before + 100, "{backend}: a wide batch");
-    let clash = [audit_record("dee", START + 8_000), many[99].clone()];
+    // The duplicate comes last, after a full statement's worth of new rows.
+    let mut clash: Vec<_> = (0..70)
+        .map(|i| audit_record("dee", START + 8_000 + i))
+        .collect();
+    clash.push(many[99].clone());
     assert!(
         store.append_audit(&clash).await.is_err(),
         "{backend}: a duplicate id fails its batch"
@@ -273,6 +277,10 @@ async fn audit_contract(store: &Store, backend: &str) {
         before + 100,
         "{backend}: nothing of a failed batch stays"
     );
+    // The writer goes on after a failed batch.
+    store.append_audit(&clash[..70]).await.unwrap();
+    let count = store.audit_count().await.unwrap();
+    assert_eq!(count, before + 170, "{backend}: the next batch is written");
 }
 
 #[tokio::test]
