@@ -98,11 +98,17 @@ pub fn router(parts: HttpParts) -> Router {
             get(auth::protected_resource_metadata),
         )
         .with_state(parts.auth);
+    // One debug-level span per request to these routes (tower-http's;
+    // failures are not logged here: an ERROR line per shed request would only
+    // add to an overload). The MCP endpoint's requests have the observe
+    // step's span instead: through this layer each also paid for a second
+    // span and a wrapper around its reply body.
     let routes = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(parts.health)
-        .merge(metadata);
+        .merge(metadata)
+        .layer(TraceLayer::new_for_http().on_failure(()));
     let routes = stack::McpFirst::new(&parts.mcp_path, mcp, routes);
     // Around the whole router rather than `Router::layer`, which would wrap
     // each route in its own boxed copy of the stack, cloned per request.
@@ -126,10 +132,6 @@ pub fn router(parts: HttpParts) -> Router {
         ))
         // A panic anywhere below becomes a 500, never a dropped connection.
         .layer(CatchPanicLayer::new())
-        // One span per HTTP request. Failures are not logged here: the observe
-        // step logs every request once, and an ERROR line per shed request
-        // would only add to an overload.
-        .layer(TraceLayer::new_for_http().on_failure(()))
         // Browser preflights for the allowed origins; never reflects others.
         .layer(cors::BrowserCors::new(&parts.browser_origins))
         .service(routes);
