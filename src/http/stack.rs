@@ -97,10 +97,10 @@ impl Steps {
             return HttpError::Unavailable(message).into_response();
         };
         let limits = &self.rate_limits;
-        let anonymous = match Anonymous::check(limits, &request) {
-            Ok(anonymous) => anonymous,
-            Err(refusal) => return refusal,
-        };
+        let anonymous = Anonymous::of(&request);
+        if let Some(refusal) = anonymous.check(limits) {
+            return refusal;
+        }
         let response = match self.admit(request).await {
             Ok(admitted) => {
                 let guard::Admitted { request, after } = admitted;
@@ -118,7 +118,9 @@ impl Steps {
     /// Steps 3 to 5: who is calling, their quota, the guard's checks.
     async fn admit(&self, request: Request) -> Result<guard::Admitted, Response> {
         let request = auth::authenticate(&self.auth, request).await?;
-        throttle::callers(&self.rate_limits, &request)?;
+        if let Some(refusal) = throttle::callers(&self.rate_limits, &request) {
+            return Err(refusal);
+        }
         guard::admit(&self.guard, request).await
     }
 }

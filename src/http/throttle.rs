@@ -38,26 +38,27 @@ fn spend(limits: &RateLimits, address: Option<IpAddr>, what: &str) -> Option<Res
 
 /// Before authentication: a request with no credentials spends its
 /// address's quota up front; one whose credentials fail spends it after.
-/// What the unauthenticated step knows of a request, to judge its reply.
 pub struct Anonymous {
     address: Option<IpAddr>,
     has_credentials: bool,
 }
 
 impl Anonymous {
-    /// A request without credentials spends its address's quota now; one
-    /// with credentials spends it only if they fail (`after`).
-    pub fn check(limits: &RateLimits, request: &Request) -> Result<Self, Response> {
-        let this = Self {
+    pub fn of(request: &Request) -> Self {
+        Self {
             address: address(request),
             has_credentials: request.headers().contains_key(header::AUTHORIZATION),
-        };
-        if !this.has_credentials
-            && let Some(refusal) = spend(limits, this.address, "unauthenticated requests")
-        {
-            return Err(refusal);
         }
-        Ok(this)
+    }
+
+    /// A request without credentials spends its address's quota now (the
+    /// refusal, once it is spent); one with credentials spends it only if
+    /// they fail (`after`).
+    pub fn check(&self, limits: &RateLimits) -> Option<Response> {
+        if self.has_credentials {
+            return None;
+        }
+        spend(limits, self.address, "unauthenticated requests")
     }
 
     /// A failed authentication costs the address quota: guessing tokens is
@@ -73,16 +74,10 @@ impl Anonymous {
     }
 }
 
-/// Each caller's own quota, once the caller is known.
-pub fn callers(limits: &RateLimits, request: &Request) -> Result<(), Response> {
-    if let Some(caller) = request.extensions().get::<Caller>()
-        && let Err(wait) = limits.check_caller(&caller.user)
-    {
-        return Err(HttpError::TooManyRequests(
-            wait,
-            format!("{} is over its request rate", caller.user),
-        )
-        .into_response());
-    }
-    Ok(())
+/// Each caller's own quota, once the caller is known: the refusal, if spent.
+pub fn callers(limits: &RateLimits, request: &Request) -> Option<Response> {
+    let caller = request.extensions().get::<Caller>()?;
+    let wait = limits.check_caller(&caller.user).err()?;
+    let message = format!("{} is over its request rate", caller.user);
+    Some(HttpError::TooManyRequests(wait, message).into_response())
 }
