@@ -182,41 +182,28 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
 }
 
 /// The engine's reply, shaped: plain-text errors in the JSON-RPC shape, a
-/// stream's slot held while it is sent, single-message SSE replies as JSON.
+/// stream's slot held while it is sent, single-message SSE replies to a POST
+/// as JSON.
 pub async fn finish(config: &GuardConfig, after: After, response: Response) -> Response {
-    let After {
-        id,
-        slot,
-        post,
-        delete,
-    } = after;
-    if !post {
-        let mut response = response;
-        if let Some(slot) = slot {
-            response = hold(response, slot);
-        }
-        // rmcp ends a session with 202; clients (the Python SDK among them)
-        // expect the 200 the other SDKs send.
-        if delete && response.status() == StatusCode::ACCEPTED {
-            *response.status_mut() = StatusCode::OK;
-        }
-        return normalize(response, None).await;
+    let mut response = normalize(response, after.id).await;
+    // rmcp ends a session with 202; clients (the Python SDK among them)
+    // expect the 200 the other SDKs send.
+    if after.delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
     }
-    let mut response = normalize(response, id).await;
-    if let Some(slot) = slot {
+    if let Some(slot) = after.slot {
         response = hold(response, slot);
     }
-    if config.json_responses {
-        let gate = config.gate.clone();
-        collapse::collapse(response, config.collapse_wait, move |ids| {
-            if let Some(gate) = gate {
-                gate.discard_events(ids);
-            }
-        })
-        .await
-    } else {
-        response
+    if !(after.post && config.json_responses) {
+        return response;
     }
+    let gate = config.gate.clone();
+    collapse::collapse(response, config.collapse_wait, move |ids| {
+        if let Some(gate) = gate {
+            gate.discard_events(ids);
+        }
+    })
+    .await
 }
 
 async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError> {
