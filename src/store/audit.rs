@@ -141,11 +141,19 @@ impl Store {
             AuditWriter::Copy(pool) => pool,
             AuditWriter::Direct(direct) => return direct.append(records),
         };
-        let mut rows = Vec::with_capacity(records.len() * 160);
-        copy::encode(records, &mut rows);
         let error = query_error("append audit records");
         let mut writer = pool.copy_in_raw(copy::STATEMENT).await.map_err(error)?;
-        writer.send(rows).await.map_err(error)?;
+        // Encoded and sent a chunk at a time, yielding between chunks: a
+        // full batch (4,096 records, after the database stalled) encoded at
+        // once would hold its worker thread for about a millisecond, and the
+        // calls queued behind it would wait as long.
+        let mut rows = Vec::with_capacity(copy::CHUNK.min(records.len()) * 256);
+        for chunk in records.chunks(copy::CHUNK) {
+            rows.clear();
+            copy::encode(chunk, &mut rows);
+            writer.send(rows.as_slice()).await.map_err(error)?;
+            tokio::task::yield_now().await;
+        }
         writer.finish().await.map_err(error)?;
         Ok(())
     }

@@ -17,6 +17,9 @@ use super::{
 /// The statement that starts a batch; the column order is `encode`'s.
 pub(super) const STATEMENT: &str = concat!("copy audit (", columns!(), ") from stdin");
 
+/// Records per COPY message (see `Store::append_audit`).
+pub(super) const CHUNK: usize = 256;
+
 /// Appends `records` as COPY text rows: fields split by tabs, rows ended by
 /// newlines, with the backslash escapes the format defines.
 pub(super) fn encode(records: &[AuditRecord], out: &mut Vec<u8>) {
@@ -38,9 +41,9 @@ fn number(out: &mut Vec<u8>, value: i64) {
 }
 
 /// One text field and its separator. Backslash, tab, newline and carriage
-/// return are escaped; everything else, multi-byte UTF-8 included, is copied.
+/// return are escaped and NUL becomes U+FFFD (see `storable`), in the same
+/// pass; everything else, multi-byte UTF-8 included, is copied.
 fn text(out: &mut Vec<u8>, value: &str) {
-    let value = storable(value);
     let bytes = value.as_bytes();
     let mut start = 0;
     for (at, byte) in bytes.iter().enumerate() {
@@ -49,6 +52,7 @@ fn text(out: &mut Vec<u8>, value: &str) {
             b'\t' => b"\\t",
             b'\n' => b"\\n",
             b'\r' => b"\\r",
+            b'\0' => "\u{FFFD}".as_bytes(),
             _ => continue,
         };
         out.extend_from_slice(&bytes[start..at]);

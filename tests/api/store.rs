@@ -253,20 +253,21 @@ async fn audit_contract(store: &Store, backend: &str) {
     stored.subject = "\u{FFFD}".into();
     let newest = store.audit_tail(None, 0, 1).await.unwrap();
     assert_eq!(newest, [stored], "{backend}: text round trip");
-    // A batch wider than one insert statement (64 rows on SQLite), and one
-    // that fails (a duplicate id): all or none.
+    // A batch wider than one insert statement (64 rows on SQLite) and one
+    // COPY message (256 rows on PostgreSQL), and one that fails (a duplicate
+    // id): all or none.
     let before = store.audit_count().await.unwrap();
-    let many: Vec<_> = (0..100)
+    let many: Vec<_> = (0..600)
         .map(|i| audit_record("cy", START + 7_000 + i))
         .collect();
     store.append_audit(&many).await.unwrap();
     let count = store.audit_count().await.unwrap();
-    assert_eq!(count, before + 100, "{backend}: a wide batch");
-    // The duplicate comes last, after a full statement's worth of new rows.
-    let mut clash: Vec<_> = (0..70)
+    assert_eq!(count, before + 600, "{backend}: a wide batch");
+    // The duplicate comes last, after full statements and messages of new rows.
+    let mut clash: Vec<_> = (0..300)
         .map(|i| audit_record("dee", START + 8_000 + i))
         .collect();
-    clash.push(many[99].clone());
+    clash.push(many[599].clone());
     assert!(
         store.append_audit(&clash).await.is_err(),
         "{backend}: a duplicate id fails its batch"
@@ -274,13 +275,13 @@ async fn audit_contract(store: &Store, backend: &str) {
     let count = store.audit_count().await.unwrap();
     assert_eq!(
         count,
-        before + 100,
+        before + 600,
         "{backend}: nothing of a failed batch stays"
     );
     // The writer goes on after a failed batch.
-    store.append_audit(&clash[..70]).await.unwrap();
+    store.append_audit(&clash[..300]).await.unwrap();
     let count = store.audit_count().await.unwrap();
-    assert_eq!(count, before + 170, "{backend}: the next batch is written");
+    assert_eq!(count, before + 900, "{backend}: the next batch is written");
 }
 
 #[tokio::test]
