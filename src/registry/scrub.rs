@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use memchr::memmem;
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
@@ -20,6 +21,13 @@ pub const REDACTED: &str = "[redacted]";
 pub struct Scrubber {
     /// Longest first, so a secret containing another is replaced whole.
     secrets: Arc<[String]>,
+    /// The secrets' searchers, built once (building one costs more than a
+    /// search through a result).
+    finders: Arc<[memmem::Finder<'static>]>,
+    /// Whether some secret's JSON form differs from its text (it holds a
+    /// quote, a backslash or a control character), so searching serialized
+    /// JSON could miss it.
+    escaped: bool,
 }
 
 impl Scrubber {
@@ -30,8 +38,17 @@ impl Scrubber {
             .collect();
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
+        let escaped = secrets
+            .iter()
+            .any(|s| s.chars().any(|c| c == '"' || c == '\\' || c < ' '));
+        let finders = secrets
+            .iter()
+            .map(|s| memmem::Finder::new(s.as_bytes()).into_owned())
+            .collect();
         Self {
             secrets: secrets.into(),
+            finders,
+            escaped,
         }
     }
 
@@ -60,8 +77,20 @@ impl Scrubber {
         }
     }
 
-    /// Scrubs any MCP value through its wire form.
+    /// Scrubs any MCP value through its wire form. Most results hold no
+    /// secret, so their JSON text is searched first and the value is rebuilt
+    /// only when a secret may be in it: a string holding a secret whose JSON
+    /// form is its text shows it verbatim there. Rebuilding every result cost
+    /// 3,400 instructions a call in the benchmark (BENCHMARKS.md).
     fn wire<T: Serialize + DeserializeOwned>(&self, item: T) -> T {
+        if !self.escaped {
+            let Ok(text) = serde_json::to_vec(&item) else {
+                return item;
+            };
+            if !self.finders.iter().any(|f| f.find(&text).is_some()) {
+                return item;
+            }
+        }
         let Ok(mut value) = serde_json::to_value(&item) else {
             return item;
         };
@@ -106,5 +135,58 @@ mod tests {
         let mut value = serde_json::json!({"a": ["x s3cr3t-token y"], "b": 1});
         scrub.value(&mut value);
         assert_eq!(value["a"][0], "x [redacted] y");
+    }
+
+    fn result(texts: &[&str], structured: Value) -> CallToolResponse {
+        let content = texts
+            .iter()
+            .map(|t| rmcp::model::ContentBlock::text(*t))
+            .collect();
+        let mut result = rmcp::model::CallToolResult::success(content);
+        result.structured_content = Some(structured);
+        result.into()
+    }
+
+    fn wire_text(response: &CallToolResponse) -> String {
+        match response {
+            CallToolResponse::Complete(result) => serde_json::to_string(result).unwrap(),
+            _ => panic!("a complete result"),
+        }
+    }
+
+    #[test]
+    fn results_are_scrubbed_whether_or_not_a_secret_needs_escaping() {
+        for secret in [
+            "s3cr3t-token",
+            "quo\"te-secret",
+            "back\\slash-secret",
+            "tab\tsecret",
+        ] {
+            let scrub = Scrubber::new([secret.to_owned()]);
+            let clean = result(&["nothing here"], serde_json::json!({"k": "v"}));
+            let before = wire_text(&clean);
+            assert_eq!(wire_text(&scrub.result(clean)), before, "{secret:?}");
+            let leaky = result(
+                &["ok", &format!("env: {secret}!")],
+                serde_json::json!({"deep": [{"key": format!("={secret}")}]}),
+            );
+            let after = serde_json::from_str::<Value>(&wire_text(&scrub.result(leaky))).unwrap();
+            assert_eq!(
+                after["content"][1]["text"], "env: [redacted]!",
+                "{secret:?}"
+            );
+            assert_eq!(after["structuredContent"]["deep"][0]["key"], "=[redacted]");
+            assert!(!after.to_string().contains(secret), "{secret:?}");
+        }
+    }
+
+    #[test]
+    fn text_that_only_looks_like_a_secret_in_json_is_left_alone() {
+        // "1234" appears in the JSON text (a number), in no string: the full
+        // path runs and changes nothing.
+        let scrub = Scrubber::new(["1234".to_owned()]);
+        let response = result(&["fine"], serde_json::json!({"n": 123456}));
+        let before = wire_text(&response);
+        assert_eq!(wire_text(&scrub.result(response)), before);
     }
 }
