@@ -140,9 +140,9 @@ mod tests {
     fn result(texts: &[&str], structured: Value) -> CallToolResponse {
         let content = texts
             .iter()
-            .map(|t| rmcp::model::ContentBlock::text(*t))
+            .map(|t| crate::mcp::ContentBlock::text(*t))
             .collect();
-        let mut result = rmcp::model::CallToolResult::success(content);
+        let mut result = crate::mcp::CallToolResult::success(content);
         result.structured_content = Some(structured);
         result.into()
     }
