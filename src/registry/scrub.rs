@@ -21,8 +21,8 @@ pub const REDACTED: &str = "[redacted]";
 pub struct Scrubber {
     /// Longest first, so a secret containing another is replaced whole.
     secrets: Arc<[String]>,
-    /// The secrets' searchers, built once (building one costs more than a
-    /// search through a result).
+    /// The secrets' searchers, in the same order, built once (building one
+    /// costs more than a search through a result).
     finders: Arc<[memmem::Finder<'static>]>,
     /// Whether some secret's JSON form differs from its text (it holds a
     /// quote, a backslash or a control character), so searching serialized
@@ -56,10 +56,15 @@ impl Scrubber {
         self.secrets.is_empty()
     }
 
+    /// Whether any secret occurs in `bytes`.
+    fn holds_secret(&self, bytes: &[u8]) -> bool {
+        self.finders.iter().any(|f| f.find(bytes).is_some())
+    }
+
     pub fn text(&self, text: &str) -> String {
         let mut out = text.to_owned();
-        for secret in self.secrets.iter() {
-            if out.contains(secret.as_str()) {
+        for (secret, finder) in self.secrets.iter().zip(self.finders.iter()) {
+            if finder.find(out.as_bytes()).is_some() {
                 out = out.replace(secret.as_str(), REDACTED);
             }
         }
@@ -68,7 +73,7 @@ impl Scrubber {
 
     pub fn value(&self, value: &mut Value) {
         match value {
-            Value::String(s) if self.secrets.iter().any(|x| s.contains(x.as_str())) => {
+            Value::String(s) if self.holds_secret(s.as_bytes()) => {
                 *s = self.text(s);
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
@@ -87,7 +92,7 @@ impl Scrubber {
             let Ok(text) = serde_json::to_vec(&item) else {
                 return item;
             };
-            if !self.finders.iter().any(|f| f.find(&text).is_some()) {
+            if !self.holds_secret(&text) {
                 return item;
             }
         }
