@@ -190,7 +190,8 @@ impl App {
         self.shared.bus.clone()
     }
 
-    pub fn router(&self) -> Router {
+    /// The HTTP stack of the main listener.
+    pub fn front(&self) -> Arc<http::Front> {
         let shared = self.shared.clone();
         let mcp = StreamableHttpService::new(
             move || Ok(McpHandler::new(shared.clone())),
@@ -235,35 +236,34 @@ impl App {
             metrics: self.metrics.clone(),
             mcp_path: config.mcp.path.clone(),
         };
-        let router = http::router(HttpParts {
-            mcp_path: config.mcp.path.clone(),
-            mcp,
-            guard: GuardConfig::from_config(
-                config,
-                Some(Arc::new(gate)),
-                streams,
-                self.rate_limits.clone(),
-            ),
-            health: self.health.clone(),
-            auth: AuthState {
-                authenticator: self.authenticator.clone(),
-                auditor: self.auditor.clone(),
-                scopes_supported: Arc::new(config.auth.oauth.scopes_supported.clone()),
-                now_ms: Arc::new(move || store.now_ms()),
-            },
-            edge,
-            browser_origins,
-            rate_limits: self.rate_limits.clone(),
-            max_in_flight: config.limits.max_in_flight,
-            compression_min_bytes: config.limits.compression_min_bytes,
-            observer,
-        });
         let metrics = &self.config.telemetry.metrics;
-        if metrics.enabled && metrics.listen.is_empty() {
-            router.merge(self.metrics_router())
-        } else {
-            router
-        }
+        let on_main_listener = metrics.enabled && metrics.listen.is_empty();
+        http::front(
+            HttpParts {
+                mcp_path: config.mcp.path.clone(),
+                mcp,
+                guard: GuardConfig::from_config(
+                    config,
+                    Some(Arc::new(gate)),
+                    streams,
+                    self.rate_limits.clone(),
+                ),
+                health: self.health.clone(),
+                auth: AuthState {
+                    authenticator: self.authenticator.clone(),
+                    auditor: self.auditor.clone(),
+                    scopes_supported: Arc::new(config.auth.oauth.scopes_supported.clone()),
+                    now_ms: Arc::new(move || store.now_ms()),
+                },
+                edge,
+                browser_origins,
+                rate_limits: self.rate_limits.clone(),
+                max_in_flight: config.limits.max_in_flight,
+                compression_min_bytes: config.limits.compression_min_bytes,
+                observer,
+            },
+            on_main_listener.then(|| self.metrics_router()),
+        )
     }
 
     /// `/metrics` (Prometheus text), on the main listener or its own.
@@ -298,7 +298,7 @@ impl App {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let router = self.router();
+        let front = self.front();
         let metrics = &self.config.telemetry.metrics;
         if metrics.enabled && !metrics.listen.is_empty() {
             let addr = &metrics.listen;
@@ -340,7 +340,7 @@ impl App {
         let health = self.health.clone();
         http::serve(
             listener,
-            router,
+            front,
             options,
             shutdown,
             move || health.start_draining(),

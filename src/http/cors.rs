@@ -2,14 +2,9 @@
 //! rest: requests without `Origin` (every SDK client, curl, proxies' probes)
 //! get the two headers tower-http's layer would add to them, computed once,
 //! instead of a per-request copy of the layer and its header building.
+//! `front.rs` decides which of the two a request gets.
 
-use std::{
-    convert::Infallible,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll, ready},
-    time::Duration,
-};
+use std::{convert::Infallible, sync::Arc, time::Duration};
 
 use axum::{
     body::Body,
@@ -17,19 +12,14 @@ use axum::{
     http::{HeaderName, HeaderValue, Method, header},
     response::Response,
 };
-use futures::{
-    FutureExt,
-    future::{BoxFuture, Either},
-};
-use tower::{Layer, Service, ServiceExt, service_fn};
+use futures::FutureExt;
+use tower::{Layer, ServiceExt, service_fn};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 /// tower-http's CORS for `origins`, applied only to requests with `Origin`.
-#[derive(Clone)]
 pub struct BrowserCors {
-    /// Shared: the stack around the router, this included, is cloned for
-    /// every request, and a `CorsLayer` clone copies its header lists.
-    layer: Arc<CorsLayer>,
+    /// For requests with `Origin` (`front.rs` wraps its routes in it).
+    pub(super) layer: Arc<CorsLayer>,
     /// What the layer adds to a response to a request without `Origin`.
     plain: Arc<[(HeaderName, HeaderValue)]>,
 }
@@ -60,72 +50,18 @@ impl BrowserCors {
     }
 }
 
-impl<S> Layer<S> for BrowserCors {
-    type Service = BrowserOnly<S>;
-
-    fn layer(&self, inner: S) -> BrowserOnly<S> {
-        BrowserOnly {
-            cors: self.clone(),
-            inner,
-        }
-    }
-}
-
-#[derive(Clone)]
-pub struct BrowserOnly<S> {
-    cors: BrowserCors,
-    inner: S,
-}
-
-pin_project_lite::pin_project! {
-    /// `inner`'s response with `headers` appended.
-    pub struct Plain<F> {
-        #[pin]
-        inner: F,
-        headers: Arc<[(HeaderName, HeaderValue)]>,
-    }
-}
-
-impl<F: Future<Output = Result<Response, Infallible>>> Future for Plain<F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
-        let Ok(mut response) = ready!(this.inner.poll(cx));
-        // As tower-http does: Vary adds to what is there, the rest replace.
-        for (name, value) in this.headers.iter() {
+impl BrowserCors {
+    /// Adds what the layer adds to the response of a request without
+    /// `Origin`. As tower-http does: Vary adds to what is there, the rest
+    /// replace.
+    pub fn add_plain(&self, response: &mut Response) {
+        for (name, value) in self.plain.iter() {
             if name == header::VARY {
                 response.headers_mut().append(name.clone(), value.clone());
             } else {
                 response.headers_mut().insert(name.clone(), value.clone());
             }
         }
-        Poll::Ready(Ok(response))
-    }
-}
-
-impl<S> Service<Request> for BrowserOnly<S>
-where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Either<BoxFuture<'static, Result<Response, Infallible>>, Plain<S::Future>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        if request.headers().contains_key(header::ORIGIN) {
-            let cors = self.cors.layer.layer(self.inner.clone());
-            return Either::Left(cors.oneshot(request).boxed());
-        }
-        Either::Right(Plain {
-            inner: self.inner.call(request),
-            headers: self.cors.plain.clone(),
-        })
     }
 }
 

@@ -8,6 +8,7 @@ mod compress;
 mod cors;
 mod edge;
 pub mod error;
+mod front;
 mod guard;
 mod health;
 pub mod limits;
@@ -15,19 +16,13 @@ mod serve;
 mod stack;
 mod throttle;
 
-use std::{net::SocketAddr, sync::Arc};
+use std::sync::Arc;
 
-use axum::{
-    Router,
-    extract::{ConnectInfo, Request, State},
-    middleware::{self, Next},
-    response::Response,
-    routing::get,
-};
-use tower::ServiceBuilder;
-use tower_http::{catch_panic::CatchPanicLayer, trace::TraceLayer};
+use axum::{Router, routing::get};
+use tower_http::trace::TraceLayer;
 
 pub use edge::{ClientInfo, EdgeConfig};
+pub use front::Front;
 pub use guard::{Envelope, Gate, GuardConfig, Refusal};
 pub use health::Health;
 pub use limits::{RateLimits, StreamCaps};
@@ -80,10 +75,12 @@ impl GuardConfig {
 
 /// The router and its middleware stack. Each layer is listed outermost
 /// first, with why it sits where it does.
-pub fn router(parts: HttpParts) -> Router {
+/// The whole HTTP stack, one per listener (`front.rs` lists its steps).
+/// `metrics`: the `/metrics` route, when it is served on this listener.
+pub fn front(parts: HttpParts, metrics: Option<Router>) -> Arc<Front> {
     // The MCP endpoint: its own steps (capacity, rate limits, authentication,
-    // the input guard, observation) are one service; `stack.rs` lists them.
-    let mcp = stack::McpStack::new(
+    // the input guard, observation) run in order; `stack.rs` lists them.
+    let mcp = stack::Steps::new(
         parts.mcp,
         parts.max_in_flight,
         parts.rate_limits,
@@ -109,54 +106,20 @@ pub fn router(parts: HttpParts) -> Router {
         .with_state(parts.health)
         .merge(metadata)
         .layer(TraceLayer::new_for_http().on_failure(()));
-    let routes = stack::McpFirst::new(&parts.mcp_path, mcp, routes);
-    // Around the whole router rather than `Router::layer`, which would wrap
-    // each route in its own boxed copy of the stack, cloned per request.
-    let stack = ServiceBuilder::new()
-        // Outermost, one step (a layer each cost a boxed service and future
-        // per request): first, describe the MCP requests refused anywhere
-        // below (Host/Origin, 401, 429, ...), which the engine never sees;
-        // then refuse a foreign Host or Origin before anything reads the
-        // request (DNS rebinding) and record who the client is; on the way
-        // out, compress JSON above the threshold, never SSE, so streams are
-        // never held back (see compress.rs).
-        .layer(middleware::from_fn_with_state(
-            Arc::new(Front {
-                observer: parts.observer,
-                edge: edge::Edge {
-                    config: parts.edge,
-                    compression: compress::Compression::new(parts.compression_min_bytes),
-                },
-            }),
-            front,
-        ))
-        // A panic anywhere below becomes a 500, never a dropped connection.
-        .layer(CatchPanicLayer::new())
-        // Browser preflights for the allowed origins; never reflects others.
-        .layer(cors::BrowserCors::new(&parts.browser_origins))
-        .service(routes);
-    Router::new().fallback_service(stack)
-}
-
-struct Front {
-    observer: crate::telemetry::Observer,
-    edge: edge::Edge,
-}
-
-async fn front(
-    State(front): State<Arc<Front>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    request: Request,
-    next: Next,
-) -> Response {
-    crate::telemetry::observe_outer(&front.observer, request, |request| {
-        edge::edge(&front.edge, peer, request, |request| next.run(request))
+    Arc::new(Front {
+        observer: parts.observer,
+        edge: edge::Edge {
+            config: parts.edge,
+            compression: compress::Compression::new(parts.compression_min_bytes),
+        },
+        cors: cors::BrowserCors::new(&parts.browser_origins),
+        mcp_path: parts.mcp_path,
+        mcp,
+        routes,
+        metrics,
     })
-    .await
 }
 
-/// The headers read on every MCP request, as names parsed once: a lookup by
-/// `&str` validates and lower-cases the name on each call.
 pub mod names {
     use axum::http::HeaderName;
 

@@ -2,21 +2,21 @@
 //! dropped without holding anyone up), TCP_NODELAY on every socket, a cap
 //! on open connections, and a graceful drain.
 
-use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+use std::{future::Future, sync::Arc, time::Duration};
 
-use axum::{Router, extract::ConnectInfo};
 use futures::FutureExt;
-use hyper::{body::Incoming, server::conn::http1};
+use hyper::server::conn::http1;
 use hyper_util::{
     rt::{TokioExecutor, TokioIo, TokioTimer},
     server::{conn::auto::Builder, graceful::GracefulShutdown},
-    service::TowerToHyperService,
 };
 use tokio::{
     net::TcpListener,
     sync::{OwnedSemaphorePermit, Semaphore},
 };
 use tokio_util::sync::CancellationToken;
+
+use super::Front;
 
 pub struct ServeOptions {
     /// A client must send its request head within this time.
@@ -32,12 +32,12 @@ pub struct ServeOptions {
     pub grace: Duration,
 }
 
-/// Serves `router` on `listener` until `shutdown`; then drains. `on_drain`
+/// Serves `front` on `listener` until `shutdown`; then drains. `on_drain`
 /// runs when draining starts (readiness turns false); `end_streams` is
 /// cancelled when the grace period is over, which ends open SSE streams.
 pub async fn serve(
     listener: TcpListener,
-    router: Router,
+    front: Arc<Front>,
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
     on_drain: impl FnOnce() + Send + 'static,
@@ -81,17 +81,8 @@ pub async fn serve(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::warn!(%error, "could not set TCP_NODELAY");
         }
-        let service = tower::ServiceExt::map_request(
-            router.clone(),
-            move |mut request: http::Request<Incoming>| {
-                request
-                    .extensions_mut()
-                    .insert(ConnectInfo::<SocketAddr>(peer));
-                request
-            },
-        );
         let io = TokioIo::new(stream);
-        let service = TowerToHyperService::new(service);
+        let service = front.connection(peer);
         match &protocols {
             Protocols::Http1(builder) => {
                 spawn(graceful.watch(builder.serve_connection(io, service)), slot);

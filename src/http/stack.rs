@@ -1,4 +1,5 @@
-//! The MCP endpoint's own middleware, in one service.
+//! The MCP endpoint's own middleware, in one async function that the
+//! connection's future (`front.rs`) runs in place.
 //!
 //! The steps run in this order, each able to answer in place of the rest:
 //!
@@ -24,23 +25,11 @@
 //! nested is moved as the request starts (the profile showed those copies
 //! on every call; BENCHMARKS.md).
 
-use std::{
-    convert::Infallible,
-    sync::Arc,
-    task::{Context, Poll},
-};
-
 use axum::{
-    Router,
     extract::Request,
     response::{IntoResponse, Response},
 };
-use futures::{
-    FutureExt,
-    future::{BoxFuture, Either},
-};
 use tokio::sync::Semaphore;
-use tower::Service;
 use tracing::Instrument;
 
 use super::{
@@ -56,10 +45,7 @@ use crate::{
 };
 
 /// The MCP endpoint: the steps above in front of the engine.
-#[derive(Clone)]
-pub struct McpStack(Arc<Steps>);
-
-struct Steps {
+pub struct Steps {
     in_flight: Semaphore,
     rate_limits: RateLimits,
     auth: AuthState,
@@ -68,7 +54,7 @@ struct Steps {
     engine: Engine,
 }
 
-impl McpStack {
+impl Steps {
     pub fn new(
         engine: Engine,
         max_in_flight: usize,
@@ -77,21 +63,18 @@ impl McpStack {
         guard: guard::GuardConfig,
         observer: Observer,
     ) -> Self {
-        Self(Arc::new(Steps {
+        Self {
             in_flight: Semaphore::new(max_in_flight),
             rate_limits,
             auth,
             guard,
             observer,
             engine,
-        }))
+        }
     }
-}
 
-impl Steps {
-    /// Owns its `Arc`, so the boxed future in `call` is this one future
-    /// (an `async move` block around it would hold the request twice).
-    async fn serve(self: Arc<Self>, request: Request) -> Response {
+    /// Part of the connection's one future (`front.rs`), not boxed apart.
+    pub async fn serve(&self, request: Request) -> Response {
         let Ok(_slot) = self.in_flight.try_acquire() else {
             let message = "the server is at capacity; retry shortly".to_owned();
             return HttpError::Unavailable(message).into_response();
@@ -106,7 +89,7 @@ impl Steps {
                 let guard::Admitted { request, after } = admitted;
                 let (request, observing) = Observing::start(request);
                 let span = observing.span().clone();
-                let Ok(response) = self.engine.serve(request).instrument(span).await;
+                let response = self.engine.serve(request).instrument(span).await;
                 let response = observing.finish(&self.observer, response);
                 guard::finish(&self.guard, after, response).await
             }
@@ -122,59 +105,5 @@ impl Steps {
             return Err(refusal);
         }
         guard::admit(&self.guard, request).await
-    }
-}
-
-impl Service<Request> for McpStack {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        Box::pin(self.0.clone().serve(request).map(Ok))
-    }
-}
-
-/// The MCP endpoint ahead of the other routes: a request for its path goes
-/// straight to the stack. Through axum's router it cost a route lookup, a
-/// boxed clone of the route's service and one more boxed future on every
-/// call; the other routes (probes, metadata) keep the router.
-#[derive(Clone)]
-pub struct McpFirst {
-    path: Arc<str>,
-    mcp: McpStack,
-    rest: Router,
-}
-
-impl McpFirst {
-    pub fn new(path: &str, mcp: McpStack, rest: Router) -> Self {
-        Self {
-            path: path.into(),
-            mcp,
-            rest,
-        }
-    }
-}
-
-impl Service<Request> for McpFirst {
-    type Response = Response;
-    type Error = Infallible;
-    type Future =
-        Either<<McpStack as Service<Request>>::Future, <Router as Service<Request>>::Future>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        if request.uri().path() == &*self.path {
-            Either::Left(self.mcp.call(request))
-        } else {
-            Either::Right(self.rest.call(request))
-        }
     }
 }

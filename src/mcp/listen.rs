@@ -14,14 +14,14 @@
 //! the accepted filter is computed by rmcp's own rules, so a client cannot
 //! tell which path served it.
 
-use std::{convert::Infallible, sync::Arc, task::Poll, time::Duration};
+use std::{convert::Infallible, sync::Arc, time::Duration};
 
 use axum::{
     body::{Body, Bytes},
     http::{HeaderMap, HeaderValue, Request, header},
     response::{IntoResponse, Response},
 };
-use futures::{StreamExt, future::BoxFuture};
+use futures::StreamExt;
 use http_body_util::BodyExt;
 use rmcp::{
     ServerHandler,
@@ -37,7 +37,6 @@ use rmcp::{
 use serde_json::Value;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
-use tower::{Service, ServiceExt};
 
 use super::{McpHandler, Sessions, Shared, StreamableHttpService};
 use crate::registry::ChangeEvent;
@@ -68,51 +67,31 @@ impl Engine {
     }
 }
 
-impl Service<Request<Body>> for Engine {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Response, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        self.serve(request)
-    }
-}
-
 impl Engine {
-    /// Serves one request. Takes `&self`: the MCP stack holds the engine
-    /// behind an `Arc` and calls this per request, where `oneshot` would
-    /// first clone the engine, and this clones rmcp's service again.
-    pub fn serve(
-        &self,
-        request: Request<Body>,
-    ) -> BoxFuture<'static, Result<Response, Infallible>> {
-        let rmcp = self.rmcp.clone();
+    /// Serves one request. By reference and not boxed: it runs inside the
+    /// connection's one future (`http::front`). Through rmcp's tower `call`
+    /// each request cloned rmcp's service twice (ours, then rmcp's own), and
+    /// each clone locks the shutdown token's mutex, which both workers share.
+    pub async fn serve(&self, request: Request<Body>) -> Response {
         let listen = request
             .headers()
             .get(crate::http::names::MCP_METHOD)
             .is_some_and(|m| m.as_bytes() == METHOD.as_bytes());
         if !listen {
-            return Box::pin(async move { Ok(rmcp.oneshot(request).await?.into_response()) });
+            return self.rmcp.handle(request).await.into_response();
         }
-        let listener = self.listener.clone();
-        Box::pin(async move {
-            // The guard has read the body already; this is the same buffer.
-            let (parts, body) = request.into_parts();
-            let bytes = body
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
-            if let Some(response) = listener.serve(&parts.headers, &bytes) {
-                return Ok(response);
-            }
-            let request = Request::from_parts(parts, Body::from(bytes));
-            Ok(rmcp.oneshot(request).await?.into_response())
-        })
+        // The guard has read the body already; this is the same buffer.
+        let (parts, body) = request.into_parts();
+        let bytes = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        if let Some(response) = self.listener.serve(&parts.headers, &bytes) {
+            return response;
+        }
+        let request = Request::from_parts(parts, Body::from(bytes));
+        self.rmcp.handle(request).await.into_response()
     }
 }
 
