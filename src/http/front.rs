@@ -42,7 +42,7 @@ use tower::{Layer, Service, ServiceExt};
 use tower_http::catch_panic::{DefaultResponseForPanic, ResponseForPanic};
 
 use super::{cors::BrowserCors, edge, stack::Steps};
-use crate::telemetry::{Observer, observe_outer};
+use crate::telemetry::{METRICS_PATH, Observer, observe_outer};
 
 /// What every request shares: built once, behind one `Arc`.
 pub struct Front {
@@ -74,7 +74,7 @@ impl Front {
 
     async fn serve(self: Arc<Self>, peer: SocketAddr, request: Request) -> Response {
         if let Some(metrics) = &self.metrics
-            && request.uri().path() == "/metrics"
+            && request.uri().path() == METRICS_PATH
         {
             let Ok(response) = metrics.clone().oneshot(request).await;
             return response;

@@ -73,8 +73,6 @@ impl GuardConfig {
     }
 }
 
-/// The router and its middleware stack. Each layer is listed outermost
-/// first, with why it sits where it does.
 /// The whole HTTP stack, one per listener (`front.rs` lists its steps).
 /// `metrics`: the `/metrics` route, when it is served on this listener.
 pub fn front(parts: HttpParts, metrics: Option<Router>) -> Arc<Front> {
@@ -120,6 +118,8 @@ pub fn front(parts: HttpParts, metrics: Option<Router>) -> Arc<Front> {
     })
 }
 
+/// The headers read on every MCP request, as names parsed once: a lookup by
+/// `&str` validates and lower-cases the name on each call.
 pub mod names {
     use axum::http::HeaderName;
 

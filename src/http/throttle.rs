@@ -2,10 +2,10 @@
 //! before authentication (for requests without valid credentials), per
 //! caller after it.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
 use axum::{
-    extract::{ConnectInfo, Request},
+    extract::Request,
     http::{StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -16,16 +16,8 @@ use crate::registry::Caller;
 /// The client's address as the quota key; written out only when a quota is
 /// spent (most requests carry credentials that work).
 fn address(request: &Request) -> Option<IpAddr> {
-    request
-        .extensions()
-        .get::<ClientInfo>()
-        .map(|c| c.ip)
-        .or_else(|| {
-            request
-                .extensions()
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|c| c.0.ip())
-        })
+    // The edge step records the client on every request it lets through.
+    request.extensions().get::<ClientInfo>().map(|c| c.ip)
 }
 
 /// Spends one of the address's unauthenticated requests; `Some` refusal,

@@ -65,9 +65,7 @@ impl Engine {
         });
         Self { rmcp, listener }
     }
-}
 
-impl Engine {
     /// Serves one request. By reference and not boxed: it runs inside the
     /// connection's one future (`http::front`). Through rmcp's tower `call`
     /// each request cloned rmcp's service twice (ours, then rmcp's own), and

@@ -265,12 +265,15 @@ struct Scrape {
     token: Option<String>,
 }
 
+/// Where the Prometheus text is served.
+pub const METRICS_PATH: &str = "/metrics";
+
 /// `GET /metrics`; behind `telemetry.metrics.token` when one is set, never
 /// behind user tokens.
 pub fn metrics_router(metrics: Metrics, config: &TelemetryConfig) -> Router {
     let token = Some(config.metrics.token.expose().to_owned()).filter(|t| !t.is_empty());
     Router::new()
-        .route("/metrics", get(scrape))
+        .route(METRICS_PATH, get(scrape))
         .with_state(Scrape { metrics, token })
 }
 

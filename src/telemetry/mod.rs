@@ -16,7 +16,7 @@ use opentelemetry_otlp::{WithExportConfig, WithHttpConfig as _};
 use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
 use tracing_subscriber::{EnvFilter, Layer, Registry, filter::Targets, fmt, prelude::*};
 
-pub use metrics::{Metrics, metrics_router};
+pub use metrics::{METRICS_PATH, Metrics, metrics_router};
 pub use observe::{Observed, Observer, Observing, TraceId, new_trace_id, observe_outer};
 
 use crate::config::{Config, LogConfig, LogFormat, TelemetryConfig};
