@@ -55,7 +55,7 @@ impl Gate for TeamGate {
         Ok(())
     }
 
-    async fn session_owner(&self, session_id: &str) -> Option<String> {
+    async fn session_owner(&self, session_id: &str) -> Option<Arc<str>> {
         self.sessions.owner_of(session_id).await
     }
 
@@ -106,8 +106,6 @@ impl Gate for TeamGate {
     }
 
     fn discard_events(&self, event_ids: Vec<String>) {
-        for id in &event_ids {
-            self.events.discard(id);
-        }
+        self.events.discard(&event_ids);
     }
 }

@@ -31,7 +31,7 @@ pub trait Gate: Send + Sync {
     /// Whether `caller` may start a new 2025-era session (caps); `Err` is the reason.
     async fn admit(&self, caller: &Caller) -> Result<(), String>;
     /// Who owns a 2025-era session, if it is known.
-    async fn session_owner(&self, session_id: &str) -> Option<String>;
+    async fn session_owner(&self, session_id: &str) -> Option<std::sync::Arc<str>>;
     /// Scopes a call of `method` on `target` needs; `None` when not gated.
     fn required_scopes(&self, method: &str, target: &str) -> Option<Vec<String>>;
     /// The `WWW-Authenticate` value of an insufficient-scope refusal.
@@ -99,7 +99,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
         &config.gate,
         header(request.headers(), names::MCP_SESSION_ID),
     ) && let Some(owner) = gate.session_owner(&session).await
-        && owner != caller.user
+        && *owner != *caller.user
     {
         // Another member's session: as far as this caller knows, it does not exist.
         let (parts, _) = request.into_parts();

@@ -5,6 +5,7 @@
 
 mod calls;
 mod handler;
+mod known;
 mod listen;
 mod listing;
 mod methods;

@@ -26,6 +26,7 @@ use rmcp::{
     },
 };
 
+use super::known::{self, Known, Presence};
 use crate::{
     registry::Caller,
     store::{SessionRepo, SessionRow},
@@ -46,10 +47,7 @@ pub struct Sessions {
     inner: LocalSessionManager,
     repo: Arc<dyn SessionRepo>,
     idle_ttl_ms: i64,
-    /// Session id to the expiry its row had when last read.
-    present: moka::future::Cache<String, Option<i64>>,
-    touched: moka::future::Cache<String, ()>,
-    owners: moka::future::Cache<String, String>,
+    known: Known,
 }
 
 impl Sessions {
@@ -67,29 +65,33 @@ impl Sessions {
             inner,
             repo,
             idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
-            present: moka::future::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(PRESENCE_TTL)
-                .build(),
-            touched: moka::future::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(TOUCH_EVERY)
-                .build(),
-            owners: moka::future::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_idle(Duration::from_secs(600))
-                .build(),
+            known: Known::new(PRESENCE_TTL, TOUCH_EVERY),
         }
     }
 
-    /// Who owns `id`, from the store (cached: owners never change).
-    pub async fn owner_of(&self, id: &str) -> Option<String> {
-        if let Some(owner) = self.owners.get(id).await {
+    /// Who owns `id`, from the store (remembered: owners never change).
+    pub async fn owner_of(&self, id: &str) -> Option<Arc<str>> {
+        if let Some(owner) = self.known.owner(id) {
             return Some(owner);
         }
-        let owner = self.repo.get(id).await.ok().flatten()?.owner;
-        self.owners.insert(id.to_owned(), owner.clone()).await;
-        Some(owner)
+        self.read(id).await;
+        self.known.owner(id)
+    }
+
+    /// Reads `id`'s row into `known`; returns its expiry (`known::UNKNOWN`
+    /// when the store fails: a database error keeps sessions served).
+    async fn read(&self, id: &str) -> i64 {
+        match self.repo.get(id).await {
+            Ok(Some(row)) => {
+                self.known.note(id, Some(&row.owner), row.expires_ms);
+                row.expires_ms
+            }
+            Ok(None) => {
+                self.known.note(id, None, known::GONE);
+                known::GONE
+            }
+            Err(_) => known::UNKNOWN,
+        }
     }
 
     /// Sessions whose worker is in memory now (the rest live only in the store).
@@ -145,14 +147,13 @@ impl Sessions {
 
     /// Refreshes the session's expiry, at most once per `TOUCH_EVERY`.
     async fn touch(&self, id: &SessionId) {
-        if self.touched.contains_key(id.as_ref()) {
+        if !self.known.claim_touch(id) {
             return;
         }
-        self.touched.insert(id.to_string(), ()).await;
         if let Err(error) = self.repo.touch(id, self.idle_ttl_ms).await {
             tracing::warn!(%error, "session expiry not refreshed");
         }
-        self.present.invalidate(id.as_ref()).await;
+        self.known.reread(id);
     }
 }
 
@@ -189,20 +190,12 @@ impl SessionManager for Sessions {
         if !self.inner.has_session(id).await? {
             return Ok(false);
         }
-        // In memory; is its row still there and unexpired? A database error
-        // keeps serving (None = unknown).
-        let repo = self.repo.clone();
-        let key = id.to_string();
-        let expires = self
-            .present
-            .get_with(key.clone(), async move {
-                match repo.get(&key).await {
-                    Ok(row) => Some(row.map_or(i64::MIN, |r| r.expires_ms)),
-                    Err(_) => None,
-                }
-            })
-            .await;
-        if expires.is_some_and(|expires| expires <= self.repo.clock_ms()) {
+        // In memory; is its row still there and unexpired?
+        let expires = match self.known.presence(id) {
+            Presence::Expires(expires) => expires,
+            Presence::Read => self.read(id).await,
+        };
+        if expires <= self.repo.clock_ms() {
             let _ = self.inner.close_session(id).await;
             return Ok(false);
         }
@@ -210,7 +203,7 @@ impl SessionManager for Sessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        self.present.invalidate(id.as_ref()).await;
+        self.known.forget(id);
         self.inner.close_session(id).await
     }
 
