@@ -15,7 +15,8 @@ use axum::{
     response::Response,
 };
 use futures::StreamExt;
-use serde_json::Value;
+use serde::{Deserialize, Deserializer, de::IgnoredAny};
+use std::ops::Range;
 
 /// Largest reply collapsed into JSON; bigger ones stay SSE.
 const MAX_PEEK_BYTES: usize = 8 * 1024 * 1024;
@@ -38,7 +39,9 @@ pub async fn collapse(
     let (parts, body) = response.into_parts();
     let mut stream = body.into_data_stream();
     let mut peeked: Vec<Bytes> = Vec::new();
-    let mut buffer: Vec<u8> = Vec::new();
+    // All peeked bytes in one piece, kept only once a reply spans chunks:
+    // most arrive whole, and are scanned and answered from the chunk itself.
+    let mut joined: Vec<u8> = Vec::new();
     let deadline = tokio::time::Instant::now() + wait;
 
     let decision = loop {
@@ -49,15 +52,32 @@ pub async fn collapse(
         let Some(Ok(chunk)) = next else {
             break None;
         };
-        buffer.extend_from_slice(&chunk);
         peeked.push(chunk);
-        if buffer.len() > MAX_PEEK_BYTES {
+        let scanned: &[u8] = match peeked.as_slice() {
+            [only] => only,
+            [first, .., last] => {
+                if joined.is_empty() {
+                    joined.extend_from_slice(first);
+                }
+                joined.extend_from_slice(last);
+                &joined
+            }
+            [] => unreachable!("a chunk was just pushed"),
+        };
+        if scanned.len() > MAX_PEEK_BYTES {
             break None;
         }
-        match first_message(&buffer) {
+        match first_message(scanned) {
             Scan::NeedMore => continue,
             Scan::Stream => break None,
-            Scan::Final(json, ids) => break Some((json, ids)),
+            Scan::Final(data, ids) => {
+                let json = match data {
+                    Data::At(range) if peeked.len() == 1 => peeked[0].slice(range),
+                    Data::At(range) => Bytes::copy_from_slice(&joined[range]),
+                    Data::Joined(text) => Bytes::from(text),
+                };
+                break Some((json, ids));
+            }
         }
     };
 
@@ -88,7 +108,34 @@ enum Scan {
     Stream,
     /// The first message is the final response; here is its JSON, and the
     /// ids of the events read up to it.
-    Final(String, Vec<String>),
+    Final(Data, Vec<String>),
+}
+
+/// Where a response's JSON is.
+enum Data {
+    /// These bytes of the scanned buffer (one `data:` line, the usual case).
+    At(Range<usize>),
+    /// Several `data:` lines (or CRLF line ends), joined.
+    Joined(String),
+}
+
+/// What a message's top-level keys say about it; nothing else is kept (the
+/// JSON is only checked, never built into a tree).
+#[derive(Deserialize)]
+struct Shape {
+    #[serde(default, deserialize_with = "present")]
+    method: bool,
+    #[serde(default, deserialize_with = "present")]
+    id: bool,
+    #[serde(default, deserialize_with = "present")]
+    result: bool,
+    #[serde(default, deserialize_with = "present")]
+    error: bool,
+}
+
+/// True for any value, `null` included (a null id is still an id).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(deserializer).map(|_| true)
 }
 
 /// Looks at complete SSE events in `buffer`, skipping comments (keep-alive)
@@ -98,8 +145,21 @@ fn first_message(buffer: &[u8]) -> Scan {
         // A multi-byte character may be split across chunks; wait for more.
         return Scan::NeedMore;
     };
-    let text = text.replace("\r\n", "\n");
-    let mut rest = text.as_str();
+    if !text.contains('\r') {
+        return scan(text);
+    }
+    // Rare (rmcp writes LF): scanned in a normalised copy.
+    let normal = text.replace("\r\n", "\n");
+    match scan(&normal) {
+        Scan::Final(Data::At(range), ids) => {
+            Scan::Final(Data::Joined(normal[range].to_owned()), ids)
+        }
+        other => other,
+    }
+}
+
+fn scan(text: &str) -> Scan {
+    let mut rest = text;
     let mut ids = Vec::new();
     while let Some(end) = rest.find("\n\n") {
         let event = &rest[..end];
@@ -110,21 +170,33 @@ fn first_message(buffer: &[u8]) -> Scan {
                 .filter_map(|line| line.strip_prefix("id:"))
                 .map(|id| id.trim().to_owned()),
         );
-        let data: Vec<&str> = event
+        let mut lines = event
             .lines()
             .filter_map(|line| line.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d))
-            .collect();
-        let data = data.join("\n");
-        if data.trim().is_empty() {
+            .map(|d| d.strip_prefix(' ').unwrap_or(d));
+        let Some(first) = lines.next() else { continue };
+        let data = match lines.next() {
+            None => Data::At(offset(text, first)),
+            Some(second) => {
+                let mut joined = [first, second].join("\n");
+                for line in lines {
+                    joined.push('\n');
+                    joined.push_str(line);
+                }
+                Data::Joined(joined)
+            }
+        };
+        let json = match &data {
+            Data::At(range) => &text[range.clone()],
+            Data::Joined(joined) => joined.as_str(),
+        };
+        if json.trim().is_empty() {
             continue;
         }
-        let Ok(message) = serde_json::from_str::<Value>(&data) else {
+        let Ok(shape) = serde_json::from_str::<Shape>(json) else {
             return Scan::Stream;
         };
-        let is_response = message.get("method").is_none()
-            && message.get("id").is_some()
-            && (message.get("result").is_some() || message.get("error").is_some());
+        let is_response = !shape.method && shape.id && (shape.result || shape.error);
         return if is_response {
             Scan::Final(data, ids)
         } else {
@@ -134,23 +206,56 @@ fn first_message(buffer: &[u8]) -> Scan {
     Scan::NeedMore
 }
 
+/// The byte range of `part`, a slice of `whole`, within it.
+fn offset(whole: &str, part: &str) -> Range<usize> {
+    let start = part.as_ptr() as usize - whole.as_ptr() as usize;
+    start..start + part.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_lone_response_after_priming_collapses() {
-        let sse = b"id: 0\nretry: 3000\ndata:\n\n: keep-alive\n\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
-        assert!(
-            matches!(first_message(sse), Scan::Final(json, ids) if json.contains("\"id\":1") && ids == ["0"])
-        );
+    /// The response JSON of a scan that found one.
+    fn final_json(sse: &[u8]) -> Option<(String, Vec<String>)> {
+        let Scan::Final(data, ids) = first_message(sse) else {
+            return None;
+        };
+        let json = match data {
+            Data::At(range) => std::str::from_utf8(&sse[range]).unwrap().to_owned(),
+            Data::Joined(text) => text,
+        };
+        Some((json, ids))
     }
 
     #[test]
-    fn a_notification_first_keeps_the_stream() {
+    fn a_lone_response_after_priming_collapses() {
+        let sse = b"id: 0\nretry: 3000\ndata:\n\n: keep-alive\n\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
+        let (json, ids) = final_json(sse).expect("a response");
+        assert_eq!(json, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        assert_eq!(ids, ["0", "1"]);
+    }
+
+    #[test]
+    fn crlf_and_multi_line_data_collapse_too() {
+        let sse = b"id: 7\r\ndata: {\"jsonrpc\":\"2.0\",\r\ndata: \"id\":null,\"error\":{\"code\":-32700,\"message\":\"x\"}}\r\n\r\n";
+        let (json, ids) = final_json(sse).expect("an error response, null id included");
+        assert_eq!(
+            json,
+            "{\"jsonrpc\":\"2.0\",\n\"id\":null,\"error\":{\"code\":-32700,\"message\":\"x\"}}"
+        );
+        assert_eq!(ids, ["7"]);
+    }
+
+    #[test]
+    fn a_notification_or_request_first_keeps_the_stream() {
         let sse =
             b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n";
         assert!(matches!(first_message(sse), Scan::Stream));
+        let request =
+            b"data: {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\"}\n\n";
+        assert!(matches!(first_message(request), Scan::Stream));
+        assert!(matches!(first_message(b"data: not json\n\n"), Scan::Stream));
     }
 
     #[test]

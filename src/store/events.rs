@@ -42,7 +42,6 @@ struct Pending {
 
 pub struct SqlEventStore {
     store: Store,
-    replica: String,
     retention: Retention,
     memory: MemoryEventStore,
     queue: mpsc::Sender<Pending>,
@@ -56,7 +55,6 @@ impl SqlEventStore {
         let this = Arc::new(Self {
             memory: MemoryEventStore::with_prefix(retention, &format!("{replica}-")),
             store: store.clone(),
-            replica: replica.clone(),
             retention,
             queue,
         });
@@ -71,8 +69,8 @@ impl SqlEventStore {
 
     /// Forgets events the client received inside a plain JSON reply: they
     /// are never replayed, and not written if still waiting.
-    pub fn discard(&self, event_id: &str) {
-        self.memory.discard(event_id);
+    pub fn discard(&self, event_ids: &[String]) {
+        self.memory.discard(event_ids.iter().map(String::as_str));
     }
 
     /// Deletes events past the retention age or beyond the retained count.
@@ -248,16 +246,11 @@ impl EventStore for SqlEventStore {
         stream_id: &str,
         event: &ServerSseMessage,
     ) -> Result<String, EventStoreError> {
-        let event = self.memory.record(stream_id, event);
+        let (event, sequence) = self.memory.record(stream_id, event);
         let id = event.event_id.clone().unwrap_or_default();
-        let position = id
-            .strip_prefix(&format!("{}-", self.replica))
-            .and_then(|rest| rest.split('.').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_default();
         let pending = Pending {
             stream_id: stream_id.to_owned(),
-            position,
+            position: sequence as i64,
             event,
             created_ms: self.store.now_ms(),
         };

@@ -75,15 +75,15 @@ impl MemoryEventStore {
             .is_some_and(|rest| parse(rest).is_some())
     }
 
-    /// Stores `event` and returns it with its new id.
-    pub fn record(&self, stream_id: &str, event: &ServerSseMessage) -> ServerSseMessage {
+    /// Stores `event` and returns it with its new id, and its sequence.
+    pub fn record(&self, stream_id: &str, event: &ServerSseMessage) -> (ServerSseMessage, u64) {
         let tag: u64 = rand::random();
         let now = Instant::now();
         let mut inner = self.inner.lock().expect("event store lock");
         let sequence = inner.next;
         inner.next += 1;
         let mut event = event.clone();
-        event.event_id = Some(format!("{}{sequence}.{tag:016x}", self.prefix));
+        event.event_id = Some(event_id(&self.prefix, sequence, tag));
         inner.events.push_back(Stored {
             sequence,
             tag,
@@ -100,7 +100,7 @@ impl MemoryEventStore {
         {
             inner.events.pop_front();
         }
-        event
+        (event, sequence)
     }
 
     /// Events after `last_event_id` on its stream, or `None` if this store
@@ -130,18 +130,22 @@ impl MemoryEventStore {
 
     /// Forgets events whose reply went out as one JSON body: the client never
     /// saw their ids, so they can never be asked for. Their payload is freed.
-    pub fn discard(&self, id: &str) {
-        let Some((sequence, tag)) = id.strip_prefix(self.prefix.as_str()).and_then(parse) else {
-            return;
-        };
+    /// One lock for all of a reply's ids.
+    pub fn discard<'a>(&self, ids: impl IntoIterator<Item = &'a str>) {
         let mut inner = self.inner.lock().expect("event store lock");
-        let at = inner.events.partition_point(|e| e.sequence < sequence);
-        if let Some(stored) = inner.events.get_mut(at)
-            && stored.sequence == sequence
-            && stored.tag == tag
-        {
-            stored.discarded = true;
-            stored.event.message = None;
+        for id in ids {
+            let Some((sequence, tag)) = id.strip_prefix(self.prefix.as_str()).and_then(parse)
+            else {
+                continue;
+            };
+            let at = inner.events.partition_point(|e| e.sequence < sequence);
+            if let Some(stored) = inner.events.get_mut(at)
+                && stored.sequence == sequence
+                && stored.tag == tag
+            {
+                stored.discarded = true;
+                stored.event.message = None;
+            }
         }
     }
 
@@ -173,6 +177,22 @@ impl MemoryEventStore {
     }
 }
 
+/// `<prefix><sequence>.<tag as 16 hex digits>`, written without `format!`:
+/// every streamed event gets one, and the formatting machinery was most of
+/// the event store's cost per call in the profile (BENCHMARKS.md).
+fn event_id(prefix: &str, sequence: u64, tag: u64) -> String {
+    let mut hex = [0u8; 16];
+    hex::encode_to_slice(tag.to_be_bytes(), &mut hex).expect("8 bytes are 16 hex digits");
+    let mut digits = itoa::Buffer::new();
+    let sequence = digits.format(sequence);
+    let mut id = String::with_capacity(prefix.len() + sequence.len() + 1 + hex.len());
+    id.push_str(prefix);
+    id.push_str(sequence);
+    id.push('.');
+    id.push_str(std::str::from_utf8(&hex).expect("hex digits are ASCII"));
+    id
+}
+
 fn parse(id: &str) -> Option<(u64, u64)> {
     let (sequence, tag) = id.split_once('.')?;
     Some((sequence.parse().ok()?, u64::from_str_radix(tag, 16).ok()?))
@@ -185,7 +205,7 @@ impl EventStore for MemoryEventStore {
         stream_id: &str,
         event: &ServerSseMessage,
     ) -> Result<String, EventStoreError> {
-        let event = self.record(stream_id, event);
+        let (event, _) = self.record(stream_id, event);
         Ok(event.event_id.unwrap_or_default())
     }
 
@@ -235,13 +255,24 @@ mod tests {
         let a1 = store.store_event("a", &event(1)).await.unwrap();
         let a2 = store.store_event("a", &event(2)).await.unwrap();
         let a3 = store.store_event("a", &event(3)).await.unwrap();
-        store.discard(&a2);
+        store.discard([a2.as_str()]);
         let replay = replayed_after(&store, &a1).await;
         assert_eq!(replay.len(), 1);
         assert_eq!(replay[0].event_id.as_deref(), Some(a3.as_str()));
         let mut pending = vec![a1.clone(), a2, a3.clone(), "elsewhere".to_owned()];
         store.retain_not_discarded(&mut pending, |id| Some(id.as_str()));
         assert_eq!(pending, [a1, a3, "elsewhere".to_owned()]);
+    }
+
+    #[test]
+    fn ids_read_back_as_written() {
+        let id = event_id("r1-", 42, 0xab);
+        assert_eq!(id, "r1-42.00000000000000ab");
+        assert_eq!(parse(id.strip_prefix("r1-").unwrap()), Some((42, 0xab)));
+        assert_eq!(
+            event_id("", u64::MAX, u64::MAX),
+            format!("{}.{:016x}", u64::MAX, u64::MAX)
+        );
     }
 
     #[tokio::test]
