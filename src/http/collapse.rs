@@ -158,50 +158,48 @@ fn first_message(buffer: &[u8]) -> Scan {
     }
 }
 
+/// One pass over the lines (an event ends at an empty line); a line not
+/// yet ended means the rest has not arrived.
 fn scan(text: &str) -> Scan {
-    let mut rest = text;
     let mut ids = Vec::new();
-    while let Some(end) = rest.find("\n\n") {
-        let event = &rest[..end];
-        rest = &rest[end + 2..];
-        ids.extend(
-            event
-                .lines()
-                .filter_map(|line| line.strip_prefix("id:"))
-                .map(|id| id.trim().to_owned()),
-        );
-        let mut lines = event
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(|d| d.strip_prefix(' ').unwrap_or(d));
-        let Some(first) = lines.next() else { continue };
-        let data = match lines.next() {
-            None => Data::At(offset(text, first)),
-            Some(second) => {
-                let mut joined = [first, second].join("\n");
-                for line in lines {
+    let mut data: Option<Data> = None;
+    for line in text.split_inclusive('\n') {
+        let Some(line) = line.strip_suffix('\n') else {
+            break;
+        };
+        if let Some(id) = line.strip_prefix("id:") {
+            ids.push(id.trim().to_owned());
+        } else if let Some(more) = line.strip_prefix("data:") {
+            let more = more.strip_prefix(' ').unwrap_or(more);
+            data = Some(match data {
+                None => Data::At(offset(text, more)),
+                Some(Data::At(range)) => Data::Joined([&text[range], more].join("\n")),
+                Some(Data::Joined(mut joined)) => {
                     joined.push('\n');
-                    joined.push_str(line);
+                    joined.push_str(more);
+                    Data::Joined(joined)
                 }
-                Data::Joined(joined)
+            });
+        } else if line.is_empty()
+            && let Some(data) = data.take()
+        {
+            let json = match &data {
+                Data::At(range) => &text[range.clone()],
+                Data::Joined(joined) => joined.as_str(),
+            };
+            if json.trim().is_empty() {
+                continue; // a priming event
             }
-        };
-        let json = match &data {
-            Data::At(range) => &text[range.clone()],
-            Data::Joined(joined) => joined.as_str(),
-        };
-        if json.trim().is_empty() {
-            continue;
+            let Ok(shape) = serde_json::from_str::<Shape>(json) else {
+                return Scan::Stream;
+            };
+            let is_response = !shape.method && shape.id && (shape.result || shape.error);
+            return if is_response {
+                Scan::Final(data, ids)
+            } else {
+                Scan::Stream
+            };
         }
-        let Ok(shape) = serde_json::from_str::<Shape>(json) else {
-            return Scan::Stream;
-        };
-        let is_response = !shape.method && shape.id && (shape.result || shape.error);
-        return if is_response {
-            Scan::Final(data, ids)
-        } else {
-            Scan::Stream
-        };
     }
     Scan::NeedMore
 }

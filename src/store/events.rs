@@ -203,7 +203,7 @@ async fn write_batches(
         if let Some(events) = events.upgrade() {
             events
                 .memory
-                .retain_not_discarded(&mut batch, |p| p.event.event_id.as_deref());
+                .retain_not_discarded(&mut batch, |p| p.position as u64);
         }
         if let Err(error) = insert(&store, &replica, &batch).await {
             // The events stay replayable from memory on this replica.

@@ -149,17 +149,12 @@ impl MemoryEventStore {
         }
     }
 
-    /// Keeps the items whose event was not discarded (unknown or evicted
-    /// ids count as kept), under one lock for the whole batch.
-    pub fn retain_not_discarded<T>(&self, items: &mut Vec<T>, id: impl Fn(&T) -> Option<&str>) {
+    /// Keeps the items whose event was not discarded (evicted sequences
+    /// count as kept), under one lock for the whole batch.
+    pub fn retain_not_discarded<T>(&self, items: &mut Vec<T>, sequence: impl Fn(&T) -> u64) {
         let inner = self.inner.lock().expect("event store lock");
         items.retain(|item| {
-            let Some((sequence, _)) = id(item)
-                .and_then(|id| id.strip_prefix(self.prefix.as_str()))
-                .and_then(parse)
-            else {
-                return true;
-            };
+            let sequence = sequence(item);
             let at = inner.events.partition_point(|e| e.sequence < sequence);
             !inner
                 .events
@@ -259,9 +254,10 @@ mod tests {
         let replay = replayed_after(&store, &a1).await;
         assert_eq!(replay.len(), 1);
         assert_eq!(replay[0].event_id.as_deref(), Some(a3.as_str()));
-        let mut pending = vec![a1.clone(), a2, a3.clone(), "elsewhere".to_owned()];
-        store.retain_not_discarded(&mut pending, |id| Some(id.as_str()));
-        assert_eq!(pending, [a1, a3, "elsewhere".to_owned()]);
+        let sequence = |id: &String| parse(id).unwrap().0;
+        let mut pending = vec![sequence(&a1), sequence(&a2), sequence(&a3), 99];
+        store.retain_not_discarded(&mut pending, |&n| n);
+        assert_eq!(pending, [sequence(&a1), sequence(&a3), 99]);
     }
 
     #[test]
