@@ -7,7 +7,7 @@
 //! through as SSE with the peeked bytes replayed. The peek is bounded in
 //! bytes and in time, so a slow or large reply simply stays a stream.
 
-use std::time::Duration;
+use std::{ops::Range, time::Duration};
 
 use axum::{
     body::{Body, Bytes},
@@ -16,7 +16,6 @@ use axum::{
 };
 use futures::StreamExt;
 use serde::{Deserialize, Deserializer, de::IgnoredAny};
-use std::ops::Range;
 
 /// Largest reply collapsed into JSON; bigger ones stay SSE.
 const MAX_PEEK_BYTES: usize = 8 * 1024 * 1024;

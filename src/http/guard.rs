@@ -31,7 +31,7 @@ pub trait Gate: Send + Sync {
     /// Whether `caller` may start a new 2025-era session (caps); `Err` is the reason.
     async fn admit(&self, caller: &Caller) -> Result<(), String>;
     /// Who owns a 2025-era session, if it is known.
-    async fn session_owner(&self, session_id: &str) -> Option<std::sync::Arc<str>>;
+    async fn session_owner(&self, session_id: &str) -> Option<Arc<str>>;
     /// Scopes a call of `method` on `target` needs; `None` when not gated.
     fn required_scopes(&self, method: &str, target: &str) -> Option<Vec<String>>;
     /// The `WWW-Authenticate` value of an insufficient-scope refusal.

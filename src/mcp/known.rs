@@ -71,10 +71,6 @@ impl Known {
         self.epoch.elapsed().as_millis() as u64 + 1
     }
 
-    fn after(&self, from: u64, wait: Duration) -> u64 {
-        from + wait.as_millis() as u64
-    }
-
     pub fn owner(&self, id: &str) -> Option<Arc<str>> {
         let map = self.map.read().expect("known sessions");
         map.get(id).map(|facts| facts.owner.clone())
@@ -97,7 +93,7 @@ impl Known {
         if now < due {
             return Presence::Expires(expires);
         }
-        let next = self.after(now, self.presence_ttl);
+        let next = after(now, self.presence_ttl);
         match facts
             .due
             .compare_exchange(due, next, Ordering::Relaxed, Ordering::Relaxed)
@@ -114,7 +110,7 @@ impl Known {
     }
 
     fn note_at(&self, id: &str, owner: Option<&str>, expires_ms: i64, now: u64) {
-        let due = self.after(now, self.presence_ttl);
+        let due = after(now, self.presence_ttl);
         let mut map = self.map.write().expect("known sessions");
         if let Some(facts) = map.get(id) {
             facts.expires_ms.store(expires_ms, Ordering::Relaxed);
@@ -153,7 +149,7 @@ impl Known {
             return true;
         };
         let last = facts.touched.load(Ordering::Relaxed);
-        if last != 0 && now < self.after(last, self.touch_every) {
+        if last != 0 && now < after(last, self.touch_every) {
             return false;
         }
         facts
@@ -173,6 +169,11 @@ impl Known {
     pub fn forget(&self, id: &str) {
         self.map.write().expect("known sessions").remove(id);
     }
+}
+
+/// The stamp `wait` after `from`.
+fn after(from: u64, wait: Duration) -> u64 {
+    from + wait.as_millis() as u64
 }
 
 #[cfg(test)]
