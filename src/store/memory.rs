@@ -55,6 +55,24 @@ struct Inner {
     events: VecDeque<Stored>,
 }
 
+impl Inner {
+    /// Where the event of `sequence` is held, if it still is. Sequences
+    /// are increasing, so the position is a binary search.
+    fn position(&self, sequence: u64) -> Option<usize> {
+        let at = self.events.partition_point(|e| e.sequence < sequence);
+        self.events
+            .get(at)
+            .is_some_and(|e| e.sequence == sequence)
+            .then_some(at)
+    }
+
+    /// The held event an id names: its sequence and its tag both match.
+    fn find(&self, (sequence, tag): (u64, u64)) -> Option<usize> {
+        self.position(sequence)
+            .filter(|&at| self.events[at].tag == tag)
+    }
+}
+
 impl MemoryEventStore {
     pub fn new(retention: Retention) -> Self {
         Self::with_prefix(retention, "")
@@ -71,8 +89,12 @@ impl MemoryEventStore {
 
     /// Whether `id` was issued here (and may still be held).
     pub fn issued(&self, id: &str) -> bool {
-        id.strip_prefix(self.prefix.as_str())
-            .is_some_and(|rest| parse(rest).is_some())
+        self.own(id).is_some()
+    }
+
+    /// The sequence and tag of an id of this store's form.
+    fn own(&self, id: &str) -> Option<(u64, u64)> {
+        parse(id.strip_prefix(self.prefix.as_str())?)
     }
 
     /// Stores `event` and returns it with its new id, and its sequence.
@@ -106,15 +128,10 @@ impl MemoryEventStore {
     /// Events after `last_event_id` on its stream, or `None` if this store
     /// does not hold that id (never issued here, or already evicted).
     pub fn replay(&self, last_event_id: &str) -> Option<Vec<ServerSseMessage>> {
-        let (sequence, tag) = parse(last_event_id.strip_prefix(self.prefix.as_str())?)?;
+        let id = self.own(last_event_id)?;
         let inner = self.inner.lock().expect("event store lock");
-        // Sequences are increasing, so the position is a binary search.
-        let start = inner.events.partition_point(|e| e.sequence < sequence);
-        let anchor = inner
-            .events
-            .get(start)
-            .filter(|e| e.sequence == sequence && e.tag == tag)?;
-        let stream = anchor.stream.clone();
+        let start = inner.find(id)?;
+        let stream = inner.events[start].stream.clone();
         let cutoff = Instant::now()
             .checked_sub(self.retention.max_age)
             .unwrap_or_else(Instant::now);
@@ -134,15 +151,8 @@ impl MemoryEventStore {
     pub fn discard<'a>(&self, ids: impl IntoIterator<Item = &'a str>) {
         let mut inner = self.inner.lock().expect("event store lock");
         for id in ids {
-            let Some((sequence, tag)) = id.strip_prefix(self.prefix.as_str()).and_then(parse)
-            else {
-                continue;
-            };
-            let at = inner.events.partition_point(|e| e.sequence < sequence);
-            if let Some(stored) = inner.events.get_mut(at)
-                && stored.sequence == sequence
-                && stored.tag == tag
-            {
+            if let Some(at) = self.own(id).and_then(|id| inner.find(id)) {
+                let stored = &mut inner.events[at];
                 stored.discarded = true;
                 stored.event.message = None;
             }
@@ -154,12 +164,9 @@ impl MemoryEventStore {
     pub fn retain_not_discarded<T>(&self, items: &mut Vec<T>, sequence: impl Fn(&T) -> u64) {
         let inner = self.inner.lock().expect("event store lock");
         items.retain(|item| {
-            let sequence = sequence(item);
-            let at = inner.events.partition_point(|e| e.sequence < sequence);
             !inner
-                .events
-                .get(at)
-                .is_some_and(|e| e.sequence == sequence && e.discarded)
+                .position(sequence(item))
+                .is_some_and(|at| inner.events[at].discarded)
         });
     }
 
