@@ -262,6 +262,12 @@ pub struct FilesSourceConfig {
     /// Most matches one `search_files` returns.
     #[serde(default = "default_max_results")]
     pub max_results: usize,
+    /// Offer hidden files and folders (names starting with `.`, `.git/` too).
+    #[serde(default)]
+    pub include_hidden: bool,
+    /// Offer files that `.gitignore`, `.ignore` or `.git/info/exclude` exclude.
+    #[serde(default)]
+    pub include_ignored: bool,
     #[serde(default)]
     pub scopes: Vec<String>,
 }

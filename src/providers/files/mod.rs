@@ -1,12 +1,16 @@
 //! `[[sources.files]]`: `read_file` and `search_files` under one root.
-//! Paths are resolved against the canonical root and canonicalised again,
-//! so `..`, absolute paths and symlinks that leave the root are refused;
-//! only allowed extensions under the size cap are read or searched.
+//! `..` and absolute paths are refused as written; every file is opened
+//! beneath the root's descriptor with links refused (`beneath.rs`), and is
+//! read only when the search walker would also show it (not hidden, not
+//! ignored, unless the source includes them), has an allowed extension and
+//! is under the size cap.
 
+mod beneath;
 mod search;
 
 use std::{
     io::{Read, Seek, SeekFrom},
+    os::fd::OwnedFd,
     path::{Component, Path, PathBuf},
     sync::Arc,
 };
@@ -23,10 +27,13 @@ use crate::{
     registry::{CallContext, ToolProvider},
 };
 
+#[derive(Clone)]
 pub struct FilesSource {
     config: FilesSourceConfig,
-    /// The root, canonical: every resolved path must stay under it.
+    /// The root, canonical: what the search walker walks.
     root: PathBuf,
+    /// The root held open: every file is opened beneath it.
+    root_fd: Arc<OwnedFd>,
 }
 
 impl FilesSource {
@@ -42,7 +49,17 @@ impl FilesSource {
             "sources.files[{index}].root: {} is not a folder",
             config.root
         );
-        Ok(Arc::new(Self { config, root }))
+        let root_fd = beneath::open_root(&root).with_context(|| {
+            format!(
+                "sources.files[{index}].root: {} cannot be opened",
+                config.root
+            )
+        })?;
+        Ok(Arc::new(Self {
+            config,
+            root,
+            root_fd: Arc::new(root_fd),
+        }))
     }
 
     fn extension_allowed(&self, path: &Path) -> bool {
@@ -51,8 +68,9 @@ impl FilesSource {
             .is_some_and(|e| self.config.extensions.iter().any(|x| x == e))
     }
 
-    /// The file `relative` names under the root, or why it cannot be read.
-    fn resolve(&self, relative: &str) -> Result<PathBuf, String> {
+    /// The file `relative` names under the root, opened, with its size; or
+    /// why it cannot be read.
+    fn open(&self, relative: &str) -> Result<(std::fs::File, u64), String> {
         let requested = Path::new(relative);
         let plain = !relative.is_empty()
             && !relative.contains('\0')
@@ -65,24 +83,27 @@ impl FilesSource {
                 self.config.name
             ));
         }
-        let resolved = std::fs::canonicalize(self.root.join(requested))
-            .map_err(|_| format!("`{relative}` does not exist in `{}`", self.config.name))?;
-        if !resolved.starts_with(&self.root) {
-            return Err(format!(
-                "`{relative}` leads outside `{}` (through a link) and is refused",
-                self.config.name
-            ));
-        }
-        if !resolved.is_file() {
-            return Err(format!("`{relative}` is not a file"));
-        }
-        if !self.extension_allowed(requested) || !self.extension_allowed(&resolved) {
+        if !self.extension_allowed(requested) {
             return Err(format!(
                 "`{relative}` has an extension this source does not offer (allowed: {})",
                 self.config.extensions.join(", ")
             ));
         }
-        Ok(resolved)
+        let name = &self.config.name;
+        let opened = beneath::open(&self.root_fd, requested).map_err(|why| match why {
+            beneath::Refused::Link => format!(
+                "`{relative}` is or passes through a link; links are not followed, so nothing outside `{name}` is reached: refused"
+            ),
+            beneath::Refused::Missing => format!("`{relative}` does not exist in `{name}`"),
+            beneath::Refused::NotAFile => format!("`{relative}` is not a file"),
+            beneath::Refused::Io(e) => format!("`{relative}` cannot be read: {e}"),
+        })?;
+        if !search::visible(&self.root, &self.config, requested) {
+            return Err(format!(
+                "`{relative}` is hidden or ignored (.gitignore), and `{name}` does not offer such files"
+            ));
+        }
+        Ok(opened)
     }
 
     fn read(&self, arguments: &JsonObject) -> Result<CallToolResult, String> {
@@ -97,15 +118,13 @@ impl FilesSource {
             .and_then(Value::as_u64)
             .unwrap_or(max)
             .min(max);
-        let file = self.resolve(path)?;
-        let size = std::fs::metadata(&file).map_err(|e| e.to_string())?.len();
+        let (mut handle, size) = self.open(path)?;
         if size > self.config.max_file_bytes {
             return Err(format!(
                 "`{path}` is {size} bytes, over this source's limit of {}",
                 self.config.max_file_bytes
             ));
         }
-        let mut handle = std::fs::File::open(&file).map_err(|e| e.to_string())?;
         handle
             .seek(SeekFrom::Start(offset.min(size)))
             .map_err(|e| e.to_string())?;
@@ -146,7 +165,7 @@ impl ToolProvider for FilesSource {
             wire(json!({
                 "name": c.search_tool,
                 "title": format!("Search the files of {}", c.name),
-                "description": format!("Searches the files under `{}` for a regular expression (.gitignore respected). Returns path, line number and line of each match.", c.name),
+                "description": format!("Searches the files under `{}` for a regular expression (hidden and .gitignore'd files skipped unless the source includes them). Returns path, line number and line of each match.", c.name),
                 "inputSchema": {"type": "object", "properties": {
                     "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Regular expression (Rust syntax; smart case)"},
                     "glob": {"type": "string", "description": "Only files matching this glob, e.g. src/**/*.rs"},
@@ -172,20 +191,20 @@ impl ToolProvider for FilesSource {
         _cx: &CallContext,
     ) -> Result<CallToolResponse, McpError> {
         let result = if name == self.config.read_tool {
-            let (root, config) = (self.root.clone(), self.config.clone());
-            tokio::task::spawn_blocking(move || Self { config, root }.read(&arguments))
+            let source = self.clone();
+            tokio::task::spawn_blocking(move || source.read(&arguments))
                 .await
                 .unwrap_or_else(|_| Err("the read failed".into()))
         } else if name == self.config.search_tool {
             let request = search::Request::from_arguments(&arguments, self.config.max_results);
-            let (root, config) = (self.root.clone(), self.config.clone());
+            let source = self.clone();
             match request {
-                Ok(request) => {
-                    tokio::task::spawn_blocking(move || search::run(&root, &config, &request))
-                        .await
-                        .unwrap_or_else(|_| Err("the search failed".into()))
-                        .map(|found| structured_result(found, false))
-                }
+                Ok(request) => tokio::task::spawn_blocking(move || {
+                    search::run(&source.root, &source.root_fd, &source.config, &request)
+                })
+                .await
+                .unwrap_or_else(|_| Err("the search failed".into()))
+                .map(|found| structured_result(found, false)),
                 Err(message) => Err(message),
             }
         } else {
