@@ -116,12 +116,22 @@ impl HttpRunner {
         Ok((runner, defaults))
     }
 
-    fn url(&self, arguments: &JsonObject) -> String {
-        render(&self.url, false, |name| {
+    /// The URL for these arguments, refused when an argument makes a `.`
+    /// or `..` path segment: URL parsers drop or climb those (encoded or
+    /// not), so `{project}/items/{id}` with `..` would reach another path.
+    fn url(&self, arguments: &JsonObject) -> Result<String, String> {
+        let url = render(&self.url, false, |name| {
             arguments
                 .get(name)
                 .map(|v| utf8_percent_encode(&as_text(v), COMPONENT).to_string())
-        })
+        });
+        if has_dot_segment(&url) {
+            return Err(format!(
+                "an argument is `.` or `..`, which would climb the URL path; `{}` did not call it",
+                self.name
+            ));
+        }
+        Ok(url)
     }
 
     /// Reads at most `max_bytes`; `None` when the body is larger.
@@ -139,7 +149,7 @@ impl HttpRunner {
     }
 
     async fn send(&self, arguments: &JsonObject) -> Result<CallToolResult, String> {
-        let url = self.url(arguments);
+        let url = self.url(arguments)?;
         if !url_allowed(&url, &self.allowlist) {
             return Err(format!(
                 "the arguments produce a URL outside the allowed base URLs ({url}); `{}` did not call it",
@@ -187,6 +197,18 @@ impl HttpRunner {
         };
         Ok(structured_result(value, false))
     }
+}
+
+/// Whether the path of `url`, as rendered (before a parser normalises it),
+/// has a `.` or `..` segment, plain or percent-encoded.
+fn has_dot_segment(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = rest.find('/').map_or("", |at| &rest[at..]);
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    path.split('/').any(|segment| {
+        let plain = segment.to_ascii_lowercase().replace("%2e", ".");
+        plain == "." || plain == ".."
+    })
 }
 
 /// reqwest errors print the URL; the message keeps only the cause.
