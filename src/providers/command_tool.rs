@@ -22,7 +22,7 @@ use super::declared::{
 use crate::{
     config::CommandToolConfig,
     mcp::{CallToolResult, JsonObject},
-    registry::CallContext,
+    registry::{CallContext, StreamScrub},
 };
 
 mod capture;
@@ -115,19 +115,19 @@ fn output_schema() -> Value {
 }
 
 /// Reads a pipe into a capture, sending complete lines (bounded) to `lines`.
+/// Secrets are scrubbed from the stream first, so neither a line cut nor the
+/// capture's head and tail can split one into halves that pass the scrubber.
 async fn pump(
     mut pipe: impl AsyncRead + Unpin,
     mut capture: Capture,
     lines: mpsc::Sender<String>,
+    mut scrub: StreamScrub,
 ) -> Capture {
     let mut buffer = [0u8; 8192];
     let mut line = Vec::new();
-    while let Ok(n) = pipe.read(&mut buffer).await {
-        if n == 0 {
-            break;
-        }
-        capture.push(&buffer[..n]);
-        for &byte in &buffer[..n] {
+    let mut take = |clean: Vec<u8>, capture: &mut Capture| {
+        capture.push(&clean);
+        for byte in clean {
             if byte == b'\n' || line.len() >= MAX_PROGRESS_LINE {
                 let _ = lines.try_send(String::from_utf8_lossy(&line).into_owned());
                 line.clear();
@@ -136,7 +136,14 @@ async fn pump(
                 line.push(byte);
             }
         }
+    };
+    while let Ok(n) = pipe.read(&mut buffer).await {
+        if n == 0 {
+            break;
+        }
+        take(scrub.push(&buffer[..n]), &mut capture);
     }
+    take(scrub.finish(), &mut capture);
     if !line.is_empty() {
         let _ = lines.try_send(String::from_utf8_lossy(&line).into_owned());
     }
@@ -202,8 +209,10 @@ impl Runner for CommandRunner {
         let (tx, mut lines) = mpsc::channel(PROGRESS_QUEUE);
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
-        let out = tokio::spawn(pump(stdout, Capture::new(self.max_bytes), tx.clone()));
-        let err = tokio::spawn(pump(stderr, Capture::new(self.max_bytes), tx));
+        let capture = || Capture::new(self.max_bytes);
+        let scrub = || cx.scrubber().stream();
+        let out = tokio::spawn(pump(stdout, capture(), tx.clone(), scrub()));
+        let err = tokio::spawn(pump(stderr, capture(), tx, scrub()));
         let deadline = tokio::time::sleep(self.timeout);
         tokio::pin!(deadline);
         let mut sent = 0u32;

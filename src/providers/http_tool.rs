@@ -19,7 +19,7 @@ use super::declared::{
 use crate::{
     config::{HttpToolConfig, url_allowed},
     mcp::{CallToolResult, JsonObject},
-    registry::CallContext,
+    registry::{CallContext, Scrubber},
 };
 
 /// Everything but RFC 3986 unreserved characters is encoded, `/` included.
@@ -148,7 +148,11 @@ impl HttpRunner {
         Ok(Some(body))
     }
 
-    async fn send(&self, arguments: &JsonObject) -> Result<CallToolResult, String> {
+    async fn send(
+        &self,
+        arguments: &JsonObject,
+        scrubber: &Scrubber,
+    ) -> Result<CallToolResult, String> {
         let url = self.url(arguments)?;
         if !url_allowed(&url, &self.allowlist) {
             return Err(format!(
@@ -183,7 +187,8 @@ impl HttpRunner {
         };
         let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
-            let excerpt: String = text.chars().take(ERROR_EXCERPT).collect();
+            // Scrubbed before the cut: a secret cut in half would pass.
+            let excerpt: String = scrubber.text(&text).chars().take(ERROR_EXCERPT).collect();
             return Err(format!("the upstream API answered {status}: {excerpt}"));
         }
         if !self.structured {
@@ -231,7 +236,7 @@ impl Runner for HttpRunner {
 
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
         tokio::select! {
-            result = self.send(arguments) => {
+            result = self.send(arguments, cx.scrubber()) => {
                 result.unwrap_or_else(|message| text_result(message, true))
             }
             () = cx.cancellation().cancelled() => text_result("cancelled", true),

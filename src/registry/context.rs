@@ -125,6 +125,12 @@ impl CallContext {
         self
     }
 
+    /// The configured secrets, for a provider that must scrub before it
+    /// cuts (an excerpt, streamed output): halves of a secret no longer match.
+    pub fn scrubber(&self) -> &Scrubber {
+        &self.scrubber
+    }
+
     /// Input the client sent back (`inputResponses`, `requestState`).
     pub fn mrtr(&self) -> &Mrtr {
         &self.mrtr

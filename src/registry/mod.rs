@@ -17,7 +17,7 @@ use async_trait::async_trait;
 
 pub use context::{CallContext, Caller, Identity, scope_covers};
 pub use events::{ChangeBus, ChangeEvent};
-pub use scrub::{REDACTED, Scrubber};
+pub use scrub::{REDACTED, Scrubber, StreamScrub};
 
 use crate::mcp::{
     CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,

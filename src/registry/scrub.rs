@@ -71,13 +71,81 @@ impl Scrubber {
         out
     }
 
+    /// `bytes` with every secret replaced; they need not be UTF-8.
+    fn bytes(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        for finder in self.finders.iter() {
+            if finder.find(&out).is_none() {
+                continue;
+            }
+            let mut replaced = Vec::with_capacity(out.len());
+            let mut last = 0;
+            for at in finder.find_iter(&out) {
+                replaced.extend_from_slice(&out[last..at]);
+                replaced.extend_from_slice(REDACTED.as_bytes());
+                last = at + finder.needle().len();
+            }
+            replaced.extend_from_slice(&out[last..]);
+            out = replaced;
+        }
+        out
+    }
+
+    /// Scrubs a stream that arrives in pieces (a process's output): see
+    /// [`StreamScrub`].
+    pub fn stream(&self) -> StreamScrub {
+        StreamScrub {
+            scrubber: self.clone(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Where `buffer` may be cut so that no secret is split: before a tail
+    /// that could be the start of a secret, and never inside a whole one.
+    fn safe_cut(&self, buffer: &[u8]) -> usize {
+        let longest = self.secrets.first().map_or(0, String::len);
+        let mut cut = (buffer.len().saturating_sub(longest.saturating_sub(1))..buffer.len())
+            .find(|&start| {
+                self.secrets
+                    .iter()
+                    .any(|s| s.as_bytes().starts_with(&buffer[start..]))
+            })
+            .unwrap_or(buffer.len());
+        // Any occurrence found within a secret's length either side of the
+        // cut spans it: move the cut to its start, until none does.
+        loop {
+            let mut moved = false;
+            for finder in self.finders.iter() {
+                let len = finder.needle().len();
+                let from = cut.saturating_sub(len - 1);
+                let to = (cut + len - 1).min(buffer.len());
+                if let Some(at) = finder.find(&buffer[from..to]) {
+                    cut = from + at;
+                    moved = true;
+                }
+            }
+            if !moved {
+                return cut;
+            }
+        }
+    }
+
     pub fn value(&self, value: &mut Value) {
         match value {
             Value::String(s) if self.holds_secret(s.as_bytes()) => {
                 *s = self.text(s);
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
-            Value::Object(map) => map.values_mut().for_each(|v| self.value(v)),
+            Value::Object(map) => {
+                // Keys leave the server too (`{"<token>": ...}`).
+                if map.keys().any(|k| self.holds_secret(k.as_bytes())) {
+                    *map = std::mem::take(map)
+                        .into_iter()
+                        .map(|(k, v)| (self.text(&k), v))
+                        .collect();
+                }
+                map.values_mut().for_each(|v| self.value(v));
+            }
             _ => {}
         }
     }
@@ -125,6 +193,35 @@ impl Scrubber {
             self.value(data);
         }
         error
+    }
+}
+
+/// Scrubs output that arrives in pieces. What [`StreamScrub::push`] gives
+/// back holds no secret and never ends inside one: a tail that could be
+/// the start of a secret is held until the next piece or [`StreamScrub::finish`],
+/// so cutting the output anywhere afterwards (progress lines, a head and
+/// tail cap) cannot split a secret into halves that no longer match.
+pub struct StreamScrub {
+    scrubber: Scrubber,
+    pending: Vec<u8>,
+}
+
+impl StreamScrub {
+    pub fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
+        if self.scrubber.is_empty() {
+            return bytes.to_vec();
+        }
+        self.pending.extend_from_slice(bytes);
+        let held = self
+            .pending
+            .split_off(self.scrubber.safe_cut(&self.pending));
+        let ready = std::mem::replace(&mut self.pending, held);
+        self.scrubber.bytes(&ready)
+    }
+
+    /// The rest, at the end of the stream.
+    pub fn finish(&mut self) -> Vec<u8> {
+        self.scrubber.bytes(&std::mem::take(&mut self.pending))
     }
 }
 
@@ -183,6 +280,32 @@ mod tests {
             assert_eq!(after["structuredContent"]["deep"][0]["key"], "=[redacted]");
             assert!(!after.to_string().contains(secret), "{secret:?}");
         }
+    }
+
+    #[test]
+    fn streams_never_pass_on_part_of_a_secret() {
+        let secret = "s3cr3t-token-0123";
+        let scrub = Scrubber::new([secret.to_owned(), "s3cr3t".to_owned()]);
+        let input = format!("a {secret} b s3cr3t c {secret}{secret} s3cr3");
+        // Every way of cutting the input into two pieces.
+        for cut in 0..=input.len() {
+            let mut stream = scrub.stream();
+            let first = stream.push(&input.as_bytes()[..cut]);
+            let second = stream.push(&input.as_bytes()[cut..]);
+            let rest = stream.finish();
+            for piece in [&first, &second, &rest] {
+                let piece = String::from_utf8_lossy(piece);
+                assert!(!piece.contains("s3cr3t"), "{cut}: {piece}");
+            }
+            let whole = String::from_utf8([first, second, rest].concat()).unwrap();
+            assert_eq!(whole, scrub.text(&input), "{cut}");
+        }
+        let mut value = serde_json::json!({"k-s3cr3t": {"s3cr3t-token-0123": 1}});
+        scrub.value(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({"k-[redacted]": {"[redacted]": 1}})
+        );
     }
 
     #[test]

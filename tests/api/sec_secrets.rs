@@ -3,14 +3,18 @@
 //! cap and an HTTP error excerpt; secrets in object keys; the values
 //! teamgate holds itself; configuration errors.
 
-use std::sync::{Arc, Mutex};
+use std::{
+    path::Path,
+    sync::{Arc, Mutex},
+};
 
 use axum::{Json, Router, http::StatusCode, routing::get};
 use serde_json::{Value, json};
-use teamgate::config::HttpToolConfig;
+use teamgate::config::{HttpToolConfig, Secret};
 
 use crate::{
-    helpers::spawn_app_with,
+    command_tools::command,
+    helpers::{messages, spawn_app_with},
     sdk::{self, call, text},
 };
 
@@ -47,8 +51,20 @@ async fn upstream() -> (String, Seen) {
     (base, seen)
 }
 
+fn script(dir: &Path, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("print.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
 fn http_tool(value: Value) -> HttpToolConfig {
     serde_json::from_value(value).expect("a valid [[tools.http]]")
+}
+
+fn holds_part_of_the_secret(text: &str) -> bool {
+    text.contains(&SECRET[..5]) || text.contains(&SECRET[SECRET.len() - 5..])
 }
 
 #[tokio::test]
@@ -94,5 +110,92 @@ async fn dot_arguments_cannot_climb_an_http_tools_path() {
         ["/api/v1/projects/a.b/items/...?q=.."],
         "dots inside a segment and in the query are plain text"
     );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn progress_lines_never_carry_half_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    // The 500-byte progress line ends 5 bytes into the secret.
+    let line = format!("{}{SECRET}", "x".repeat(495));
+    let program = script(dir.path(), &format!("echo '{line}'\necho '{line}' >&2"));
+    let app = spawn_app_with(|c| {
+        c.mcp.request_state_keys = vec![Secret::new(SECRET)];
+        c.tools.command = vec![command(
+            json!({"name": "talk", "description": "prints", "program": program}),
+        )];
+    })
+    .await;
+    let session = app.initialize("2025-11-25").await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "talk", "_meta": {"progressToken": "p7"}}});
+    let replies = messages(app.post(&call, &headers).await).await;
+    let progress: Vec<&str> = replies
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .filter_map(|m| m["params"]["message"].as_str())
+        .collect();
+    assert!(progress.len() >= 4, "two lines of each stream: {replies:?}");
+    assert!(
+        progress.iter().any(|m| m.ends_with("[reda")),
+        "{progress:?}"
+    );
+    for message in &progress {
+        assert!(!holds_part_of_the_secret(message), "{message}");
+    }
+    assert!(!holds_part_of_the_secret(&progress.concat()));
+    let result = replies.last().unwrap().to_string();
+    assert!(result.contains("[redacted]"), "{result}");
+    assert!(!holds_part_of_the_secret(&result), "{result}");
+}
+
+#[tokio::test]
+async fn cuts_of_output_and_error_excerpts_happen_after_scrubbing() {
+    let (base, _) = upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    // A 100-byte cap keeps 50 bytes each end: both cuts fall inside a secret.
+    let body = format!(
+        "{}{SECRET}{}{SECRET}{}",
+        "a".repeat(45),
+        "b".repeat(300),
+        "c".repeat(45)
+    );
+    let program = script(dir.path(), &format!("printf '%s' '{body}'"));
+    let app = spawn_app_with(|c| {
+        c.mcp.request_state_keys = vec![Secret::new(SECRET)];
+        c.tools.command = vec![command(json!({"name": "long", "description": "prints",
+            "program": program, "max_output_bytes": 100}))];
+        c.tools.http_allowlist = vec![base.clone()];
+        c.tools.http = vec![
+            http_tool(json!({"name": "fail", "description": "500",
+                "url": format!("{base}/fail")})),
+            http_tool(json!({"name": "keys", "description": "keys",
+                "url": format!("{base}/keys"), "output_schema": {"type": "object"}})),
+        ];
+    })
+    .await;
+    let (client, _) = sdk::connect(&app.url, None).await;
+
+    let long = call(&client, "long", json!({})).await;
+    let stdout = long["structuredContent"]["stdout"].as_str().unwrap();
+    assert!(stdout.starts_with(&"a".repeat(45)), "{long}");
+    assert!(stdout.ends_with(&"c".repeat(45)), "{long}");
+    assert!(stdout.contains("bytes omitted"), "{long}");
+    assert!(!holds_part_of_the_secret(&long.to_string()), "{long}");
+
+    let failed = call(&client, "fail", json!({})).await;
+    assert_eq!(failed["isError"], true);
+    assert!(text(&failed).contains("500"), "{failed}");
+    assert!(!holds_part_of_the_secret(&failed.to_string()), "{failed}");
+
+    let keys = call(&client, "keys", json!({})).await;
+    assert_eq!(keys["isError"], false, "{keys}");
+    assert_eq!(keys["structuredContent"]["[redacted]"], 1, "{keys}");
+    assert_eq!(keys["structuredContent"]["deep"]["k-[redacted]"], "v");
+    assert!(!keys.to_string().contains(SECRET), "{keys}");
     client.cancel().await.unwrap();
 }

@@ -1,5 +1,6 @@
 //! Bounded capture of a process's output: the first and the last halves of
-//! the budget are kept, the middle is counted and dropped.
+//! the budget are kept, the middle is counted and dropped. It is fed output
+//! already scrubbed (`pump`), so its cuts cannot split a secret.
 
 use std::collections::VecDeque;
 
