@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use figment::{
     Figment, Metadata, Profile, Provider,
+    error::{Actual, Kind},
     providers::{Env, Format, Toml},
     value::{Dict, Map},
 };
@@ -92,14 +93,18 @@ impl ConfigSources {
         if self.read_env {
             figment = figment.merge(Env::prefixed(ENV_PREFIX).split("__"));
         }
-        let config: Config = last(figment).extract().map_err(|errors| {
-            ConfigError::Load(
-                errors
-                    .into_iter()
-                    .map(|e| describe(&e))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            )
+        let figment = last(figment);
+        let config: Config = figment.extract().map_err(|errors| {
+            let secrets = secret_values(&figment);
+            let mut message = errors
+                .into_iter()
+                .map(|e| describe(&e))
+                .collect::<Vec<_>>()
+                .join("; ");
+            for secret in secrets {
+                message = message.replace(&secret, "<redacted>");
+            }
+            ConfigError::Load(message)
         })?;
         config.validate()?;
         Ok(config)
@@ -121,11 +126,65 @@ fn describe(error: &figment::Error) -> String {
         },
         None => "the configuration".to_owned(),
     };
+    let kind = without_values(&error.kind);
     if key.is_empty() {
-        format!("{} in {source}", error.kind)
+        format!("{kind} in {source}")
     } else {
-        format!("{} for key `{key}` in {source}", error.kind)
+        format!("{kind} for key `{key}` in {source}")
     }
+}
+
+/// The error without the text value it found: a secret put where a list or
+/// a number belongs would be printed otherwise. The key and the source say
+/// where to look.
+fn without_values(kind: &Kind) -> String {
+    let hide = |actual: &Actual| match actual {
+        Actual::Str(_) => Actual::Other("a string".into()),
+        Actual::Char(_) => Actual::Other("a character".into()),
+        Actual::Bytes(_) => Actual::Other("bytes".into()),
+        other => other.clone(),
+    };
+    match kind {
+        Kind::InvalidType(actual, expected) => Kind::InvalidType(hide(actual), expected.clone()),
+        Kind::InvalidValue(actual, expected) => Kind::InvalidValue(hide(actual), expected.clone()),
+        Kind::Unsupported(actual) => Kind::Unsupported(hide(actual)),
+        Kind::UnsupportedKey(actual, expected) => {
+            Kind::UnsupportedKey(hide(actual), expected.clone())
+        }
+        other => other.clone(),
+    }
+    .to_string()
+}
+
+/// Text values at the keys that hold secrets, as loaded (whatever their
+/// type turned out to be), so no error message repeats them.
+fn secret_values(figment: &Figment) -> Vec<String> {
+    fn strings(value: &figment::value::Value, out: &mut Vec<String>) {
+        match value {
+            figment::value::Value::String(_, s) => out.push(s.clone()),
+            figment::value::Value::Array(_, items) => items.iter().for_each(|v| strings(v, out)),
+            figment::value::Value::Dict(_, dict) => dict.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    for key in ["mcp.request_state_keys", "telemetry.metrics.token"] {
+        if let Ok(value) = figment.find_value(key) {
+            strings(&value, &mut found);
+        }
+    }
+    if let Ok(value) = figment.find_value("store.url") {
+        let mut urls = Vec::new();
+        strings(&value, &mut urls);
+        found.extend(
+            urls.into_iter()
+                .flat_map(|u| super::DatabaseUrl::new(u).passwords()),
+        );
+    }
+    // Very short values would blank out ordinary words of the message.
+    found.retain(|s| s.len() >= 4);
+    found.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    found
 }
 
 /// Gives a provider a human name in error messages.

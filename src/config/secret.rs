@@ -85,6 +85,45 @@ impl DatabaseUrl {
     }
 }
 
+impl DatabaseUrl {
+    /// The URL's password as written and percent-decoded (none when the URL
+    /// has none): either form could appear in a driver's message.
+    pub fn passwords(&self) -> Vec<String> {
+        let password = self
+            .0
+            .split_once("://")
+            .and_then(|(_, rest)| rest.rsplit_once('@'))
+            .and_then(|(userinfo, _)| userinfo.split_once(':'))
+            .map(|(_, password)| password)
+            .filter(|p| !p.is_empty());
+        let Some(password) = password else {
+            return Vec::new();
+        };
+        let decoded = percent_encoding::percent_decode_str(password).decode_utf8_lossy();
+        let mut forms = vec![password.to_owned(), decoded.into_owned()];
+        forms.dedup();
+        forms
+    }
+}
+
+impl super::Config {
+    /// Secret values teamgate holds in its own configuration: request-state
+    /// keys, the metrics token, the store's password. The registry scrubs
+    /// them from tool results like the declared tools' secrets.
+    pub fn held_secrets(&self) -> Vec<String> {
+        let mut held: Vec<String> = self
+            .mcp
+            .request_state_keys
+            .iter()
+            .map(|k| k.expose().to_owned())
+            .collect();
+        held.push(self.telemetry.metrics.token.expose().to_owned());
+        held.extend(self.store.url.passwords());
+        held.retain(|s| !s.is_empty());
+        held
+    }
+}
+
 impl fmt::Debug for DatabaseUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.masked())
@@ -120,6 +159,16 @@ mod tests {
         assert_eq!(
             DatabaseUrl::new("sqlite://data/x.db").masked(),
             "sqlite://data/x.db"
+        );
+        assert_eq!(url.passwords(), ["s3cret"]);
+        assert_eq!(
+            DatabaseUrl::new("postgres://a:p%40ss@db/x").passwords(),
+            ["p%40ss", "p@ss"]
+        );
+        assert!(
+            DatabaseUrl::new("sqlite://data/x.db")
+                .passwords()
+                .is_empty()
         );
     }
 }

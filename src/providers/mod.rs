@@ -45,12 +45,7 @@ pub fn declare(
     bus: &ChangeBus,
     mut builder: RegistryBuilder,
 ) -> anyhow::Result<RegistryBuilder> {
-    let mut secrets: Vec<String> = config
-        .mcp
-        .request_state_keys
-        .iter()
-        .map(|k| k.expose().to_owned())
-        .collect();
+    let mut secrets = config.held_secrets();
     let mut tools = Vec::new();
     if !config.tools.http.is_empty() {
         let client = http_tool::client()?;

@@ -10,11 +10,12 @@ use std::{
 
 use axum::{Json, Router, http::StatusCode, routing::get};
 use serde_json::{Value, json};
-use teamgate::config::{HttpToolConfig, Secret};
+use teamgate::config::{DatabaseUrl, HttpToolConfig, Secret};
 
 use crate::{
     command_tools::command,
-    helpers::{messages, spawn_app_with},
+    databases::TestDb,
+    helpers::{messages, repo_path, spawn_app_with},
     sdk::{self, call, text},
 };
 
@@ -198,4 +199,69 @@ async fn cuts_of_output_and_error_excerpts_happen_after_scrubbing() {
     assert_eq!(keys["structuredContent"]["deep"]["k-[redacted]"], "v");
     assert!(!keys.to_string().contains(SECRET), "{keys}");
     client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn values_teamgate_holds_are_scrubbed() {
+    let Some(db) = TestDb::postgres().await else {
+        return;
+    };
+    // Trust authentication ignores the password; the URL still carries it.
+    let password = "pg-pw-Lk93Hq7Zt2";
+    let url = db
+        .url
+        .replacen("://postgres@", &format!("://postgres:{password}@"), 1);
+    assert!(url.contains(password), "{url}");
+    let metrics = "metrics-tok-55Vb71";
+    let app = spawn_app_with(|c| {
+        c.store.url = DatabaseUrl::new(url);
+        c.mcp.request_state_keys = vec![Secret::new(SECRET)];
+        c.telemetry.metrics.token = Secret::new(metrics);
+        c.tools.command = vec![command(json!({"name": "say", "description": "echo",
+            "program": "/bin/echo", "args": [password, metrics]}))];
+    })
+    .await;
+    let (client, _) = sdk::connect(&app.url, None).await;
+    let said = call(&client, "say", json!({})).await;
+    assert_eq!(
+        said["structuredContent"]["stdout"], "[redacted] [redacted]\n",
+        "{said}"
+    );
+    client.cancel().await.unwrap();
+    drop(app);
+    db.cleanup().await;
+}
+
+#[test]
+fn configuration_errors_never_print_secret_values() {
+    let key = "plainkey-0123456789-0123456789-0123456789";
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_teamgate"))
+        .args(["check-config"])
+        .current_dir(repo_path(""))
+        .env("TEAMGATE__MCP__REQUEST_STATE_KEYS", key)
+        .output()
+        .expect("teamgate runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("TEAMGATE__MCP__REQUEST_STATE_KEYS"),
+        "names the variable: {stderr}"
+    );
+    assert!(!stderr.contains("plainkey"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        "[telemetry.metrics]\ntoken = [\"tok-in-a-list-9931\"]\n[store]\nurl = 5\n[mcp]\nrequest_state_keys = \"file-key-7781\"\n",
+    )
+    .unwrap();
+    let error = teamgate::config::ConfigSources::files_only(vec![file])
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("request_state_keys"), "{error}");
+    for value in ["tok-in-a-list-9931", "file-key-7781"] {
+        assert!(!error.contains(value), "{error}");
+    }
 }
