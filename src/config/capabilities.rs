@@ -240,7 +240,7 @@ fn default_debounce() -> Duration {
     Duration::from_millis(200)
 }
 
-/// `[[sources.files]]`: `read_file` and `search_files` under one root.
+/// `[[sources.files]]`: `read_file`, `search_files` and `list_files` under one root.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilesSourceConfig {
@@ -253,6 +253,8 @@ pub struct FilesSourceConfig {
     pub read_tool: String,
     #[serde(default = "default_search_tool")]
     pub search_tool: String,
+    #[serde(default = "default_list_tool")]
+    pub list_tool: String,
     /// Files larger than this are neither read nor searched.
     #[serde(default = "default_doc_max_bytes")]
     pub max_file_bytes: u64,
@@ -277,6 +279,9 @@ fn default_read_tool() -> String {
 }
 fn default_search_tool() -> String {
     "search_files".into()
+}
+fn default_list_tool() -> String {
+    "list_files".into()
 }
 fn default_max_read_bytes() -> usize {
     64 * 1024

@@ -1,7 +1,7 @@
 //! `[[sources.files]]` over a real folder: reads in parts, escapes through
 //! `..`, absolute paths and symlinks refused, `.gitignore`-aware search.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use teamgate::config::FilesSourceConfig;
 
 use crate::{
@@ -101,6 +101,98 @@ async fn reads_and_searches_inside_the_root_only() {
     assert!(
         text(&bad).contains("not a valid regular expression"),
         "{bad}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn lists_folders_reads_line_ranges_and_quotes_context() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    for dir in ["docs", "src", ".hidden"] {
+        std::fs::create_dir(r.join(dir)).unwrap();
+    }
+    let lines: String = (1..=10).map(|i| format!("l{i}\n")).collect();
+    std::fs::write(r.join("big.md"), &lines).unwrap();
+    std::fs::write(r.join("image.png"), "not offered").unwrap();
+    std::fs::write(r.join(".gitignore"), "ignored.md\n").unwrap();
+    std::fs::write(r.join("docs/a.md"), "alpha").unwrap();
+    std::fs::write(r.join("docs/.hid.md"), "hidden").unwrap();
+    std::fs::write(r.join("docs/ignored.md"), "ignored").unwrap();
+    std::os::unix::fs::symlink(r.join("docs/a.md"), r.join("link.md")).unwrap();
+    std::os::unix::fs::symlink(r.join("docs"), r.join("ln")).unwrap();
+    let config: FilesSourceConfig = serde_json::from_value(json!({
+        "name": "repo", "root": r.to_string_lossy(), "extensions": ["md", "rs"]}))
+    .unwrap();
+    let app = spawn_app_with(|c| c.sources.files = vec![config]).await;
+    let (client, _) = sdk::connect(&app.url, None).await;
+
+    let listed = call(&client, "list_files", json!({})).await;
+    let listing = &listed["structuredContent"];
+    assert_eq!(
+        listing["entries"],
+        json!([
+            {"name": "docs", "path": "docs", "kind": "dir"},
+            {"name": "src", "path": "src", "kind": "dir"},
+            {"name": "big.md", "path": "big.md", "kind": "file", "size": lines.len()},
+        ]),
+        "no hidden, ignored, unoffered or linked entries: {listed}"
+    );
+    assert_eq!(listing["total"], 3);
+    assert_eq!(listing["nextOffset"], Value::Null);
+    let page = call(&client, "list_files", json!({"limit": 1, "offset": 1})).await;
+    assert_eq!(page["structuredContent"]["entries"][0]["name"], "src");
+    assert_eq!(page["structuredContent"]["nextOffset"], 2);
+    let docs = call(&client, "list_files", json!({"path": "docs"})).await;
+    assert_eq!(
+        docs["structuredContent"]["entries"],
+        json!([{"name": "a.md", "path": "docs/a.md", "kind": "file", "size": 5}])
+    );
+    for (path, why) in [
+        ("..", "without `..`"),
+        ("big.md", "not a folder"),
+        ("nope", "does not exist"),
+        (".hidden", "hidden or ignored"),
+        ("ln", "link"),
+    ] {
+        let refused = call(&client, "list_files", json!({"path": path})).await;
+        assert_eq!(refused["isError"], true, "{path}: {refused}");
+        assert!(text(&refused).contains(why), "{path}: {refused}");
+    }
+
+    let range = call(
+        &client,
+        "read_file",
+        json!({"path": "big.md", "start_line": 3, "end_line": 4}),
+    )
+    .await;
+    assert_eq!(text(&range), "l3\nl4\n", "{range}");
+    let past = call(
+        &client,
+        "read_file",
+        json!({"path": "big.md", "start_line": 11}),
+    )
+    .await;
+    assert!(text(&past).contains("has 10 lines"), "{past}");
+    let both = call(
+        &client,
+        "read_file",
+        json!({"path": "big.md", "start_line": 1, "offset": 0}),
+    )
+    .await;
+    assert!(text(&both).contains("either"), "{both}");
+
+    let found = call(
+        &client,
+        "search_files",
+        json!({"pattern": "^l5$", "context": 1}),
+    )
+    .await;
+    assert_eq!(
+        found["structuredContent"]["matches"],
+        json!([{"path": "big.md", "line": 5, "text": "l5",
+            "before": [{"line": 4, "text": "l4"}], "after": [{"line": 6, "text": "l6"}]}]),
+        "{found}"
     );
     client.cancel().await.unwrap();
 }

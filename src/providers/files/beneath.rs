@@ -31,7 +31,29 @@ pub fn open_root(root: &Path) -> std::io::Result<OwnedFd> {
 /// Opens the regular file `relative` (only normal components) beneath
 /// `root` and returns it with its size, both taken from the descriptor.
 pub fn open(root: &OwnedFd, relative: &Path) -> Result<(File, u64), Refused> {
-    let parts: Vec<_> = relative
+    // Non-blocking, so a FIFO planted under the root cannot hang the call.
+    let flags = OFlag::O_RDONLY
+        | OFlag::O_NONBLOCK
+        | OFlag::O_NOCTTY
+        | OFlag::O_NOFOLLOW
+        | OFlag::O_CLOEXEC;
+    let file = File::from(open_beneath(root, relative, flags)?);
+    let meta = file.metadata().map_err(Refused::Io)?;
+    if !meta.is_file() {
+        return Err(Refused::NotAFile);
+    }
+    Ok((file, meta.len()))
+}
+
+/// Opens the folder `relative` beneath `root` (the root itself when it
+/// has no normal component), for listing.
+pub fn open_dir(root: &OwnedFd, relative: &Path) -> Result<OwnedFd, Refused> {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    open_beneath(root, relative, flags)
+}
+
+fn open_beneath(root: &OwnedFd, relative: &Path, flags: OFlag) -> Result<OwnedFd, Refused> {
+    let mut parts: Vec<_> = relative
         .components()
         .filter_map(|c| match c {
             Component::Normal(part) => Some(part),
@@ -39,29 +61,27 @@ pub fn open(root: &OwnedFd, relative: &Path) -> Result<(File, u64), Refused> {
         })
         .collect();
     if parts.is_empty() {
-        return Err(Refused::NotAFile);
+        parts.push(std::ffi::OsStr::new("."));
     }
-    // Non-blocking, so a FIFO planted under the root cannot hang the call.
-    let flags = OFlag::O_RDONLY
-        | OFlag::O_NONBLOCK
-        | OFlag::O_NOCTTY
-        | OFlag::O_NOFOLLOW
-        | OFlag::O_CLOEXEC;
-    let fd = match kernel_beneath(root, &parts, flags) {
-        Some(result) => result,
-        None => component_by_component(root, &parts, flags),
+    let mut result = Err(Errno::EAGAIN);
+    // EAGAIN: a rename elsewhere raced the lookup, and the kernel asks to retry.
+    for _ in 0..3 {
+        result = match kernel_beneath(root, &parts, flags) {
+            Some(result) => result,
+            None => component_by_component(root, &parts, flags),
+        };
+        if !matches!(result, Err(Errno::EAGAIN)) {
+            break;
+        }
     }
-    .map_err(|errno| match errno {
+    result.map_err(|errno| match errno {
         Errno::ELOOP | Errno::EXDEV => Refused::Link,
-        Errno::ENOENT | Errno::ENOTDIR => Refused::Missing,
+        Errno::ENOENT => Refused::Missing,
+        // The last component is not a folder: what was asked for is there.
+        Errno::ENOTDIR if flags.contains(OFlag::O_DIRECTORY) => Refused::NotAFile,
+        Errno::ENOTDIR => Refused::Missing,
         other => Refused::Io(other.into()),
-    })?;
-    let file = File::from(fd);
-    let meta = file.metadata().map_err(Refused::Io)?;
-    if !meta.is_file() {
-        return Err(Refused::NotAFile);
-    }
-    Ok((file, meta.len()))
+    })
 }
 
 /// `openat2`, or `None` when this kernel or sandbox does not offer it.

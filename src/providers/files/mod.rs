@@ -1,4 +1,5 @@
-//! `[[sources.files]]`: `read_file` and `search_files` under one root.
+//! `[[sources.files]]`: `read_file`, `search_files` and `list_files` under
+//! one root.
 //! `..` and absolute paths are refused as written; every file is opened
 //! beneath the root's descriptor with links refused (`beneath.rs`), and is
 //! read only when the search walker would also show it (not hidden, not
@@ -6,10 +7,11 @@
 //! is under the size cap.
 
 mod beneath;
+mod list;
+mod read;
 mod search;
 
 use std::{
-    io::{Read, Seek, SeekFrom},
     os::fd::OwnedFd,
     path::{Component, Path, PathBuf},
     sync::Arc,
@@ -22,7 +24,7 @@ use serde_json::{Value, json};
 use super::declared::{structured_result, text_result};
 use crate::{
     config::FilesSourceConfig,
-    mcp::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
+    mcp::{CallToolResponse, JsonObject, McpError, Tool},
     providers::wire,
     registry::{CallContext, ToolProvider},
 };
@@ -62,18 +64,10 @@ impl FilesSource {
         }))
     }
 
-    fn extension_allowed(&self, path: &Path) -> bool {
-        path.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| self.config.extensions.iter().any(|x| x == e))
-    }
-
-    /// The file `relative` names under the root, opened, with its size; or
-    /// why it cannot be read.
-    fn open(&self, relative: &str) -> Result<(std::fs::File, u64), String> {
+    /// `relative` as a path under the root, if it is written as one.
+    fn plain<'a>(&self, relative: &'a str) -> Result<&'a Path, String> {
         let requested = Path::new(relative);
-        let plain = !relative.is_empty()
-            && !relative.contains('\0')
+        let plain = !relative.contains('\0')
             && requested
                 .components()
                 .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
@@ -83,66 +77,77 @@ impl FilesSource {
                 self.config.name
             ));
         }
-        if !self.extension_allowed(requested) {
-            return Err(format!(
-                "`{relative}` has an extension this source does not offer (allowed: {})",
-                self.config.extensions.join(", ")
-            ));
-        }
+        Ok(requested)
+    }
+
+    /// Why `relative` could not be opened, in words for the model.
+    fn refusal(&self, relative: &str, why: beneath::Refused) -> String {
         let name = &self.config.name;
-        let opened = beneath::open(&self.root_fd, requested).map_err(|why| match why {
+        match why {
             beneath::Refused::Link => format!(
                 "`{relative}` is or passes through a link; links are not followed, so nothing outside `{name}` is reached: refused"
             ),
             beneath::Refused::Missing => format!("`{relative}` does not exist in `{name}`"),
             beneath::Refused::NotAFile => format!("`{relative}` is not a file"),
             beneath::Refused::Io(e) => format!("`{relative}` cannot be read: {e}"),
-        })?;
-        if !search::visible(&self.root, &self.config, requested) {
+        }
+    }
+
+    fn hidden(&self, relative: &str) -> String {
+        format!(
+            "`{relative}` is hidden or ignored (.gitignore), and `{}` does not offer such files",
+            self.config.name
+        )
+    }
+
+    /// The file `relative` names under the root, opened, with its size; or
+    /// why it cannot be read.
+    fn open(&self, relative: &str) -> Result<(std::fs::File, u64), String> {
+        let requested = self.plain(relative)?;
+        if relative.is_empty() {
+            return Err("`path` names no file".into());
+        }
+        if !extension_allowed(&self.config, requested) {
             return Err(format!(
-                "`{relative}` is hidden or ignored (.gitignore), and `{name}` does not offer such files"
+                "`{relative}` has an extension this source does not offer (allowed: {})",
+                self.config.extensions.join(", ")
             ));
+        }
+        let opened =
+            beneath::open(&self.root_fd, requested).map_err(|why| self.refusal(relative, why))?;
+        if !search::visible(&self.root, &self.config, requested) {
+            return Err(self.hidden(relative));
         }
         Ok(opened)
     }
 
-    fn read(&self, arguments: &JsonObject) -> Result<CallToolResult, String> {
-        let path = arguments
-            .get("path")
-            .and_then(Value::as_str)
-            .ok_or("`path` is required")?;
-        let offset = arguments.get("offset").and_then(Value::as_u64).unwrap_or(0);
-        let max = self.config.max_read_bytes as u64;
-        let length = arguments
-            .get("length")
-            .and_then(Value::as_u64)
-            .unwrap_or(max)
-            .min(max);
-        let (mut handle, size) = self.open(path)?;
-        if size > self.config.max_file_bytes {
-            return Err(format!(
-                "`{path}` is {size} bytes, over this source's limit of {}",
-                self.config.max_file_bytes
-            ));
+    fn list(&self, arguments: &JsonObject) -> Result<Value, String> {
+        let relative = arguments.get("path").and_then(Value::as_str).unwrap_or("");
+        let requested = self.plain(relative)?;
+        let folder = beneath::open_dir(&self.root_fd, requested).map_err(|why| match why {
+            // O_DIRECTORY meets a link as "not a folder": say which (words only).
+            beneath::Refused::NotAFile
+                if std::fs::symlink_metadata(self.root.join(requested))
+                    .is_ok_and(|m| m.is_symlink()) =>
+            {
+                self.refusal(relative, beneath::Refused::Link)
+            }
+            beneath::Refused::NotAFile => format!("`{relative}` is not a folder"),
+            other => self.refusal(relative, other),
+        })?;
+        let is_root = requested.components().all(|c| c == Component::CurDir);
+        if !is_root && !search::visible(&self.root, &self.config, requested) {
+            return Err(self.hidden(relative));
         }
-        handle
-            .seek(SeekFrom::Start(offset.min(size)))
-            .map_err(|e| e.to_string())?;
-        let mut bytes = Vec::new();
-        handle
-            .take(length)
-            .read_to_end(&mut bytes)
-            .map_err(|e| e.to_string())?;
-        let end = offset.min(size) + bytes.len() as u64;
-        let mut text = String::from_utf8_lossy(&bytes).into_owned();
-        if end < size {
-            text.push_str(&format!(
-                "\n[… {} more bytes: call read_file again with offset = {end}]",
-                size - end
-            ));
-        }
-        Ok(text_result(text, false))
+        list::run(&self.root, folder, relative, &self.config, arguments)
     }
+}
+
+/// Whether `path` has an extension the source offers.
+fn extension_allowed(config: &FilesSourceConfig, path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| config.extensions.iter().any(|x| x == e))
 }
 
 #[async_trait]
@@ -154,27 +159,49 @@ impl ToolProvider for FilesSource {
             wire(json!({
                 "name": c.read_tool,
                 "title": format!("Read a file of {}", c.name),
-                "description": format!("Reads a text file under `{}` (extensions: {}). Paths are relative to its root; large files are read in parts with offset and length.", c.name, c.extensions.join(", ")),
+                "description": format!("Reads a text file under `{}` (extensions: {}). Paths are relative to its root; large files are read in parts, by bytes (offset, length) or by lines (start_line, end_line).", c.name, c.extensions.join(", ")),
                 "inputSchema": {"type": "object", "properties": {
                     "path": {"type": "string", "description": "Path relative to the root, e.g. src/main.rs"},
                     "offset": {"type": "integer", "minimum": 0, "description": "First byte to read"},
-                    "length": {"type": "integer", "minimum": 1, "maximum": c.max_read_bytes, "description": "Bytes to read"}
+                    "length": {"type": "integer", "minimum": 1, "maximum": c.max_read_bytes, "description": "Bytes to read"},
+                    "start_line": {"type": "integer", "minimum": 1, "description": "First line to read (1-based)"},
+                    "end_line": {"type": "integer", "minimum": 1, "description": "Last line to read (inclusive)"}
                 }, "required": ["path"], "additionalProperties": false},
                 "annotations": hints,
             })),
             wire(json!({
                 "name": c.search_tool,
                 "title": format!("Search the files of {}", c.name),
-                "description": format!("Searches the files under `{}` for a regular expression (hidden and .gitignore'd files skipped unless the source includes them). Returns path, line number and line of each match.", c.name),
+                "description": format!("Searches the files under `{}` for a regular expression (hidden and .gitignore'd files skipped unless the source includes them). Returns path, line number and line of each match, with `context` lines before and after when asked.", c.name),
                 "inputSchema": {"type": "object", "properties": {
                     "pattern": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Regular expression (Rust syntax; smart case)"},
                     "glob": {"type": "string", "description": "Only files matching this glob, e.g. src/**/*.rs"},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": c.max_results}
+                    "limit": {"type": "integer", "minimum": 1, "maximum": c.max_results},
+                    "context": {"type": "integer", "minimum": 0, "maximum": search::MAX_CONTEXT, "description": "Lines of context before and after each match"}
                 }, "required": ["pattern"], "additionalProperties": false},
                 "outputSchema": {"type": "object", "properties": {
                     "matches": {"type": "array", "items": {"type": "object", "properties": {
-                        "path": {"type": "string"}, "line": {"type": "integer"}, "text": {"type": "string"}}}},
+                        "path": {"type": "string"}, "line": {"type": "integer"}, "text": {"type": "string"},
+                        "before": {"type": "array"}, "after": {"type": "array"}}}},
                     "truncated": {"type": "boolean"}}, "required": ["matches", "truncated"]},
+                "annotations": hints,
+            })),
+            wire(json!({
+                "name": c.list_tool,
+                "title": format!("List a folder of {}", c.name),
+                "description": format!("Lists a folder under `{}`: its folders and its files with an allowed extension (hidden and .gitignore'd entries skipped unless the source includes them), with kind and size, folders first, a page at a time.", c.name),
+                "inputSchema": {"type": "object", "properties": {
+                    "path": {"type": "string", "description": "Folder relative to the root; empty for the root"},
+                    "offset": {"type": "integer", "minimum": 0, "description": "Entries to skip (nextOffset of the previous page)"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": list::MAX_LIMIT}
+                }, "additionalProperties": false},
+                "outputSchema": {"type": "object", "properties": {
+                    "path": {"type": "string"},
+                    "entries": {"type": "array", "items": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "path": {"type": "string"},
+                        "kind": {"enum": ["dir", "file"]}, "size": {"type": "integer"}}}},
+                    "total": {"type": "integer"}, "nextOffset": {"type": ["integer", "null"]}},
+                    "required": ["path", "entries", "total"]},
                 "annotations": hints,
             })),
         ]
@@ -207,6 +234,12 @@ impl ToolProvider for FilesSource {
                 .map(|found| structured_result(found, false)),
                 Err(message) => Err(message),
             }
+        } else if name == self.config.list_tool {
+            let source = self.clone();
+            tokio::task::spawn_blocking(move || source.list(&arguments))
+                .await
+                .unwrap_or_else(|_| Err("the listing failed".into()))
+                .map(|listed| structured_result(listed, false))
         } else {
             return Err(McpError::invalid_params(
                 format!("Unknown tool: {name}"),

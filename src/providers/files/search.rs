@@ -11,7 +11,9 @@ use std::{
 };
 
 use grep_regex::RegexMatcherBuilder;
-use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::UTF8};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
 use ignore::{Match, WalkBuilder, overrides::OverrideBuilder};
 use serde_json::{Value, json};
 
@@ -23,11 +25,14 @@ const MAX_FILES: usize = 20_000;
 const MAX_LINE: usize = 300;
 /// Compiled-regex size cap, so a pathological pattern cannot eat memory.
 const REGEX_SIZE: usize = 1 << 20;
+/// Most lines of context asked for before and after each match.
+pub const MAX_CONTEXT: u64 = 5;
 
 pub struct Request {
     pattern: String,
     glob: Option<String>,
     limit: usize,
+    context: usize,
 }
 
 impl Request {
@@ -48,13 +53,18 @@ impl Request {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             limit,
+            context: arguments
+                .get("context")
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+                .min(MAX_CONTEXT) as usize,
         })
     }
 }
 
 /// The walker over `root` with the source's rules: `.gitignore` and hidden
 /// files skipped unless included, links not followed.
-fn walker(root: &Path, config: &FilesSourceConfig) -> WalkBuilder {
+pub fn walker(root: &Path, config: &FilesSourceConfig) -> WalkBuilder {
     let mut walker = WalkBuilder::new(root);
     walker
         .standard_filters(!config.include_ignored)
@@ -108,6 +118,8 @@ pub fn run(
     let mut searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
+        .before_context(request.context)
+        .after_context(request.context)
         .build();
     let mut matches = Vec::new();
     let mut truncated = false;
@@ -136,20 +148,74 @@ pub fn run(
             continue;
         }
         let relative = inside.to_string_lossy().replace('\\', "/");
-        let sink = UTF8(|line_number, line| {
-            if matches.len() >= request.limit {
-                truncated = true;
-                return Ok(false);
-            }
-            let text: String = line.trim_end().chars().take(MAX_LINE).collect();
-            matches.push(json!({"path": relative, "line": line_number, "text": text}));
-            Ok(true)
-        });
-        // An unreadable or non-UTF-8 file is skipped, not fatal.
-        let _ = searcher.search_file(&matcher, &file, sink);
+        let mut hits = Hits {
+            path: &relative,
+            matches: &mut matches,
+            limit: request.limit,
+            context: request.context > 0,
+            before: Vec::new(),
+            full: false,
+        };
+        // An unreadable file is skipped, not fatal.
+        let _ = searcher.search_file(&matcher, &file, &mut hits);
+        truncated = hits.full;
         if truncated {
             break;
         }
     }
     Ok(json!({"matches": matches, "truncated": truncated}))
+}
+
+/// Collects one file's matches, each with the context lines around it
+/// when asked for.
+struct Hits<'a> {
+    path: &'a str,
+    matches: &'a mut Vec<Value>,
+    limit: usize,
+    context: bool,
+    /// Context lines seen since the last match: they precede the next.
+    before: Vec<Value>,
+    full: bool,
+}
+
+fn quote(line: &[u8]) -> String {
+    String::from_utf8_lossy(line)
+        .trim_end()
+        .chars()
+        .take(MAX_LINE)
+        .collect()
+}
+
+impl Sink for Hits<'_> {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
+        if self.matches.len() >= self.limit {
+            self.full = true;
+            return Ok(false);
+        }
+        let mut hit =
+            json!({"path": self.path, "line": found.line_number(), "text": quote(found.bytes())});
+        if self.context {
+            hit["before"] = Value::Array(std::mem::take(&mut self.before));
+            hit["after"] = json!([]);
+        }
+        self.matches.push(hit);
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, line: &SinkContext<'_>) -> Result<bool, Self::Error> {
+        let quoted = json!({"line": line.line_number(), "text": quote(line.bytes())});
+        match line.kind() {
+            SinkContextKind::Before => self.before.push(quoted),
+            SinkContextKind::After => {
+                if let Some(Value::Array(after)) = self.matches.last_mut().map(|m| &mut m["after"])
+                {
+                    after.push(quoted);
+                }
+            }
+            SinkContextKind::Other => {}
+        }
+        Ok(true)
+    }
 }
