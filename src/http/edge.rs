@@ -5,14 +5,13 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use super::{error::HttpError, forwarded::Proxies};
+use crate::config::ForwardedHeader;
 use axum::{
     extract::Request,
     http::{HeaderMap, header},
     response::{IntoResponse, Response},
 };
-use ipnet::IpNet;
-
-use super::error::HttpError;
 
 /// Who the client is, as far as the edge can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +40,7 @@ struct OriginRule {
 
 #[derive(Debug, Clone)]
 pub struct EdgeConfig {
-    trusted_proxies: Vec<IpNet>,
+    proxies: Proxies,
     hosts: Vec<HostRule>,
     origins: Vec<OriginRule>,
 }
@@ -95,6 +94,7 @@ impl EdgeConfig {
         allowed_hosts: &[String],
         allowed_origins: &[String],
         trusted_proxies: &[String],
+        forwarded_header: ForwardedHeader,
     ) -> Result<Self, String> {
         let mut hosts: Vec<HostRule> = LOOPBACK
             .iter()
@@ -148,25 +148,12 @@ impl EdgeConfig {
                 "server.allowed_origins: {entry:?} is not scheme://host[:port]"
             ))?);
         }
-        let trusted_proxies = trusted_proxies
-            .iter()
-            .map(|cidr| {
-                cidr.parse::<IpNet>()
-                    .or_else(|_| cidr.parse::<IpAddr>().map(IpNet::from))
-                    .map_err(|_| {
-                        format!("server.trusted_proxies: {cidr:?} is not a CIDR or address")
-                    })
-            })
-            .collect::<Result<_, _>>()?;
+        let proxies = Proxies::new(trusted_proxies, forwarded_header)?;
         Ok(Self {
-            trusted_proxies,
+            proxies,
             hosts,
             origins,
         })
-    }
-
-    fn trusts(&self, ip: IpAddr) -> bool {
-        self.trusted_proxies.iter().any(|net| net.contains(&ip))
     }
 
     pub fn host_allowed(&self, host: &str) -> bool {
@@ -227,70 +214,23 @@ impl EdgeConfig {
         headers: &HeaderMap,
         uri_authority: Option<&str>,
     ) -> ClientInfo {
-        let host_header = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .or(uri_authority)
-            .unwrap_or_default()
-            .to_owned();
-        let direct = ClientInfo {
-            ip: peer,
-            scheme: "http".into(),
-            host: host_header,
-        };
-        if !self.trusts(peer) {
-            return direct;
-        }
-        let (mut ip, mut scheme, mut host) = (None, None, None);
-        if let Some(forwarded) = headers.get("forwarded").and_then(|v| v.to_str().ok()) {
-            // RFC 7239: the last element was added by the nearest proxy.
-            let last = forwarded.rsplit(',').next().unwrap_or_default();
-            for pair in last.split(';') {
-                if let Some((k, v)) = pair.trim().split_once('=') {
-                    let v = v.trim_matches('"');
-                    match k.to_ascii_lowercase().as_str() {
-                        "for" => {
-                            ip = v
-                                .trim_start_matches('[')
-                                .split(']')
-                                .next()
-                                .and_then(|a| a.parse().ok())
-                                .or_else(|| v.split(':').next().and_then(|a| a.parse().ok()))
-                        }
-                        "proto" => scheme = Some(v.to_ascii_lowercase()),
-                        "host" => host = Some(v.to_owned()),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        if ip.is_none()
-            && let Some(chain) = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok())
-        {
-            // Walk from the nearest hop; the first address not a trusted proxy is the client.
-            ip = chain
-                .rsplit(',')
-                .filter_map(|a| a.trim().parse::<IpAddr>().ok())
-                .find(|a| !self.trusts(*a));
-        }
-        scheme = scheme.or_else(|| {
+        let forwarded = self.proxies.forwarded(peer, headers);
+        let host = forwarded.host.unwrap_or_else(|| {
             headers
-                .get("x-forwarded-proto")
-                .and_then(|v| v.to_str().ok())
-                .map(|s| s.trim().to_ascii_lowercase())
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .or(uri_authority)
+                .unwrap_or_default()
+                .to_owned()
         });
-        host = host.or_else(|| {
-            headers
-                .get("x-forwarded-host")
-                .and_then(|v| v.to_str().ok())
-                .map(|s| s.trim().to_owned())
-        });
+        let scheme = forwarded
+            .scheme
+            .map(|s| s.to_ascii_lowercase())
+            .filter(|s| s == "http" || s == "https");
         ClientInfo {
-            ip: ip.unwrap_or(peer),
-            scheme: scheme
-                .filter(|s| s == "http" || s == "https")
-                .unwrap_or(direct.scheme),
-            host: host.unwrap_or(direct.host),
+            ip: forwarded.ip.unwrap_or(peer),
+            scheme: scheme.unwrap_or_else(|| "http".into()),
+            host,
         }
     }
 }
@@ -354,6 +294,7 @@ mod tests {
                 "http://localhost:3000".into(),
             ],
             &["10.0.0.0/8".into()],
+            ForwardedHeader::XForwardedFor,
         )
         .unwrap()
     }
@@ -403,7 +344,14 @@ mod tests {
         for (origin, allowed) in table {
             assert_eq!(c.origin_allowed(origin), allowed, "{origin}");
         }
-        let with_null = EdgeConfig::new("", &[], &["null".into()], &[]).unwrap();
+        let with_null = EdgeConfig::new(
+            "",
+            &[],
+            &["null".into()],
+            &[],
+            ForwardedHeader::XForwardedFor,
+        )
+        .unwrap();
         assert!(with_null.origin_allowed("null"));
     }
 
@@ -426,20 +374,6 @@ mod tests {
         assert_eq!(
             (untrusted.scheme.as_str(), untrusted.host.as_str()),
             ("http", "10.1.2.3:8080")
-        );
-
-        let mut rfc = HeaderMap::new();
-        rfc.insert(
-            "forwarded",
-            "for=198.51.100.9;proto=http, for=\"[2001:db8::1]\";proto=https;host=mcp.example.com"
-                .parse()
-                .unwrap(),
-        );
-        let seen = c.client("10.0.0.5".parse().unwrap(), &rfc, None);
-        assert_eq!(seen.ip, "2001:db8::1".parse::<IpAddr>().unwrap());
-        assert_eq!(
-            (seen.scheme.as_str(), seen.host.as_str()),
-            ("https", "mcp.example.com")
         );
     }
 }

@@ -8,6 +8,7 @@ mod compress;
 mod cors;
 mod edge;
 pub mod error;
+mod forwarded;
 mod front;
 mod guard;
 mod health;

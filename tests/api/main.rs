@@ -22,6 +22,7 @@ mod prompts;
 mod reload;
 mod replicas;
 mod safety;
+mod sec_edge;
 mod sdk;
 mod stdio;
 mod store;

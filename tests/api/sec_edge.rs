@@ -1,0 +1,88 @@
+//! Edge defects found by attacking the server from outside (issue 30, items
+//! 12, 13, 16 and 17; issue 32, item 1): forwarded headers, Origin parsing,
+//! health probes behind a Host allowlist, metrics labels.
+
+use serde_json::{Value, json};
+use teamgate::config::{AuthMode, Config, ForwardedHeader};
+
+use crate::helpers::{ACCEPT_BOTH, TestApp, spawn_app_with};
+
+fn init() -> Value {
+    json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})
+}
+
+/// POSTs `initialize` with the given headers; the status.
+async fn status(app: &TestApp, headers: &[(&str, String)]) -> u16 {
+    let mut request = app
+        .client
+        .post(&app.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH);
+    for (k, v) in headers {
+        request = request.header(*k, v);
+    }
+    let response = request.body(init().to_string()).send().await.unwrap();
+    response.status().as_u16()
+}
+
+/// Behind a trusted proxy on loopback, with authentication and a small
+/// unauthenticated quota.
+fn proxied(header: ForwardedHeader) -> impl FnOnce(&mut Config) {
+    move |c| {
+        c.auth.mode = AuthMode::Required;
+        c.server.trusted_proxies = vec!["127.0.0.1/32".into()];
+        c.server.forwarded_header = header;
+        c.rate_limit.enabled = true;
+        c.rate_limit.unauthenticated_per_minute = 60;
+        c.rate_limit.unauthenticated_burst = 5;
+    }
+}
+
+/// Bad-token guesses, each claiming another client address through the
+/// header the proxy does not set: the quota of the one real address runs out.
+async fn guesses_hit_the_limit(app: &TestApp, spoofed: &str, address: impl Fn(u32) -> String) {
+    let mut statuses = Vec::new();
+    for n in 0..12 {
+        let headers = [
+            ("authorization", format!("Bearer tg_guess{n}")),
+            (spoofed, address(n)),
+        ];
+        statuses.push(status(app, &headers).await);
+    }
+    assert_eq!(statuses[0], 401, "{statuses:?}");
+    assert!(
+        statuses.contains(&429),
+        "rotating {spoofed} dodged the unauthenticated limit: {statuses:?}"
+    );
+}
+
+#[tokio::test]
+async fn only_the_header_the_proxy_sets_is_believed() {
+    let app = spawn_app_with(proxied(ForwardedHeader::XForwardedFor)).await;
+    guesses_hit_the_limit(&app, "forwarded", |n| format!("for=198.51.100.{n}")).await;
+    let port = app.addr.port();
+    // A client-supplied Forwarded host does not pass the Host check.
+    let spoofed_host = [
+        ("host", "evil.com".to_owned()),
+        (
+            "forwarded",
+            format!("for=198.51.100.1;host=127.0.0.1:{port}"),
+        ),
+    ];
+    let other = spawn_app_with(proxied(ForwardedHeader::XForwardedFor)).await;
+    assert_eq!(status(&other, &spoofed_host).await, 403);
+    // The header the proxy does set is believed.
+    let forwarded_host = [
+        ("host", "evil.com".to_owned()),
+        ("x-forwarded-host", format!("127.0.0.1:{port}")),
+    ];
+    assert_eq!(status(&other, &forwarded_host).await, 401);
+
+    // The same with a proxy that sets RFC 7239 `Forwarded`.
+    let app = spawn_app_with(proxied(ForwardedHeader::Forwarded)).await;
+    guesses_hit_the_limit(&app, "x-forwarded-for", |n| format!("198.51.100.{n}")).await;
+    let other = spawn_app_with(proxied(ForwardedHeader::Forwarded)).await;
+    assert_eq!(status(&other, &forwarded_host).await, 403);
+    assert_eq!(status(&other, &spoofed_host).await, 401);
+}
