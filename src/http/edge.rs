@@ -47,15 +47,37 @@ pub struct EdgeConfig {
 
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 
-/// `host[:port]` with IPv6 brackets removed and lower-cased.
+/// `host[:port]`, strictly: a name of letters, digits, `-`, `.` and `_`, or
+/// a bracketed IPv6 address, then nothing but an optional numeric port (an
+/// empty one is none, RFC 3986). The host lower-cased, brackets removed.
 fn split_authority(authority: &str) -> Option<(String, Option<u16>)> {
-    let authority: http::uri::Authority = authority.trim().parse().ok()?;
-    let host = authority
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase();
-    Some((host, authority.port_u16()))
+    let (host, rest) = match authority.strip_prefix('[') {
+        Some(v6) => {
+            let (host, rest) = v6.split_once(']')?;
+            host.parse::<std::net::Ipv6Addr>().ok()?;
+            (host, rest)
+        }
+        None => {
+            let end = authority.find(':').unwrap_or(authority.len());
+            let host = &authority[..end];
+            let name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_');
+            if host.is_empty() || !host.bytes().all(name) {
+                return None;
+            }
+            (host, &authority[end..])
+        }
+    };
+    let port = match rest {
+        "" | ":" => None,
+        _ => {
+            let digits = rest.strip_prefix(':')?;
+            if digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some(digits.parse::<u16>().ok()?)
+        }
+    };
+    Some((host.to_ascii_lowercase(), port))
 }
 
 fn default_port(scheme: &str) -> Option<u16> {
@@ -66,25 +88,34 @@ fn default_port(scheme: &str) -> Option<u16> {
     }
 }
 
-/// `scheme://host[:port|:*]`; `None` if malformed.
+/// An `Origin` as browsers send it (RFC 6454): `scheme://host[:port]` and
+/// nothing else; `None` for anything malformed, which is refused.
 fn parse_origin(origin: &str) -> Option<OriginRule> {
-    let (scheme, rest) = origin.trim().split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let rest = rest.trim_end_matches('/');
-    if rest.contains('/') {
+    let (scheme, authority) = origin.split_once("://")?;
+    let scheme_char = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.');
+    if !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !scheme.bytes().all(scheme_char)
+        || authority.ends_with(':')
+    {
         return None;
     }
-    let (rest, any_port) = match rest.strip_suffix(":*") {
-        Some(r) => (r, true),
-        None => (rest, false),
-    };
-    let (host, port) = split_authority(rest)?;
-    let port = if any_port {
-        None
-    } else {
-        port.or(default_port(&scheme))
-    };
+    let scheme = scheme.to_ascii_lowercase();
+    let (host, port) = split_authority(authority)?;
+    let port = port.or(default_port(&scheme));
     Some(OriginRule { scheme, host, port })
+}
+
+/// A configured origin: [`parse_origin`], also taking a trailing `/` and
+/// `:*` for any port.
+fn origin_rule(entry: &str) -> Option<OriginRule> {
+    let entry = entry.trim().trim_end_matches('/');
+    match entry.strip_suffix(":*") {
+        Some(any_port) => Some(OriginRule {
+            port: None,
+            ..parse_origin(any_port)?
+        }),
+        None => parse_origin(entry),
+    }
 }
 
 impl EdgeConfig {
@@ -119,7 +150,7 @@ impl EdgeConfig {
                 .take(3)
                 .collect::<Vec<_>>()
                 .join("/");
-            let rule = parse_origin(&origin).ok_or(format!(
+            let rule = origin_rule(&origin).ok_or(format!(
                 "server.public_url {public_url:?} is not an http(s) URL"
             ))?;
             hosts.push(HostRule {
@@ -129,7 +160,7 @@ impl EdgeConfig {
             origins.push(rule);
         }
         for entry in allowed_hosts {
-            let (host, port) = split_authority(entry).ok_or(format!(
+            let (host, port) = split_authority(entry.trim()).ok_or(format!(
                 "server.allowed_hosts: {entry:?} is not a host[:port]"
             ))?;
             hosts.push(HostRule { host, port });
@@ -144,7 +175,7 @@ impl EdgeConfig {
                 });
                 continue;
             }
-            origins.push(parse_origin(entry).ok_or(format!(
+            origins.push(origin_rule(entry).ok_or(format!(
                 "server.allowed_origins: {entry:?} is not scheme://host[:port]"
             ))?);
         }
@@ -160,7 +191,7 @@ impl EdgeConfig {
         if let Some(allowed) = self.plain_host_allowed(host) {
             return allowed;
         }
-        let Some((host, port)) = split_authority(host) else {
+        let Some((host, port)) = split_authority(host.trim()) else {
             return false;
         };
         self.host_matches(&host, port)
@@ -318,6 +349,10 @@ mod tests {
             ("localhost:", true), // an empty port is no port (RFC 3986)
             ("localhost:8080:1", false),
             (" localhost:8080 ", true),
+            ("127.0.0.1:80.evil.example", false),
+            ("localhost:65536", false),
+            ("user@localhost", false),
+            ("[::1]:80x", false),
         ];
         for (host, allowed) in table {
             assert_eq!(c.host_allowed(host), allowed, "{host}");
@@ -340,6 +375,21 @@ mod tests {
             ("null", false),
             ("https://evil.example.com", false),
             ("not an origin", false),
+            // Not origins at all: refused, whatever host they start with.
+            ("http://localhost:3000.evil.example", false),
+            ("http://localhost:99999", false),
+            ("http://localhost:3000/", false),
+            ("http://localhost:3000/path", false),
+            ("http://evil@localhost:3000", false),
+            ("http://localhost:", false),
+            ("http://localhost:+80", false),
+            ("http://[::1", false),
+            ("http://[::1]x", false),
+            ("http://", false),
+            ("://localhost", false),
+            ("http://localhost:3000?x", false),
+            ("http://localhost#x", false),
+            ("HTTP://LOCALHOST:3000", true),
         ];
         for (origin, allowed) in table {
             assert_eq!(c.origin_allowed(origin), allowed, "{origin}");

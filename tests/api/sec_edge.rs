@@ -86,3 +86,29 @@ async fn only_the_header_the_proxy_sets_is_believed() {
     assert_eq!(status(&other, &forwarded_host).await, 403);
     assert_eq!(status(&other, &spoofed_host).await, 401);
 }
+
+#[tokio::test]
+async fn malformed_origins_are_refused() {
+    let app = spawn_app_with(|_| {}).await;
+    let port = app.addr.port();
+    let with = |origin: String| [("origin", origin)];
+    // A valid loopback origin reaches the endpoint.
+    let own = format!("http://127.0.0.1:{port}");
+    assert_eq!(status(&app, &with(own)).await, 200);
+    for origin in [
+        format!("http://127.0.0.1:{port}.evil.example"),
+        format!("http://127.0.0.1:{port}/"),
+        format!("http://127.0.0.1:{port}/path"),
+        format!("http://evil.example@127.0.0.1:{port}"),
+        "http://127.0.0.1:99999".to_owned(),
+        "http://127.0.0.1:".to_owned(),
+        "http://[::1".to_owned(),
+        "127.0.0.1".to_owned(),
+        "null".to_owned(),
+    ] {
+        assert_eq!(status(&app, &with(origin.clone())).await, 403, "{origin}");
+    }
+    // The same strictness for Host.
+    let host = [("host", format!("127.0.0.1:{port}.evil.example"))];
+    assert_eq!(status(&app, &host).await, 403);
+}
