@@ -10,11 +10,12 @@
 //! 3. a panic anywhere below becomes a 500, never a dropped connection;
 //! 4. CORS for browser requests of the allowed origins (tower-http's layer);
 //!    requests without `Origin` get the headers it would have added;
-//! 5. the MCP path to its own steps (`stack.rs`); the probes and the metadata
-//!    document to their router.
+//! 5. the MCP path to its own steps (`stack.rs`); the metadata document to
+//!    its router.
 //!
 //! `/metrics`, when served on this listener, is answered before all of it,
-//! as a scraper does not send a public Host name.
+//! as a scraper does not send a public Host name. So are the health probes
+//! (`health.rs`): the kubelet sends the pod's address as Host.
 //!
 //! These were tower layers around an axum router. Each cost per request a
 //! clone of the service below it (reference counts shared by both workers),
@@ -41,7 +42,7 @@ use hyper::body::Incoming;
 use tower::{Layer, Service, ServiceExt};
 use tower_http::catch_panic::{DefaultResponseForPanic, ResponseForPanic};
 
-use super::{cors::BrowserCors, edge, stack::Steps};
+use super::{cors::BrowserCors, edge, health, stack::Steps};
 use crate::telemetry::{METRICS_PATH, Observer, observe_outer};
 
 /// What every request shares: built once, behind one `Arc`.
@@ -77,6 +78,10 @@ impl Front {
             && request.uri().path() == METRICS_PATH
         {
             let Ok(response) = metrics.clone().oneshot(request).await;
+            return response;
+        }
+        if health::PROBES.contains(&request.uri().path()) {
+            let Ok(response) = self.routes.clone().oneshot(request).await;
             return response;
         }
         let front = &self;

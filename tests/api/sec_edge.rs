@@ -3,9 +3,9 @@
 //! health probes behind a Host allowlist, metrics labels.
 
 use serde_json::{Value, json};
-use teamgate::config::{AuthMode, Config, ForwardedHeader};
+use teamgate::config::{AuthMode, Config, ConfigSources, ForwardedHeader};
 
-use crate::helpers::{ACCEPT_BOTH, TestApp, spawn_app_with};
+use crate::helpers::{ACCEPT_BOTH, TestApp, repo_path, spawn_app_with};
 
 fn init() -> Value {
     json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
@@ -111,4 +111,52 @@ async fn malformed_origins_are_refused() {
     // The same strictness for Host.
     let host = [("host", format!("127.0.0.1:{port}.evil.example"))];
     assert_eq!(status(&app, &host).await, 403);
+}
+
+/// GETs `path` with the given `Host`; the status.
+async fn get_with_host(app: &TestApp, path: &str, host: &str) -> u16 {
+    let response = app
+        .client
+        .get(format!("{}{path}", app.base()))
+        .header("host", host)
+        .send()
+        .await
+        .unwrap();
+    response.status().as_u16()
+}
+
+#[tokio::test]
+async fn probes_answer_the_kubelet_behind_a_host_allowlist() {
+    // deploy/k8s/teamgate.toml's server section, as the pods run it, on loopback.
+    let k8s = ConfigSources::files_only(vec![repo_path("deploy/k8s/teamgate.toml")])
+        .load()
+        .expect("the Kubernetes configuration loads");
+    assert!(
+        !k8s.server.allowed_hosts.is_empty(),
+        "it sets allowed_hosts"
+    );
+    let app = spawn_app_with(|c| {
+        c.server = k8s.server.clone();
+        c.server.listen = "127.0.0.1:0".parse().unwrap();
+    })
+    .await;
+    // The paths the Deployment's probes request.
+    let deployment = std::fs::read_to_string(repo_path("deploy/k8s/deployment.yaml")).unwrap();
+    let probes: Vec<&str> = deployment
+        .split("httpGet: {path: ")
+        .skip(1)
+        .filter_map(|rest| rest.split(',').next())
+        .collect();
+    assert_eq!(probes, ["/readyz", "/healthz"], "{deployment}");
+    // The kubelet sends the pod's address and port as Host.
+    let kubelet = "10.1.2.3:8080";
+    for path in probes {
+        assert_eq!(get_with_host(&app, path, kubelet).await, 200, "{path}");
+    }
+    // Everything else still checks Host.
+    assert_eq!(get_with_host(&app, "/mcp", kubelet).await, 403);
+    let spoofed = [("host", kubelet.to_owned())];
+    assert_eq!(status(&app, &spoofed).await, 403);
+    let public = [("host", "mcp.example.com".to_owned())];
+    assert_eq!(status(&app, &public).await, 200);
 }
