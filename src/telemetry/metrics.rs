@@ -31,8 +31,43 @@ use super::{EXPORT_TIMEOUT, resource, signal_url, tally::Tally};
 use crate::config::TelemetryConfig;
 
 /// Distinct label values kept per open-ended label (tool and client
-/// names come from callers); later ones are counted as "other".
+/// names); later ones are counted as "other". Each label has its own
+/// budget, so no label's values crowd out another's.
 const MAX_LABEL_VALUES: usize = 200;
+
+/// Notifications a client sends; with the request methods, every method
+/// name that becomes a label as it is.
+const CLIENT_NOTIFICATIONS: [&str; 4] = [
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+];
+
+/// The method label: a method of the MCP method table, an HTTP method
+/// (GET streams, DELETE), `response`, or "other". Never what a client made
+/// up: anyone may send any `Mcp-Method` header before authentication.
+fn method_label(method: &str) -> &'static str {
+    let known = crate::mcp::STANDARD_METHODS
+        .iter()
+        .chain(&CLIENT_NOTIFICATIONS)
+        .chain(&["GET", "POST", "DELETE", "response"])
+        .find(|m| **m == method);
+    known.copied().unwrap_or("other")
+}
+
+/// The protocol version label: a revision teamgate serves, empty when none
+/// was named, or "other".
+fn version_label(version: &str) -> StringValue {
+    let served = crate::mcp::SUPPORTED_VERSIONS
+        .iter()
+        .any(|v| v.as_str() == version);
+    if served || version.is_empty() {
+        version.to_owned().into()
+    } else {
+        "other".into()
+    }
+}
 
 /// Latency buckets in seconds: MCP calls range from sub-millisecond list
 /// calls to tools that run for minutes.
@@ -58,7 +93,30 @@ struct Inner {
     rate_limited: Counter<u64>,
     auth_failures: Counter<u64>,
     sessions: Arc<AtomicI64>,
-    seen: Mutex<HashSet<Arc<str>>>,
+    tool_names: Labels,
+    client_names: Labels,
+}
+
+/// The values one open-ended label has reported, at most `MAX_LABEL_VALUES`.
+#[derive(Default)]
+struct Labels(Mutex<HashSet<Arc<str>>>);
+
+impl Labels {
+    /// `value`, or "other" once `MAX_LABEL_VALUES` distinct ones were seen.
+    /// Values are interned: a label costs a reference count, not a copy.
+    fn bounded(&self, value: &str) -> StringValue {
+        let value = crate::http::clip(value, 64);
+        let mut seen = self.0.lock().expect("label set lock");
+        if let Some(known) = seen.get(value) {
+            return known.clone().into();
+        }
+        if seen.len() >= MAX_LABEL_VALUES {
+            return "other".into();
+        }
+        let value: Arc<str> = value.into();
+        seen.insert(value.clone());
+        value.into()
+    }
 }
 
 impl Metrics {
@@ -135,38 +193,23 @@ impl Metrics {
                     ["era", "protocol_version", "client"],
                 ),
                 sessions,
-                seen: Mutex::default(),
+                tool_names: Labels::default(),
+                client_names: Labels::default(),
                 registry,
                 provider,
             }),
         })
     }
 
-    /// `value`, or "other" once `MAX_LABEL_VALUES` distinct ones were seen.
-    /// Values are interned: a label costs a reference count, not a copy.
-    fn bounded(&self, value: &str) -> StringValue {
-        let value = crate::http::clip(value, 64);
-        let mut seen = self.inner.seen.lock().expect("label set lock");
-        if let Some(known) = seen.get(value) {
-            return known.clone().into();
-        }
-        if seen.len() >= MAX_LABEL_VALUES {
-            return "other".into();
-        }
-        let value: Arc<str> = value.into();
-        seen.insert(value.clone());
-        value.into()
-    }
-
-    /// Outcomes are the server's own words (`ok`, `http_429`, `error -32602`):
-    /// not bounded like the caller-chosen labels.
+    /// `method` becomes a label only if it is a known one (`method_label`).
+    /// Outcomes are the server's own words (`ok`, `http_429`, `error -32602`).
     pub fn request(&self, method: &str, era: &'static str, outcome: &str, seconds: Option<f64>) {
         let cell = self
             .inner
             .requests
             .add([method, era, outcome], |[method, era, outcome]| {
                 [
-                    self.bounded(method),
+                    method_label(method).into(),
                     era.to_owned().into(),
                     outcome.to_owned().into(),
                 ]
@@ -177,22 +220,29 @@ impl Metrics {
         }
     }
 
+    /// `tool`: a declared tool's name (the caller passes "other" for a call
+    /// that named none).
     pub fn tool_call(&self, tool: &str, outcome: &str) {
         self.inner
             .tool_calls
             .add([tool, outcome], |[tool, outcome]| {
-                [self.bounded(tool), outcome.to_owned().into()]
+                [
+                    self.inner.tool_names.bounded(tool),
+                    outcome.to_owned().into(),
+                ]
             });
     }
 
+    /// Called for authenticated requests only: an outsider's requests name
+    /// no clients here.
     pub fn client(&self, era: &'static str, version: &str, client: &str) {
         self.inner
             .clients
             .add([era, version, client], |[era, version, client]| {
                 [
                     era.to_owned().into(),
-                    self.bounded(version),
-                    self.bounded(client),
+                    version_label(version),
+                    self.inner.client_names.bounded(client),
                 ]
             });
     }
@@ -316,18 +366,27 @@ mod tests {
 
     #[test]
     fn caller_chosen_label_values_are_bounded() {
-        let metrics = metrics();
+        let labels = Labels::default();
         for i in 0..MAX_LABEL_VALUES {
-            assert_eq!(metrics.bounded(&format!("m{i}")).as_str(), format!("m{i}"));
+            assert_eq!(labels.bounded(&format!("m{i}")).as_str(), format!("m{i}"));
         }
-        assert_eq!(metrics.bounded("one-too-many").as_str(), "other");
+        assert_eq!(labels.bounded("one-too-many").as_str(), "other");
         assert_eq!(
-            metrics.bounded("m7").as_str(),
+            labels.bounded("m7").as_str(),
             "m7",
             "known values keep their name"
         );
         let long = "x".repeat(500);
-        assert_eq!(metrics.bounded(&long).as_str(), "other");
+        assert_eq!(labels.bounded(&long).as_str(), "other");
+    }
+
+    #[test]
+    fn methods_and_versions_are_labels_only_when_known() {
+        assert_eq!(method_label("tools/call"), "tools/call");
+        assert_eq!(method_label("GET"), "GET");
+        assert_eq!(method_label("junk-1"), "other");
+        assert_eq!(version_label("2025-11-25").as_str(), "2025-11-25");
+        assert_eq!(version_label("1999-01-01").as_str(), "other");
     }
 
     #[test]

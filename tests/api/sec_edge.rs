@@ -2,6 +2,8 @@
 //! 12, 13, 16 and 17; issue 32, item 1): forwarded headers, Origin parsing,
 //! health probes behind a Host allowlist, metrics labels.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 use teamgate::config::{AuthMode, Config, ConfigSources, ForwardedHeader};
 
@@ -159,4 +161,59 @@ async fn probes_answer_the_kubelet_behind_a_host_allowlist() {
     assert_eq!(status(&app, &spoofed).await, 403);
     let public = [("host", "mcp.example.com".to_owned())];
     assert_eq!(status(&app, &public).await, 200);
+}
+
+#[tokio::test]
+async fn outsiders_cannot_fill_the_metrics_label_space() {
+    let app = spawn_app_with(|c| {
+        c.auth.mode = AuthMode::Required;
+        // From many addresses, as far as the quota can tell.
+        c.rate_limit.enabled = false;
+    })
+    .await;
+    // More made-up method names than any label keeps, without credentials.
+    for n in 0..205 {
+        let headers = [("mcp-method", format!("junk-{n}"))];
+        assert_eq!(status(&app, &headers).await, 401);
+    }
+    // Then a real client initializes.
+    let tokens = teamgate::auth::PersonalTokens::new(app.store.clone(), Duration::from_secs(30));
+    let token = tokens.create("alice", "", vec!["*".into()], None).await;
+    let bearer = format!("Bearer {}", token.unwrap().token);
+    let mut real = init();
+    real["params"]["clientInfo"]["name"] = json!("real-client");
+    let response = app
+        .client
+        .post(&app.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("authorization", &bearer)
+        .body(real.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let scrape = |host: &'static str| {
+        app.client
+            .get(format!("{}/metrics", app.base()))
+            .header("host", host)
+            .send()
+    };
+    let text = scrape("127.0.0.1").await.unwrap().text().await.unwrap();
+    assert!(!text.contains("junk-"), "{text}");
+    assert!(
+        text.contains("method=\"other\"") && text.contains("outcome=\"http_401\""),
+        "{text}"
+    );
+    let clients = text
+        .lines()
+        .find(|l| l.starts_with("teamgate_mcp_clients_total{"))
+        .unwrap_or_default();
+    assert!(
+        clients.contains("client=\"real-client\"")
+            && clients.contains("protocol_version=\"2025-11-25\""),
+        "{text}"
+    );
+    // /metrics on the main listener checks Host like every route.
+    assert_eq!(scrape("evil.example.com").await.unwrap().status(), 403);
 }
