@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::{
     command_tools::command,
-    helpers::{ACCEPT_BOTH, MODERN, TestApp, spawn_app_with},
+    helpers::{MODERN, TestApp, spawn_app_with},
 };
 
 /// The script records its pid in `$1` and starts a grandchild in a session
@@ -70,90 +70,61 @@ async fn assert_all_end(pids: [i32; 2]) {
     panic!("processes {running:?} outlived their call");
 }
 
-async fn app_with(script: &str, pid_file: &str, timeout: &str) -> TestApp {
+/// A server whose `escape` tool runs the script (ending with `then`) with
+/// `timeout`; the script's pid file.
+async fn escape_tool(dir: &Path, then: &str, timeout: &str) -> (TestApp, String) {
+    let pid_file = dir.join("pid").to_string_lossy().into_owned();
     let tool = command(json!({"name": "escape", "description": "leaves its group",
-        "program": script, "args": [pid_file], "timeout": timeout}));
-    spawn_app_with(move |c| c.tools.command = vec![tool]).await
+        "program": escaping_script(dir, then), "args": [pid_file.clone()], "timeout": timeout}));
+    let app = spawn_app_with(move |c| c.tools.command = vec![tool]).await;
+    (app, pid_file)
 }
 
-fn call(meta: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-        "params": {"name": "escape", "_meta": meta}})
-}
-
-fn modern_meta() -> Value {
-    json!({"io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {}})
-}
-
-const MODERN_HEADERS: [(&str, &str); 3] = [
-    ("mcp-protocol-version", MODERN),
-    ("mcp-method", "tools/call"),
-    ("mcp-name", "escape"),
-];
-
-#[tokio::test]
-async fn a_setsid_grandchild_dies_when_the_call_times_out() {
+/// Calls `escape` (2026-07-28) to the end; its structured result.
+async fn escape(then: &str, timeout: &str) -> (Value, [i32; 2]) {
     let dir = tempfile::tempdir().unwrap();
-    let pid_file = dir.path().join("pid").to_string_lossy().into_owned();
-    let script = escaping_script(dir.path(), "/bin/sleep 30");
-    let app = app_with(&script, &pid_file, "1s").await;
+    let (app, pid_file) = escape_tool(dir.path(), then, timeout).await;
     let (status, replies) = app
         .modern_call(7, "tools/call", json!({"name": "escape"}))
         .await;
     assert_eq!(status, 200);
-    let result = &replies[0]["result"];
-    assert_eq!(result["structuredContent"]["timedOut"], true, "{replies:?}");
-    assert_all_end(recorded(&pid_file).await).await;
+    let result = replies[0]["result"]["structuredContent"].clone();
+    (result, recorded(&pid_file).await)
+}
+
+#[tokio::test]
+async fn a_setsid_grandchild_dies_when_the_call_times_out() {
+    let (result, pids) = escape("/bin/sleep 30", "1s").await;
+    assert_eq!(result["timedOut"], true, "{result}");
+    assert_all_end(pids).await;
 }
 
 #[tokio::test]
 async fn a_setsid_grandchild_dies_when_the_command_exits() {
-    let dir = tempfile::tempdir().unwrap();
-    let pid_file = dir.path().join("pid").to_string_lossy().into_owned();
-    let script = escaping_script(dir.path(), "exit 0");
-    let app = app_with(&script, &pid_file, "20s").await;
-    let (status, replies) = app
-        .modern_call(7, "tools/call", json!({"name": "escape"}))
-        .await;
-    assert_eq!(status, 200);
-    assert_eq!(
-        replies[0]["result"]["structuredContent"]["exitCode"], 0,
-        "{replies:?}"
-    );
-    assert_all_end(recorded(&pid_file).await).await;
-}
-
-/// Sends the call on a connection of its own and closes it once the
-/// script has started, long before the command's timeout.
-async fn call_then_disconnect(
-    app: &TestApp,
-    message: Value,
-    headers: &[(&str, &str)],
-    pid_file: &str,
-) -> [i32; 2] {
-    let mut request = app
-        .client
-        .post(&app.url)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT_BOTH);
-    for (k, v) in headers {
-        request = request.header(*k, *v);
-    }
-    let pending = tokio::spawn(request.body(message.to_string()).send());
-    let pids = recorded(pid_file).await;
-    pending.abort();
-    let _ = pending.await;
-    pids
+    let (result, pids) = escape("exit 0", "20s").await;
+    assert_eq!(result["exitCode"], 0, "{result}");
+    assert_all_end(pids).await;
 }
 
 #[tokio::test]
 async fn a_client_that_goes_away_ends_its_command() {
     let dir = tempfile::tempdir().unwrap();
-    let pid_file = dir.path().join("pid").to_string_lossy().into_owned();
-    let script = escaping_script(dir.path(), "/bin/sleep 30");
-    let app = app_with(&script, &pid_file, "60s").await;
+    let (app, pid_file) = escape_tool(dir.path(), "/bin/sleep 30", "60s").await;
     // 2026-07-28, answered as one JSON body: nobody can receive the result.
-    let pids = call_then_disconnect(&app, call(modern_meta()), &MODERN_HEADERS, &pid_file).await;
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "escape", "_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {}}}});
+    let headers = [
+        ("mcp-protocol-version", MODERN),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "escape"),
+    ];
+    // Once the script has started, long before its timeout, the request is
+    // dropped and its connection closed.
+    let pids = tokio::select! {
+        _ = app.post(&call, &headers) => panic!("answered before the command ended"),
+        pids = recorded(&pid_file) => pids,
+    };
     assert_all_end(pids).await;
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use teamgate::config::{AuthMode, Config, ConfigSources, ForwardedHeader};
 
-use crate::helpers::{ACCEPT_BOTH, TestApp, repo_path, spawn_app_with};
+use crate::helpers::{TestApp, repo_path, spawn_app_with};
 
 fn init() -> Value {
     json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
@@ -16,16 +16,8 @@ fn init() -> Value {
 
 /// POSTs `initialize` with the given headers; the status.
 async fn status(app: &TestApp, headers: &[(&str, String)]) -> u16 {
-    let mut request = app
-        .client
-        .post(&app.url)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT_BOTH);
-    for (k, v) in headers {
-        request = request.header(*k, v);
-    }
-    let response = request.body(init().to_string()).send().await.unwrap();
-    response.status().as_u16()
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    app.post(&init(), &headers).await.status().as_u16()
 }
 
 /// Behind a trusted proxy on loopback, with authentication and a small
@@ -182,16 +174,7 @@ async fn outsiders_cannot_fill_the_metrics_label_space() {
     let bearer = format!("Bearer {}", token.unwrap().token);
     let mut real = init();
     real["params"]["clientInfo"]["name"] = json!("real-client");
-    let response = app
-        .client
-        .post(&app.url)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT_BOTH)
-        .header("authorization", &bearer)
-        .body(real.to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = app.post(&real, &[("authorization", &bearer)]).await;
     assert_eq!(response.status(), 200);
     let scrape = |host: &'static str| {
         app.client
