@@ -226,6 +226,7 @@ impl App {
             &server.allowed_hosts,
             &server.allowed_origins,
             &server.trusted_proxies,
+            server.forwarded_header,
         )
         .expect("validated with the configuration");
         let mut browser_origins = server.allowed_origins.clone();

@@ -204,6 +204,17 @@ pub struct StoreConfig {
     pub events_max_age: Duration,
 }
 
+/// The forwarding header a trusted proxy sets. Only that one is believed: a
+/// proxy passes the other through from the client unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ForwardedHeader {
+    /// `X-Forwarded-For`, `-Proto` and `-Host` (nginx, Caddy, most ingresses).
+    XForwardedFor,
+    /// RFC 7239 `Forwarded`.
+    Forwarded,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
@@ -212,8 +223,10 @@ pub struct ServerConfig {
     /// The endpoint's URL as clients reach it (e.g. `https://mcp.example.com/mcp`);
     /// empty: derived from the request on loopback.
     pub public_url: String,
-    /// Peers (CIDRs) whose X-Forwarded-* and Forwarded headers are believed.
+    /// Peers (CIDRs) whose forwarded headers are believed.
     pub trusted_proxies: Vec<String>,
+    /// Which header those proxies set; the other is never read.
+    pub forwarded_header: ForwardedHeader,
     /// A client must send its request head within this time (slowloris).
     #[serde(with = "humantime_serde")]
     pub header_read_timeout: Duration,
@@ -396,6 +409,7 @@ impl Config {
             &server.allowed_hosts,
             &server.allowed_origins,
             &server.trusted_proxies,
+            server.forwarded_header,
         )
         .map_err(|why| ConfigError::Invalid {
             key: "server".into(),

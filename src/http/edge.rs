@@ -5,14 +5,17 @@
 
 use std::net::{IpAddr, SocketAddr};
 
+use super::{
+    authority::{OriginRule, origin_rule, parse_origin, split_authority},
+    error::HttpError,
+    forwarded::Proxies,
+};
+use crate::config::ForwardedHeader;
 use axum::{
     extract::Request,
     http::{HeaderMap, header},
     response::{IntoResponse, Response},
 };
-use ipnet::IpNet;
-
-use super::error::HttpError;
 
 /// Who the client is, as far as the edge can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,61 +35,13 @@ struct HostRule {
 }
 
 #[derive(Debug, Clone)]
-struct OriginRule {
-    scheme: String,
-    host: String,
-    /// `None`: any port.
-    port: Option<u16>,
-}
-
-#[derive(Debug, Clone)]
 pub struct EdgeConfig {
-    trusted_proxies: Vec<IpNet>,
+    proxies: Proxies,
     hosts: Vec<HostRule>,
     origins: Vec<OriginRule>,
 }
 
 const LOOPBACK: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-
-/// `host[:port]` with IPv6 brackets removed and lower-cased.
-fn split_authority(authority: &str) -> Option<(String, Option<u16>)> {
-    let authority: http::uri::Authority = authority.trim().parse().ok()?;
-    let host = authority
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_ascii_lowercase();
-    Some((host, authority.port_u16()))
-}
-
-fn default_port(scheme: &str) -> Option<u16> {
-    match scheme {
-        "https" => Some(443),
-        "http" => Some(80),
-        _ => None,
-    }
-}
-
-/// `scheme://host[:port|:*]`; `None` if malformed.
-fn parse_origin(origin: &str) -> Option<OriginRule> {
-    let (scheme, rest) = origin.trim().split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let rest = rest.trim_end_matches('/');
-    if rest.contains('/') {
-        return None;
-    }
-    let (rest, any_port) = match rest.strip_suffix(":*") {
-        Some(r) => (r, true),
-        None => (rest, false),
-    };
-    let (host, port) = split_authority(rest)?;
-    let port = if any_port {
-        None
-    } else {
-        port.or(default_port(&scheme))
-    };
-    Some(OriginRule { scheme, host, port })
-}
 
 impl EdgeConfig {
     /// Loopback always; plus `public_url`'s host and origin and the configured extras.
@@ -95,6 +50,7 @@ impl EdgeConfig {
         allowed_hosts: &[String],
         allowed_origins: &[String],
         trusted_proxies: &[String],
+        forwarded_header: ForwardedHeader,
     ) -> Result<Self, String> {
         let mut hosts: Vec<HostRule> = LOOPBACK
             .iter()
@@ -119,7 +75,7 @@ impl EdgeConfig {
                 .take(3)
                 .collect::<Vec<_>>()
                 .join("/");
-            let rule = parse_origin(&origin).ok_or(format!(
+            let rule = origin_rule(&origin).ok_or(format!(
                 "server.public_url {public_url:?} is not an http(s) URL"
             ))?;
             hosts.push(HostRule {
@@ -129,7 +85,7 @@ impl EdgeConfig {
             origins.push(rule);
         }
         for entry in allowed_hosts {
-            let (host, port) = split_authority(entry).ok_or(format!(
+            let (host, port) = split_authority(entry.trim()).ok_or(format!(
                 "server.allowed_hosts: {entry:?} is not a host[:port]"
             ))?;
             hosts.push(HostRule { host, port });
@@ -144,36 +100,23 @@ impl EdgeConfig {
                 });
                 continue;
             }
-            origins.push(parse_origin(entry).ok_or(format!(
+            origins.push(origin_rule(entry).ok_or(format!(
                 "server.allowed_origins: {entry:?} is not scheme://host[:port]"
             ))?);
         }
-        let trusted_proxies = trusted_proxies
-            .iter()
-            .map(|cidr| {
-                cidr.parse::<IpNet>()
-                    .or_else(|_| cidr.parse::<IpAddr>().map(IpNet::from))
-                    .map_err(|_| {
-                        format!("server.trusted_proxies: {cidr:?} is not a CIDR or address")
-                    })
-            })
-            .collect::<Result<_, _>>()?;
+        let proxies = Proxies::new(trusted_proxies, forwarded_header)?;
         Ok(Self {
-            trusted_proxies,
+            proxies,
             hosts,
             origins,
         })
-    }
-
-    fn trusts(&self, ip: IpAddr) -> bool {
-        self.trusted_proxies.iter().any(|net| net.contains(&ip))
     }
 
     pub fn host_allowed(&self, host: &str) -> bool {
         if let Some(allowed) = self.plain_host_allowed(host) {
             return allowed;
         }
-        let Some((host, port)) = split_authority(host) else {
+        let Some((host, port)) = split_authority(host.trim()) else {
             return false;
         };
         self.host_matches(&host, port)
@@ -227,70 +170,23 @@ impl EdgeConfig {
         headers: &HeaderMap,
         uri_authority: Option<&str>,
     ) -> ClientInfo {
-        let host_header = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .or(uri_authority)
-            .unwrap_or_default()
-            .to_owned();
-        let direct = ClientInfo {
-            ip: peer,
-            scheme: "http".into(),
-            host: host_header,
-        };
-        if !self.trusts(peer) {
-            return direct;
-        }
-        let (mut ip, mut scheme, mut host) = (None, None, None);
-        if let Some(forwarded) = headers.get("forwarded").and_then(|v| v.to_str().ok()) {
-            // RFC 7239: the last element was added by the nearest proxy.
-            let last = forwarded.rsplit(',').next().unwrap_or_default();
-            for pair in last.split(';') {
-                if let Some((k, v)) = pair.trim().split_once('=') {
-                    let v = v.trim_matches('"');
-                    match k.to_ascii_lowercase().as_str() {
-                        "for" => {
-                            ip = v
-                                .trim_start_matches('[')
-                                .split(']')
-                                .next()
-                                .and_then(|a| a.parse().ok())
-                                .or_else(|| v.split(':').next().and_then(|a| a.parse().ok()))
-                        }
-                        "proto" => scheme = Some(v.to_ascii_lowercase()),
-                        "host" => host = Some(v.to_owned()),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        if ip.is_none()
-            && let Some(chain) = headers.get("x-forwarded-for").and_then(|v| v.to_str().ok())
-        {
-            // Walk from the nearest hop; the first address not a trusted proxy is the client.
-            ip = chain
-                .rsplit(',')
-                .filter_map(|a| a.trim().parse::<IpAddr>().ok())
-                .find(|a| !self.trusts(*a));
-        }
-        scheme = scheme.or_else(|| {
+        let forwarded = self.proxies.forwarded(peer, headers);
+        let host = forwarded.host.unwrap_or_else(|| {
             headers
-                .get("x-forwarded-proto")
-                .and_then(|v| v.to_str().ok())
-                .map(|s| s.trim().to_ascii_lowercase())
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .or(uri_authority)
+                .unwrap_or_default()
+                .to_owned()
         });
-        host = host.or_else(|| {
-            headers
-                .get("x-forwarded-host")
-                .and_then(|v| v.to_str().ok())
-                .map(|s| s.trim().to_owned())
-        });
+        let scheme = forwarded
+            .scheme
+            .map(|s| s.to_ascii_lowercase())
+            .filter(|s| s == "http" || s == "https");
         ClientInfo {
-            ip: ip.unwrap_or(peer),
-            scheme: scheme
-                .filter(|s| s == "http" || s == "https")
-                .unwrap_or(direct.scheme),
-            host: host.unwrap_or(direct.host),
+            ip: forwarded.ip.unwrap_or(peer),
+            scheme: scheme.unwrap_or_else(|| "http".into()),
+            host,
         }
     }
 }
@@ -354,6 +250,7 @@ mod tests {
                 "http://localhost:3000".into(),
             ],
             &["10.0.0.0/8".into()],
+            ForwardedHeader::XForwardedFor,
         )
         .unwrap()
     }
@@ -377,6 +274,10 @@ mod tests {
             ("localhost:", true), // an empty port is no port (RFC 3986)
             ("localhost:8080:1", false),
             (" localhost:8080 ", true),
+            ("127.0.0.1:80.evil.example", false),
+            ("localhost:65536", false),
+            ("user@localhost", false),
+            ("[::1]:80x", false),
         ];
         for (host, allowed) in table {
             assert_eq!(c.host_allowed(host), allowed, "{host}");
@@ -399,11 +300,33 @@ mod tests {
             ("null", false),
             ("https://evil.example.com", false),
             ("not an origin", false),
+            // Not origins at all: refused, whatever host they start with.
+            ("http://localhost:3000.evil.example", false),
+            ("http://localhost:99999", false),
+            ("http://localhost:3000/", false),
+            ("http://localhost:3000/path", false),
+            ("http://evil@localhost:3000", false),
+            ("http://localhost:", false),
+            ("http://localhost:+80", false),
+            ("http://[::1", false),
+            ("http://[::1]x", false),
+            ("http://", false),
+            ("://localhost", false),
+            ("http://localhost:3000?x", false),
+            ("http://localhost#x", false),
+            ("HTTP://LOCALHOST:3000", true),
         ];
         for (origin, allowed) in table {
             assert_eq!(c.origin_allowed(origin), allowed, "{origin}");
         }
-        let with_null = EdgeConfig::new("", &[], &["null".into()], &[]).unwrap();
+        let with_null = EdgeConfig::new(
+            "",
+            &[],
+            &["null".into()],
+            &[],
+            ForwardedHeader::XForwardedFor,
+        )
+        .unwrap();
         assert!(with_null.origin_allowed("null"));
     }
 
@@ -426,20 +349,6 @@ mod tests {
         assert_eq!(
             (untrusted.scheme.as_str(), untrusted.host.as_str()),
             ("http", "10.1.2.3:8080")
-        );
-
-        let mut rfc = HeaderMap::new();
-        rfc.insert(
-            "forwarded",
-            "for=198.51.100.9;proto=http, for=\"[2001:db8::1]\";proto=https;host=mcp.example.com"
-                .parse()
-                .unwrap(),
-        );
-        let seen = c.client("10.0.0.5".parse().unwrap(), &rfc, None);
-        assert_eq!(seen.ip, "2001:db8::1".parse::<IpAddr>().unwrap());
-        assert_eq!(
-            (seen.scheme.as_str(), seen.host.as_str()),
-            ("https", "mcp.example.com")
         );
     }
 }

@@ -10,11 +10,13 @@
 //! 3. a panic anywhere below becomes a 500, never a dropped connection;
 //! 4. CORS for browser requests of the allowed origins (tower-http's layer);
 //!    requests without `Origin` get the headers it would have added;
-//! 5. the MCP path to its own steps (`stack.rs`); the probes and the metadata
-//!    document to their router.
+//! 5. the MCP path to its own steps (`stack.rs`); `/metrics` and the
+//!    metadata document to their routers.
 //!
-//! `/metrics`, when served on this listener, is answered before all of it,
-//! as a scraper does not send a public Host name.
+//! The health probes are answered before all of it: the kubelet sends the
+//! pod's address as Host (`health.rs`). `/metrics`, when served on this
+//! listener, is routed in step 5 like the rest, Host check included; a
+//! scraper that sends no public Host name uses `telemetry.metrics.listen`.
 //!
 //! These were tower layers around an axum router. Each cost per request a
 //! clone of the service below it (reference counts shared by both workers),
@@ -41,7 +43,7 @@ use hyper::body::Incoming;
 use tower::{Layer, Service, ServiceExt};
 use tower_http::catch_panic::{DefaultResponseForPanic, ResponseForPanic};
 
-use super::{cors::BrowserCors, edge, stack::Steps};
+use super::{cors::BrowserCors, edge, health, stack::Steps};
 use crate::telemetry::{METRICS_PATH, Observer, observe_outer};
 
 /// What every request shares: built once, behind one `Arc`.
@@ -73,10 +75,8 @@ impl Front {
     }
 
     async fn serve(self: Arc<Self>, peer: SocketAddr, request: Request) -> Response {
-        if let Some(metrics) = &self.metrics
-            && request.uri().path() == METRICS_PATH
-        {
-            let Ok(response) = metrics.clone().oneshot(request).await;
+        if health::PROBES.contains(&request.uri().path()) {
+            let Ok(response) = self.routes.clone().oneshot(request).await;
             return response;
         }
         let front = &self;
@@ -113,6 +113,12 @@ impl Front {
     async fn route(&self, request: Request) -> Response {
         if request.uri().path() == self.mcp_path {
             return self.mcp.serve(request).await;
+        }
+        if let Some(metrics) = &self.metrics
+            && request.uri().path() == METRICS_PATH
+        {
+            let Ok(response) = metrics.clone().oneshot(request).await;
+            return response;
         }
         let Ok(response) = self.routes.clone().oneshot(request).await;
         response

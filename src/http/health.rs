@@ -1,5 +1,7 @@
 //! `/healthz` (the process answers) and `/readyz` (it should get traffic).
 //! Both are unauthenticated and cheap: probes call them every few seconds.
+//! They answer whatever the `Host`: the kubelet sends the pod's address, and
+//! a status word gives a DNS-rebinding page nothing to read.
 
 use std::{
     sync::{
@@ -19,6 +21,9 @@ use serde_json::json;
 /// How long a store probe result is reused: probes arrive every few
 /// seconds from several places, the database need not see each one.
 const PROBE_TTL: Duration = Duration::from_secs(1);
+
+/// The probes' paths, answered ahead of the Host check.
+pub const PROBES: [&str; 2] = ["/healthz", "/readyz"];
 
 /// Readiness inputs, shared with the shutdown path.
 #[derive(Clone)]

@@ -3,11 +3,13 @@
 //! middleware stack around them. Knows HTTP; never interprets MCP methods
 //! beyond what routing a refusal needs.
 
+mod authority;
 mod collapse;
 mod compress;
 mod cors;
 mod edge;
 pub mod error;
+mod forwarded;
 mod front;
 mod guard;
 mod health;
@@ -99,8 +101,8 @@ pub fn front(parts: HttpParts, metrics: Option<Router>) -> Arc<Front> {
     // step's span instead: through this layer each also paid for a second
     // span and a wrapper around its reply body.
     let routes = Router::new()
-        .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
+        .route(health::PROBES[0], get(health::healthz))
+        .route(health::PROBES[1], get(health::readyz))
         .with_state(parts.health)
         .merge(metadata)
         .layer(TraceLayer::new_for_http().on_failure(()));

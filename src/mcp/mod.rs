@@ -18,6 +18,7 @@ mod subscriptions;
 pub use calls::{AuditSink, is_modern};
 pub use handler::McpHandler;
 pub use listen::Engine;
+pub use methods::STANDARD_METHODS;
 pub use mrtr::{Asked, Mrtr, StateKeys};
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::Shared;

@@ -2,12 +2,12 @@
 //! own process group, with a cleared environment plus the allowed variables.
 //! Output is captured up to a budget (head and tail kept) and, when the
 //! client asked for progress, streamed line by line as progress messages.
-//! Cancellation, timeout and the end of the call kill the whole group.
+//! Cancellation, timeout, the end of the call and its future being dropped
+//! (the client went away) kill every process it started (`tree.rs`).
 
 use std::{collections::HashMap, process::Stdio, time::Duration};
 
 use async_trait::async_trait;
-use nix::{sys::signal::Signal, unistd::Pid};
 use serde_json::{Value, json};
 use tokio::{
     io::{AsyncRead, AsyncReadExt},
@@ -26,6 +26,7 @@ use crate::{
 };
 
 mod capture;
+mod tree;
 
 use capture::Capture;
 
@@ -150,26 +151,6 @@ async fn pump(
     capture
 }
 
-/// Kills the process group when dropped: at the end of every call, and also
-/// when the call's future is dropped mid-run rather than cancelled.
-struct GroupGuard(u32);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        kill_group(self.0);
-    }
-}
-
-fn kill_group(pid: u32) {
-    // Group 0 would be teamgate's own: never signal it.
-    if let Ok(pid) = i32::try_from(pid)
-        && pid > 0
-    {
-        // ESRCH (already gone) is the normal case after a clean exit.
-        let _ = nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL);
-    }
-}
-
 enum Ending {
     Exited(Option<i32>),
     TimedOut,
@@ -190,14 +171,12 @@ impl Runner for CommandRunner {
             .envs(&self.env)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         if let Some(cwd) = &self.cwd {
             command.current_dir(cwd);
         }
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        let (mut child, mut tree) = match tree::spawn(&mut command) {
+            Ok(spawned) => spawned,
             Err(e) => {
                 return super::declared::text_result(
                     format!("`{}` could not start {}: {e}", self.name, self.program),
@@ -205,7 +184,6 @@ impl Runner for CommandRunner {
                 );
             }
         };
-        let group = GroupGuard(child.id().unwrap_or_default());
         let (tx, mut lines) = mpsc::channel(PROGRESS_QUEUE);
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
@@ -228,8 +206,12 @@ impl Runner for CommandRunner {
                 }
             }
         };
-        // Whatever ended the call, nothing it started may outlive it.
-        drop(group);
+        // Whatever ended the call, nothing it started may outlive it; the
+        // walk through /proc runs off the async workers.
+        if matches!(ending, Ending::Exited(_)) {
+            tree.root_reaped();
+        }
+        let _ = tokio::task::spawn_blocking(move || drop(tree)).await;
         let _ = child.wait().await;
         let drain = |task: tokio::task::JoinHandle<Capture>| async move {
             match tokio::time::timeout(DRAIN, task).await {

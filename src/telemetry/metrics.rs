@@ -3,12 +3,9 @@
 //! Prometheus exporter on each scrape and, when `telemetry.otlp_endpoint` is
 //! set, pushed every `telemetry.export_interval`.
 
-use std::{
-    collections::HashSet,
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicI64, Ordering},
-    },
+use std::sync::{
+    Arc,
+    atomic::{AtomicI64, Ordering},
 };
 
 use anyhow::Context;
@@ -20,19 +17,20 @@ use axum::{
     routing::get,
 };
 use opentelemetry::{
-    KeyValue, StringValue,
+    KeyValue,
     metrics::{Counter, Histogram, Meter, MeterProvider as _, UpDownCounter},
 };
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use subtle::ConstantTimeEq;
 
-use super::{EXPORT_TIMEOUT, resource, signal_url, tally::Tally};
+use super::{
+    EXPORT_TIMEOUT,
+    labels::{Labels, method_label, version_label},
+    resource, signal_url,
+    tally::Tally,
+};
 use crate::config::TelemetryConfig;
-
-/// Distinct label values kept per open-ended label (tool and client
-/// names come from callers); later ones are counted as "other".
-const MAX_LABEL_VALUES: usize = 200;
 
 /// Latency buckets in seconds: MCP calls range from sub-millisecond list
 /// calls to tools that run for minutes.
@@ -58,7 +56,8 @@ struct Inner {
     rate_limited: Counter<u64>,
     auth_failures: Counter<u64>,
     sessions: Arc<AtomicI64>,
-    seen: Mutex<HashSet<Arc<str>>>,
+    tool_names: Labels,
+    client_names: Labels,
 }
 
 impl Metrics {
@@ -135,38 +134,23 @@ impl Metrics {
                     ["era", "protocol_version", "client"],
                 ),
                 sessions,
-                seen: Mutex::default(),
+                tool_names: Labels::default(),
+                client_names: Labels::default(),
                 registry,
                 provider,
             }),
         })
     }
 
-    /// `value`, or "other" once `MAX_LABEL_VALUES` distinct ones were seen.
-    /// Values are interned: a label costs a reference count, not a copy.
-    fn bounded(&self, value: &str) -> StringValue {
-        let value = crate::http::clip(value, 64);
-        let mut seen = self.inner.seen.lock().expect("label set lock");
-        if let Some(known) = seen.get(value) {
-            return known.clone().into();
-        }
-        if seen.len() >= MAX_LABEL_VALUES {
-            return "other".into();
-        }
-        let value: Arc<str> = value.into();
-        seen.insert(value.clone());
-        value.into()
-    }
-
-    /// Outcomes are the server's own words (`ok`, `http_429`, `error -32602`):
-    /// not bounded like the caller-chosen labels.
+    /// `method` becomes a label only if it is a known one (`method_label`).
+    /// Outcomes are the server's own words (`ok`, `http_429`, `error -32602`).
     pub fn request(&self, method: &str, era: &'static str, outcome: &str, seconds: Option<f64>) {
         let cell = self
             .inner
             .requests
             .add([method, era, outcome], |[method, era, outcome]| {
                 [
-                    self.bounded(method),
+                    method_label(method).into(),
                     era.to_owned().into(),
                     outcome.to_owned().into(),
                 ]
@@ -177,22 +161,29 @@ impl Metrics {
         }
     }
 
+    /// `tool`: a declared tool's name (the caller passes "other" for a call
+    /// that named none).
     pub fn tool_call(&self, tool: &str, outcome: &str) {
         self.inner
             .tool_calls
             .add([tool, outcome], |[tool, outcome]| {
-                [self.bounded(tool), outcome.to_owned().into()]
+                [
+                    self.inner.tool_names.bounded(tool),
+                    outcome.to_owned().into(),
+                ]
             });
     }
 
+    /// Called for authenticated requests only: an outsider's requests name
+    /// no clients here.
     pub fn client(&self, era: &'static str, version: &str, client: &str) {
         self.inner
             .clients
             .add([era, version, client], |[era, version, client]| {
                 [
                     era.to_owned().into(),
-                    self.bounded(version),
-                    self.bounded(client),
+                    version_label(version),
+                    self.inner.client_names.bounded(client),
                 ]
             });
     }
@@ -312,22 +303,6 @@ mod tests {
             .load()
             .expect("defaults load");
         Metrics::new(&config.telemetry).expect("metrics build")
-    }
-
-    #[test]
-    fn caller_chosen_label_values_are_bounded() {
-        let metrics = metrics();
-        for i in 0..MAX_LABEL_VALUES {
-            assert_eq!(metrics.bounded(&format!("m{i}")).as_str(), format!("m{i}"));
-        }
-        assert_eq!(metrics.bounded("one-too-many").as_str(), "other");
-        assert_eq!(
-            metrics.bounded("m7").as_str(),
-            "m7",
-            "known values keep their name"
-        );
-        let long = "x".repeat(500);
-        assert_eq!(metrics.bounded(&long).as_str(), "other");
     }
 
     #[test]

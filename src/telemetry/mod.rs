@@ -4,6 +4,7 @@
 //! per-request span and measurements on the MCP endpoint (`observe`).
 //! Holds no business logic.
 
+mod labels;
 mod metrics;
 mod observe;
 mod tally;

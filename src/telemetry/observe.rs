@@ -248,9 +248,9 @@ impl Observing {
         } = self;
         let metrics = &observer.metrics;
         // A 2025-era client names itself once per session; a 2026-07-28 client
-        // on every request.
-        if response.status().is_success() && (facts.method == "initialize" || facts.era == "modern")
-        {
+        // on every request. Only an authenticated caller's names are labels.
+        let names_itself = facts.method == "initialize" || facts.era == "modern";
+        if response.status().is_success() && names_itself && !facts.user.is_empty() {
             metrics.client(facts.era, &facts.version, &facts.client);
         }
         if facts.session.is_empty() {
@@ -328,7 +328,11 @@ struct Finish {
 
 impl Finish {
     fn done(self) {
-        let outcome = self.observed.get().unwrap_or_else(|| {
+        // Set by the handler once a call reached a declared tool, resource
+        // or prompt; never for a name it did not know.
+        let reached = self.observed.get();
+        let declared = reached.is_some();
+        let outcome = reached.unwrap_or_else(|| {
             if self.status >= 400 {
                 format!("http_{}", self.status)
             } else if self.saw_error {
@@ -350,7 +354,12 @@ impl Finish {
         let seconds = facts.post.then_some(elapsed.as_secs_f64());
         metrics.request(&facts.method, facts.era, &outcome, seconds);
         if facts.method == "tools/call" {
-            metrics.tool_call(&facts.target, &outcome);
+            let tool = if declared {
+                facts.target.as_str()
+            } else {
+                "other"
+            };
+            metrics.tool_call(tool, &outcome);
         }
         if self.sse {
             metrics.stream_closed();

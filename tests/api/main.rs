@@ -23,6 +23,8 @@ mod reload;
 mod replicas;
 mod safety;
 mod sdk;
+mod sec_commands;
+mod sec_edge;
 mod sec_files;
 mod sec_secrets;
 mod stdio;
