@@ -10,6 +10,7 @@ mod listen;
 mod listing;
 mod methods;
 mod mrtr;
+mod resume;
 mod sessions;
 mod shared;
 mod stamp;
@@ -19,6 +20,7 @@ pub use calls::{AuditSink, is_modern};
 pub use handler::McpHandler;
 pub use listen::Engine;
 pub use mrtr::{Asked, Mrtr, StateKeys};
+pub use resume::StreamEvents;
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::Shared;
 

@@ -11,6 +11,9 @@
 //!   so every replica answers 404 for it.
 //! - The event store stays private: rmcp would also persist 2026-07-28
 //!   streams if the manager exposed it, and that revision has no event ids.
+//!   Each session's worker records its events under the session, and a
+//!   `Last-Event-ID` resumes only within the session that sends it
+//!   (`resume.rs`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -20,13 +23,20 @@ use rmcp::{
         ClientJsonRpcMessage, ClientRequest, GetExtensions, ServerJsonRpcMessage, ServerResult,
     },
     transport::streamable_http_server::session::{
-        EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
-        SessionRestoreMarker, SessionState, SessionStore, SessionStoreError,
-        local::{LocalSessionManager, LocalSessionManagerError, SessionConfig},
+        RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionRestoreMarker,
+        SessionState, SessionStore, SessionStoreError,
+        local::{
+            LocalSessionHandle, LocalSessionManager, LocalSessionManagerError, SessionConfig,
+            SessionError,
+        },
     },
 };
 
-use super::known::{self, Known, Presence};
+use super::{
+    EventStore,
+    known::{self, Known, Presence},
+    resume::{self, Scoped, StreamEvents},
+};
 use crate::{
     registry::Caller,
     store::{SessionRepo, SessionRow},
@@ -44,7 +54,10 @@ pub struct SessionSettings {
 }
 
 pub struct Sessions {
+    /// The session workers in memory. It has no event store of its own:
+    /// each worker gets its session's (`spawn_worker`).
     inner: LocalSessionManager,
+    events: Arc<dyn StreamEvents>,
     repo: Arc<dyn SessionRepo>,
     idle_ttl_ms: i64,
     known: Known,
@@ -54,15 +67,16 @@ impl Sessions {
     /// Sessions stored in `repo`, whose streams are recorded in `events`.
     pub fn new(
         repo: Arc<dyn SessionRepo>,
-        events: Arc<dyn EventStore>,
+        events: Arc<dyn StreamEvents>,
         settings: &SessionSettings,
     ) -> Self {
         let mut session_config = SessionConfig::default();
         session_config.keep_alive = Some(settings.memory_idle);
-        let mut inner = LocalSessionManager::default().with_event_store(events);
+        let mut inner = LocalSessionManager::default();
         inner.session_config = session_config;
         Self {
             inner,
+            events,
             repo,
             idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
             known: Known::new(PRESENCE_TTL, TOUCH_EVERY),
@@ -145,6 +159,27 @@ impl Sessions {
         }
     }
 
+    /// A worker for session `id` whose events are recorded under the session.
+    /// rmcp's manager gives every worker its one event store, so each worker
+    /// is made by a manager of its own, whose handle then joins `inner`.
+    async fn spawn_worker(
+        &self,
+        id: &SessionId,
+    ) -> Result<(LocalSessionHandle, <Self as SessionManager>::Transport), LocalSessionManagerError>
+    {
+        let scoped: Arc<dyn EventStore> = Arc::new(Scoped {
+            scope: resume::scope_of(id),
+            events: self.events.clone(),
+        });
+        let mut maker = LocalSessionManager::default().with_event_store(scoped);
+        maker.session_config = self.inner.session_config.clone();
+        let RestoreOutcome::Restored(transport) = maker.restore_session(id.clone()).await? else {
+            unreachable!("a new manager holds no session");
+        };
+        let handle = maker.sessions.write().await.remove(id);
+        Ok((handle.expect("the worker just made"), transport))
+    }
+
     /// Refreshes the session's expiry, at most once per `TOUCH_EVERY`.
     async fn touch(&self, id: &SessionId) {
         if !self.known.claim_touch(id) {
@@ -162,7 +197,10 @@ impl SessionManager for Sessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.inner.create_session().await
+        let id: SessionId = uuid::Uuid::new_v4().to_string().into();
+        let (handle, transport) = self.spawn_worker(&id).await?;
+        self.inner.sessions.write().await.insert(id.clone(), handle);
+        Ok((id, transport))
     }
 
     async fn initialize_session(
@@ -239,14 +277,24 @@ impl SessionManager for Sessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id).await;
-        self.inner.resume(id, last_event_id).await
+        // Only ids of this session's own streams resume (`resume.rs`).
+        resume::resume(self.events.clone(), resume::scope_of(id), last_event_id)
+            .await
+            .map_err(|e| SessionError::EventStore(e).into())
     }
 
     async fn restore_session(
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.inner.restore_session(id).await
+        let mut sessions = self.inner.sessions.write().await;
+        if sessions.contains_key(&id) {
+            // A concurrent request already restored it.
+            return Ok(RestoreOutcome::AlreadyPresent);
+        }
+        let (handle, transport) = self.spawn_worker(&id).await?;
+        sessions.insert(id, handle);
+        Ok(RestoreOutcome::Restored(transport))
     }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {

@@ -1,0 +1,133 @@
+//! Streams under attack and in trouble (issue 30): `Last-Event-ID` never
+//! crosses sessions, a long call's result survives its closed stream
+//! (SEP-1699 polling), and 2025-03-26 batches.
+
+use std::time::Duration;
+
+use reqwest::Response;
+use serde_json::{Value, json};
+use teamgate::{
+    auth::PersonalTokens,
+    config::{AuthMode, DatabaseUrl, Secret},
+};
+
+use crate::{
+    databases::TestDb,
+    helpers::{TestApp, header, messages, spawn_app_with},
+};
+
+const KEY: &str = "0123456789abcdef0123456789abcdef-sec-streams-replicas";
+
+/// A replica on `url` that requires tokens.
+async fn secured_on(url: &str) -> TestApp {
+    let url = url.to_owned();
+    spawn_app_with(move |c| {
+        c.auth.mode = AuthMode::Required;
+        c.store.url = DatabaseUrl::new(url);
+        c.mcp.request_state_keys = vec![Secret::new(KEY)];
+        c.server.shutdown_grace = Duration::from_millis(100);
+    })
+    .await
+}
+
+async fn token(app: &TestApp, user: &str) -> String {
+    let tokens = PersonalTokens::new(app.store.clone(), Duration::from_secs(30));
+    let created = tokens.create(user, "test", vec!["*".into()], None).await;
+    format!("Bearer {}", created.unwrap().token)
+}
+
+/// Initializes a 2025-11-25 session as `bearer` and returns its id.
+async fn session_as(app: &TestApp, bearer: &str) -> String {
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let response = app.post(&init, &[("authorization", bearer)]).await;
+    assert_eq!(response.status(), 200);
+    let session = header(response.headers(), "mcp-session-id").expect("a session id");
+    let initialized = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    let headers = [
+        ("authorization", bearer),
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    assert_eq!(app.post(&initialized, &headers).await.status(), 202);
+    session
+}
+
+/// `GET` with `Last-Event-ID` in `session`, as `bearer`.
+async fn resume(app: &TestApp, bearer: &str, session: &str, last_event_id: &str) -> Response {
+    app.client
+        .get(&app.url)
+        .header("accept", "text/event-stream")
+        .header("authorization", bearer)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("last-event-id", last_event_id)
+        .send()
+        .await
+        .expect("request reaches the server")
+}
+
+/// The messages of a resumption, or none when it was refused with 404.
+async fn resumed(response: Response) -> Vec<Value> {
+    if response.status() == 404 {
+        return Vec::new();
+    }
+    assert_eq!(response.status(), 200);
+    tokio::time::timeout(Duration::from_secs(40), messages(response))
+        .await
+        .expect("a resumed stream ends")
+}
+
+fn event_ids(sse: &str) -> Vec<String> {
+    sse.lines()
+        .filter_map(|l| l.strip_prefix("id:"))
+        .map(|id| id.trim().to_owned())
+        .collect()
+}
+
+/// Member B presents an event id of member A's session with B's own
+/// session, on the replica that streamed it (memory) and on another one
+/// (database): B gets nothing; A, resuming in A's session, gets the result.
+#[tokio::test]
+async fn an_event_id_of_another_session_replays_nothing() {
+    for db in TestDb::all().await {
+        let (one, two) = (secured_on(&db.url).await, secured_on(&db.url).await);
+        let (alice, bob) = (token(&one, "alice").await, token(&one, "bob").await);
+        let theirs = session_as(&one, &alice).await;
+        let mine = session_as(&one, &bob).await;
+        let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{
+            "name":"test_tool_with_progress","_meta":{"progressToken":"secret-progress"}}});
+        let headers = [
+            ("authorization", alice.as_str()),
+            ("mcp-session-id", theirs.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ];
+        let streamed = one.post(&call, &headers).await.text().await.unwrap();
+        let ids = event_ids(&streamed);
+        assert!(ids.len() >= 4, "{}: events carry ids: {streamed}", db.name);
+
+        // The owner resumes on the other replica, from the database; this
+        // also waits until the batch writer has stored the events.
+        let mut own = Vec::new();
+        for _ in 0..100 {
+            own = resumed(resume(&two, &alice, &theirs, &ids[1]).await).await;
+            if own.last().is_some_and(|m| m["id"] == 3) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(own.last().unwrap()["id"], 3, "{}: {own:?}", db.name);
+
+        for (replica, app) in [("memory", &one), ("database", &two)] {
+            let stolen = resumed(resume(app, &bob, &mine, &ids[1]).await).await;
+            assert!(
+                stolen.is_empty(),
+                "{} ({replica}): another session's events were replayed: {stolen:?}",
+                db.name
+            );
+        }
+        one.stop().await;
+        two.stop().await;
+        db.cleanup().await;
+    }
+}
