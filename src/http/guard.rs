@@ -84,6 +84,8 @@ pub struct After {
     slot: Option<StreamSlot>,
     post: bool,
     delete: bool,
+    /// A reply the client could resume (collapse.rs waits less for it).
+    resumable: bool,
 }
 
 /// The checks before the engine: session ownership for every method; for a
@@ -131,6 +133,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
             slot,
             post: false,
             delete: request.method() == Method::DELETE,
+            resumable: false,
         };
         return Ok(Admitted { request, after });
     }
@@ -174,6 +177,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
         slot,
         post: true,
         delete: false,
+        resumable: collapse::resumable(&parts.headers),
     };
     Ok(Admitted {
         request: Request::from_parts(parts, Body::from(bytes)),
@@ -198,7 +202,8 @@ pub async fn finish(config: &GuardConfig, after: After, response: Response) -> R
         return response;
     }
     let gate = config.gate.clone();
-    collapse::collapse(response, config.collapse_wait, move |ids| {
+    let wait = collapse::wait(config.collapse_wait, after.resumable);
+    collapse::collapse(response, wait, move |ids| {
         if let Some(gate) = gate {
             gate.discard_events(ids);
         }

@@ -20,7 +20,7 @@ pub use calls::{AuditSink, is_modern};
 pub use handler::McpHandler;
 pub use listen::Engine;
 pub use mrtr::{Asked, Mrtr, StateKeys};
-pub use resume::StreamEvents;
+pub use resume::{StreamCloser, StreamEvents};
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::Shared;
 

@@ -14,15 +14,20 @@
 //! (SEP-1699 polling): a call whose connection closed keeps recording its
 //! events, and the result reaches the client that reconnected, on whichever
 //! replica it lands (events reach the database within the writer's linger).
+//! A call may also end its own stream early ([`StreamCloser`]), and the
+//! client then resumes the same way.
 
 use std::{sync::Arc, time::Duration};
 
 use async_trait::async_trait;
+use rmcp::{
+    model::ServerJsonRpcMessage,
+    transport::streamable_http_server::session::local::LocalSessionHandle,
+};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::{EventStore, EventStoreError, EventStream, ServerSseMessage};
-use rmcp::model::ServerJsonRpcMessage;
 
 /// The event store as sessions use it (the store module implements it).
 #[async_trait]
@@ -82,6 +87,35 @@ impl EventStore for Scoped {
 
 const UNKNOWN: &str = "unknown, expired or foreign Last-Event-ID";
 
+/// Lets a request end the SSE stream that carries its messages before its
+/// result (SEP-1699), found in the request's extensions on 2025-era
+/// sessions. rmcp sends a priming event with the retry delay and closes
+/// the stream; the request's later messages are recorded as usual and reach
+/// the client when it resumes with `Last-Event-ID`.
+#[derive(Clone)]
+pub struct StreamCloser {
+    handle: LocalSessionHandle,
+    /// rmcp's number of the request's stream within its session.
+    stream: u64,
+    retry: Duration,
+}
+
+impl StreamCloser {
+    pub(super) fn new(handle: LocalSessionHandle, stream: u64, retry: Duration) -> Self {
+        Self {
+            handle,
+            stream,
+            retry,
+        }
+    }
+
+    /// Ends the stream; false when it was already gone.
+    pub async fn close(&self) -> bool {
+        let closed = self.handle.close_sse_stream(self.stream, Some(self.retry));
+        closed.await.is_ok()
+    }
+}
+
 /// How long a resumed stream waits for more events before it closes (the
 /// client reconnects after the `retry` interval and resumes again).
 const FOLLOW_FOR: Duration = Duration::from_secs(30);
@@ -97,10 +131,17 @@ const ANCHOR_WAIT: Duration = Duration::from_millis(500);
 /// Resumes `scope`'s stream after `last_event_id`: the events recorded since,
 /// then new ones as they are recorded, until the stream's final response or
 /// `FOLLOW_FOR`. `Err` when the id is not one of this scope's.
+///
+/// The stream opens with a priming event that restates `last_event_id`
+/// (empty data, the `retry` delay): a client keeps its place from the
+/// stream it is reading (the TypeScript SDK does), so if this stream ends
+/// or breaks before anything new arrives, it resumes from the same id
+/// rather than from nowhere.
 pub async fn resume(
     events: Arc<dyn StreamEvents>,
     scope: String,
     last_event_id: String,
+    retry: Duration,
 ) -> Result<ReceiverStream<ServerSseMessage>, EventStoreError> {
     let mut waited = Duration::ZERO;
     let first = loop {
@@ -114,6 +155,8 @@ pub async fn resume(
         waited += POLL_FIRST;
     };
     let (tx, rx) = mpsc::channel(16);
+    let restated = ServerSseMessage::priming(last_event_id.clone(), retry);
+    tx.try_send(restated).expect("room in a new channel");
     tokio::spawn(follow(events, scope, last_event_id, first, tx));
     Ok(ReceiverStream::new(rx))
 }

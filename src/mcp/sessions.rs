@@ -35,7 +35,7 @@ use rmcp::{
 use super::{
     EventStore,
     known::{self, Known, Presence},
-    resume::{self, Scoped, StreamEvents},
+    resume::{self, Scoped, StreamCloser, StreamEvents},
 };
 use crate::{
     registry::Caller,
@@ -51,6 +51,8 @@ const TOUCH_EVERY: Duration = Duration::from_secs(30);
 pub struct SessionSettings {
     pub idle_ttl: Duration,
     pub memory_idle: Duration,
+    /// The reconnection delay sent with each stream's priming event.
+    pub sse_retry: Duration,
 }
 
 pub struct Sessions {
@@ -58,6 +60,7 @@ pub struct Sessions {
     /// each worker gets its session's (`spawn_worker`).
     inner: LocalSessionManager,
     events: Arc<dyn StreamEvents>,
+    sse_retry: Duration,
     repo: Arc<dyn SessionRepo>,
     idle_ttl_ms: i64,
     known: Known,
@@ -72,11 +75,13 @@ impl Sessions {
     ) -> Self {
         let mut session_config = SessionConfig::default();
         session_config.keep_alive = Some(settings.memory_idle);
+        session_config.sse_retry = Some(settings.sse_retry);
         let mut inner = LocalSessionManager::default();
         inner.session_config = session_config;
         Self {
             inner,
             events,
+            sse_retry: settings.sse_retry,
             repo,
             idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
             known: Known::new(PRESENCE_TTL, TOUCH_EVERY),
@@ -251,7 +256,22 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id).await;
-        self.inner.create_stream(id, message).await
+        // rmcp's `create_stream`, keeping the stream's number: a request gets
+        // the means to end its own stream early (`StreamCloser`).
+        let handle = self.inner.sessions.read().await.get(id).cloned();
+        let handle = handle.ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let receiver = handle.establish_request_wise_channel().await?;
+        let mut message = message;
+        if let (ClientJsonRpcMessage::Request(request), Some(stream)) =
+            (&mut message, receiver.http_request_id)
+        {
+            let closer = StreamCloser::new(handle.clone(), stream, self.sse_retry);
+            request.request.extensions_mut().insert(closer);
+        }
+        handle
+            .push_message(message, receiver.http_request_id)
+            .await?;
+        Ok(tokio_stream::wrappers::ReceiverStream::new(receiver.inner))
     }
 
     async fn accept_message(
@@ -278,7 +298,8 @@ impl SessionManager for Sessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id).await;
         // Only ids of this session's own streams resume (`resume.rs`).
-        resume::resume(self.events.clone(), resume::scope_of(id), last_event_id)
+        let scope = resume::scope_of(id);
+        resume::resume(self.events.clone(), scope, last_event_id, self.sse_retry)
             .await
             .map_err(|e| SessionError::EventStore(e).into())
     }

@@ -13,7 +13,7 @@ use teamgate::{
 
 use crate::{
     databases::TestDb,
-    helpers::{TestApp, header, messages, spawn_app_with},
+    helpers::{Sse, TestApp, header, messages, spawn_app_with},
 };
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-sec-streams-replicas";
@@ -130,4 +130,139 @@ async fn an_event_id_of_another_session_replays_nothing() {
         two.stop().await;
         db.cleanup().await;
     }
+}
+
+/// The SSE events of a body: each one's fields (`id`, `retry`, `data`).
+fn sse_events(body: &str) -> Vec<Vec<(String, String)>> {
+    body.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter(|event| !event.trim().is_empty() && !event.starts_with(':'))
+        .map(|event| {
+            event
+                .lines()
+                .filter_map(|line| line.split_once(':'))
+                .map(|(field, value)| (field.to_owned(), value.trim().to_owned()))
+                .collect()
+        })
+        .collect()
+}
+
+fn field<'a>(event: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    event
+        .iter()
+        .find(|(f, _)| f == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// SEP-1699 at 2025-11-25: `test_reconnection`'s stream opens with a
+/// priming event (an id, `retry:`, empty data) and ends before the result,
+/// which a GET with `Last-Event-ID` then delivers, on another replica too.
+#[tokio::test]
+async fn the_reconnection_fixture_ends_its_stream_and_a_resume_gets_the_result() {
+    for db in TestDb::all().await {
+        let (one, two) = (secured_on(&db.url).await, secured_on(&db.url).await);
+        let alice = token(&one, "alice").await;
+        let session = session_as(&one, &alice).await;
+        let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"test_reconnection"}});
+        let headers = [
+            ("authorization", alice.as_str()),
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ];
+        let response = one.post(&call, &headers).await;
+        assert_eq!(
+            header(response.headers(), "content-type").as_deref(),
+            Some("text/event-stream"),
+            "{}: the call stays a stream",
+            db.name
+        );
+        let body = tokio::time::timeout(Duration::from_secs(10), response.text())
+            .await
+            .expect("the server ends the stream")
+            .unwrap();
+        let events = sse_events(&body);
+        let first = events.first().expect("a priming event");
+        assert!(
+            field(first, "id").is_some_and(|id| !id.is_empty()),
+            "{body}"
+        );
+        assert!(field(first, "retry").is_some(), "a retry field: {body}");
+        assert_eq!(field(first, "data"), Some(""), "empty data: {body}");
+        assert!(
+            events
+                .iter()
+                .all(|e| field(e, "data").unwrap_or_default().is_empty()),
+            "{}: the stream ends before the result: {body}",
+            db.name
+        );
+        let last = events.iter().rev().find_map(|e| field(e, "id")).unwrap();
+
+        let resumed = resumed(resume(&two, &alice, &session, last).await).await;
+        let result = resumed.iter().find(|m| m["id"] == 7);
+        let text = result.map(|r| r["result"]["content"][0]["text"].clone());
+        assert_eq!(
+            text,
+            Some(json!("Reconnection test completed successfully.")),
+            "{}: the resumed stream carries the result: {resumed:?}",
+            db.name
+        );
+        one.stop().await;
+        two.stop().await;
+        db.cleanup().await;
+    }
+}
+
+/// A slow call's reply is streamed while it runs, so a client whose
+/// connection drops holds an event id, and resuming with it gets the result.
+#[tokio::test]
+async fn a_slow_call_whose_connection_drops_is_resumed_with_its_result() {
+    let app = spawn_app_with(|c| {
+        c.tools.command = vec![crate::command_tools::command(json!({
+            "name": "slow", "description": "sleeps", "program": "/bin/sleep", "args": ["2"]}))];
+    })
+    .await;
+    let session = app.initialize("2025-11-25").await;
+    let call = json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}});
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let started = std::time::Instant::now();
+    let response = app.post(&call, &headers).await;
+    assert_eq!(
+        header(response.headers(), "content-type").as_deref(),
+        Some("text/event-stream"),
+        "a slow reply is streamed"
+    );
+    let mut stream = Sse::new(response);
+    stream.until("\n\n", Duration::from_secs(5)).await;
+    assert!(
+        started.elapsed() < Duration::from_millis(1900),
+        "the priming event arrives while the call runs"
+    );
+    let id = sse_events(&stream.seen)
+        .iter()
+        .find_map(|e| field(e, "id").map(str::to_owned))
+        .expect("an event id");
+    drop(stream); // the connection drops
+
+    let resumed = resumed(resume_open(&app, &session, &id).await).await;
+    let result = resumed.iter().find(|m| m["id"] == 9);
+    assert!(
+        result.is_some_and(|r| r["result"]["content"].is_array()),
+        "the result reaches the resumed stream: {resumed:?}"
+    );
+}
+
+/// `resume` without authentication (`auth.mode = "none"`).
+async fn resume_open(app: &TestApp, session: &str, last_event_id: &str) -> Response {
+    app.client
+        .get(&app.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("last-event-id", last_event_id)
+        .send()
+        .await
+        .expect("request reaches the server")
 }
