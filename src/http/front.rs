@@ -112,7 +112,7 @@ impl Front {
 
     async fn route(&self, request: Request) -> Response {
         if request.uri().path() == self.mcp_path {
-            return self.mcp.serve(request).await;
+            return self.mcp.serve_or_batch(request).await;
         }
         let Ok(response) = self.routes.clone().oneshot(request).await;
         response

@@ -3,6 +3,7 @@
 //! middleware stack around them. Knows HTTP; never interprets MCP methods
 //! beyond what routing a refusal needs.
 
+mod batch;
 mod collapse;
 mod compress;
 mod cors;

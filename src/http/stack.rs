@@ -33,6 +33,7 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use super::{
+    batch,
     error::HttpError,
     guard,
     limits::RateLimits,
@@ -96,6 +97,24 @@ impl Steps {
             Err(refusal) => refusal,
         };
         anonymous.after(limits, response)
+    }
+
+    /// [`serve`](Self::serve), and a 2025-03-26 batch the guard set aside:
+    /// each element through all of the steps, as a request of its own
+    /// (boxed: rare, and kept out of every other request's future).
+    pub async fn serve_or_batch(&self, request: Request) -> Response {
+        let response = self.serve(request).await;
+        if response.status() != axum::http::StatusCode::BAD_REQUEST {
+            return response;
+        }
+        match batch::take(response) {
+            Ok(deferred) => {
+                let gate = self.guard.gate.as_deref();
+                let serve = |element| -> batch::Served<'_> { Box::pin(self.serve(element)) };
+                Box::pin(batch::serve(deferred, gate, serve)).await
+            }
+            Err(response) => response,
+        }
     }
 
     /// Steps 3 to 5: who is calling, their quota, the guard's checks.

@@ -97,6 +97,13 @@ impl Sessions {
         self.known.owner(id)
     }
 
+    /// The protocol version `id` negotiated, from its row (read each time:
+    /// only batches ask).
+    pub async fn protocol_version(&self, id: &str) -> Option<String> {
+        let row = self.repo.get(id).await.ok()??;
+        Some(row.protocol_version)
+    }
+
     /// Reads `id`'s row into `known`; returns its expiry (`known::UNKNOWN`
     /// when the store fails: a database error keeps sessions served).
     async fn read(&self, id: &str) -> i64 {

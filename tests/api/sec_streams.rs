@@ -266,3 +266,136 @@ async fn resume_open(app: &TestApp, session: &str, last_event_id: &str) -> Respo
         .await
         .expect("request reaches the server")
 }
+
+/// Initializes a session at `version` as `bearer`.
+async fn session_at(app: &TestApp, bearer: &str, version: &str) -> String {
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":version,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let response = app.post(&init, &[("authorization", bearer)]).await;
+    assert_eq!(response.status(), 200);
+    let session = header(response.headers(), "mcp-session-id").expect("a session id");
+    let initialized = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    let headers = [
+        ("authorization", bearer),
+        ("mcp-session-id", session.as_str()),
+    ];
+    assert_eq!(app.post(&initialized, &headers).await.status(), 202);
+    session
+}
+
+/// 2025-03-26 requires servers to take JSON-RPC batches: each element is
+/// answered as if it came alone (scopes, audit, notifications unanswered);
+/// later revisions refuse them.
+#[tokio::test]
+async fn a_2025_03_26_session_takes_batches_each_element_checked_alone() {
+    let app = spawn_app_with(|c| c.auth.mode = AuthMode::Required).await;
+    let tokens = PersonalTokens::new(app.store.clone(), Duration::from_secs(30));
+    let scopes = vec!["tools:test_simple_text".to_owned()];
+    let created = tokens.create("dana", "test", scopes, None).await.unwrap();
+    let bearer = format!("Bearer {}", created.token);
+    let session = session_at(&app, &bearer, "2025-03-26").await;
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("mcp-session-id", session.as_str()),
+    ];
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"test_simple_text"}},
+        {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"x","progress":1}},
+        {"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"test_error_handling"}},
+        {"jsonrpc":"2.0","id":3,"method":"ping"},
+        42
+    ]);
+    let response = app.post(&batch, &headers).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        header(response.headers(), "content-type").as_deref(),
+        Some("application/json")
+    );
+    let answers: Vec<Value> = response.json().await.unwrap();
+    assert_eq!(
+        answers.len(),
+        4,
+        "no answer to the notification: {answers:?}"
+    );
+    let by_id = |id: Value| answers.iter().find(|a| a["id"] == id);
+    assert!(crate::helpers::is_simple_text(by_id(json!(1)).unwrap()));
+    let refused = by_id(json!("two")).expect("the refused element is answered");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tools:test_error_handling"),
+        "the scope is checked per element: {refused}"
+    );
+    assert_eq!(by_id(json!(3)).unwrap()["result"], json!({}));
+    let invalid = answers.iter().find(|a| a["id"].is_null()).unwrap();
+    assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
+    // Each element left its audit record as a lone call does.
+    let mut records = Vec::new();
+    for _ in 0..50 {
+        records = app.store.audit_tail(Some("dana"), 0, 100).await.unwrap();
+        if records.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let outcome = |target: &str| {
+        let record = records.iter().find(|r| r.target == target);
+        record.map(|r| r.outcome.clone()).unwrap_or_default()
+    };
+    assert_eq!(outcome("test_simple_text"), "ok");
+    assert!(outcome("test_error_handling").starts_with("denied"));
+
+    let only_notifications = json!([
+        {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"x","progress":2}}
+    ]);
+    let accepted = app.post(&only_notifications, &headers).await;
+    assert_eq!(accepted.status(), 202);
+    let too_many: Vec<Value> = (0..101)
+        .map(|i| json!({"jsonrpc":"2.0","id":i,"method":"ping"}))
+        .collect();
+    let refused = app.post(&Value::Array(too_many), &headers).await;
+    assert_eq!(refused.status(), 400, "a batch is bounded");
+
+    let later = session_at(&app, &bearer, "2025-06-18").await;
+    let headers = [
+        ("authorization", bearer.as_str()),
+        ("mcp-session-id", later.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let pings = json!([{"jsonrpc":"2.0","id":1,"method":"ping"}]);
+    assert_eq!(app.post(&pings, &headers).await.status(), 400);
+    let no_session = app
+        .post(&pings, &[("authorization", bearer.as_str())])
+        .await;
+    assert_eq!(no_session.status(), 400);
+}
+
+/// Every element spends the caller's rate like a request of its own.
+#[tokio::test]
+async fn batch_elements_count_against_the_rate_limit() {
+    let app = spawn_app_with(|c| {
+        c.rate_limit.enabled = true;
+        c.rate_limit.per_caller_per_minute = 1;
+        c.rate_limit.per_caller_burst = 10;
+    })
+    .await;
+    let session = app.initialize("2025-03-26").await;
+    let pings: Vec<Value> = (0..10)
+        .map(|i| json!({"jsonrpc":"2.0","id":i,"method":"ping"}))
+        .collect();
+    let response = app
+        .post(&Value::Array(pings), &[("mcp-session-id", &session)])
+        .await;
+    assert_eq!(response.status(), 200);
+    let answers: Vec<Value> = response.json().await.unwrap();
+    assert_eq!(answers.len(), 10);
+    let limited = answers
+        .iter()
+        .filter(|a| a["error"]["code"] == -31004)
+        .count();
+    assert!(
+        (1..10).contains(&limited),
+        "some elements are over the rate: {answers:?}"
+    );
+}
