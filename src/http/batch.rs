@@ -60,12 +60,9 @@ pub fn defer(parts: http::request::Parts, bytes: Bytes) -> Response {
     refusal
 }
 
-/// The batch a refusal carries, or the refusal itself.
-pub fn take(mut refusal: Response) -> Result<Deferred, Response> {
-    match refusal.extensions_mut().remove::<Deferred>() {
-        Some(batch) => Ok(batch),
-        None => Err(refusal),
-    }
+/// The batch a refusal carries, if it does.
+pub fn take(refusal: &mut Response) -> Option<Deferred> {
+    refusal.extensions_mut().remove::<Deferred>()
 }
 
 pub type Served<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;

@@ -38,27 +38,17 @@ async fn token(app: &TestApp, user: &str) -> String {
 
 /// Initializes a 2025-11-25 session as `bearer` and returns its id.
 async fn session_as(app: &TestApp, bearer: &str) -> String {
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
-    let response = app.post(&init, &[("authorization", bearer)]).await;
-    assert_eq!(response.status(), 200);
-    let session = header(response.headers(), "mcp-session-id").expect("a session id");
-    let initialized = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-    let headers = [
-        ("authorization", bearer),
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-11-25"),
-    ];
-    assert_eq!(app.post(&initialized, &headers).await.status(), 202);
-    session
+    session_at(app, bearer, "2025-11-25").await
 }
 
-/// `GET` with `Last-Event-ID` in `session`, as `bearer`.
+/// `GET` with `Last-Event-ID` in `session`, as `bearer` (none if empty).
 async fn resume(app: &TestApp, bearer: &str, session: &str, last_event_id: &str) -> Response {
-    app.client
-        .get(&app.url)
+    let mut request = app.client.get(&app.url);
+    if !bearer.is_empty() {
+        request = request.header("authorization", bearer);
+    }
+    request
         .header("accept", "text/event-stream")
-        .header("authorization", bearer)
         .header("mcp-session-id", session)
         .header("mcp-protocol-version", "2025-11-25")
         .header("last-event-id", last_event_id)
@@ -246,25 +236,12 @@ async fn a_slow_call_whose_connection_drops_is_resumed_with_its_result() {
         .expect("an event id");
     drop(stream); // the connection drops
 
-    let resumed = resumed(resume_open(&app, &session, &id).await).await;
+    let resumed = resumed(resume(&app, "", &session, &id).await).await;
     let result = resumed.iter().find(|m| m["id"] == 9);
     assert!(
         result.is_some_and(|r| r["result"]["content"].is_array()),
         "the result reaches the resumed stream: {resumed:?}"
     );
-}
-
-/// `resume` without authentication (`auth.mode = "none"`).
-async fn resume_open(app: &TestApp, session: &str, last_event_id: &str) -> Response {
-    app.client
-        .get(&app.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("last-event-id", last_event_id)
-        .send()
-        .await
-        .expect("request reaches the server")
 }
 
 /// Initializes a session at `version` as `bearer`.
@@ -278,6 +255,7 @@ async fn session_at(app: &TestApp, bearer: &str, version: &str) -> String {
     let headers = [
         ("authorization", bearer),
         ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", version),
     ];
     assert_eq!(app.post(&initialized, &headers).await.status(), 202);
     session
