@@ -120,6 +120,7 @@ fn element_request(parts: &http::request::Parts, element: &RawValue) -> Request 
     let mut parts = parts.clone();
     parts.extensions.insert(Element);
     let body = Bytes::copy_from_slice(element.get().as_bytes());
+    parts.headers.remove(header::TRANSFER_ENCODING);
     parts
         .headers
         .insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
