@@ -114,6 +114,7 @@ impl App {
             &SessionSettings {
                 idle_ttl: config.store.session_idle_ttl,
                 memory_idle: config.store.session_memory_idle,
+                sse_retry: config.mcp.sse_retry,
             },
         ));
         let config_limits = config.clone();

@@ -59,6 +59,10 @@ impl Gate for TeamGate {
         self.sessions.owner_of(session_id).await
     }
 
+    async fn session_version(&self, session_id: &str) -> Option<String> {
+        self.sessions.protocol_version(session_id).await
+    }
+
     fn required_scopes(&self, method: &str, target: &str) -> Option<Vec<String>> {
         let kind = match method {
             "tools/call" => Kind::Tool,

@@ -6,12 +6,18 @@
 //! first events are peeked: a response becomes JSON, anything else is passed
 //! through as SSE with the peeked bytes replayed. The peek is bounded in
 //! bytes and in time, so a slow or large reply simply stays a stream.
+//!
+//! On a 2025-11-25 session the time bound is short (`RESUMABLE_WAIT`): a
+//! slow call's stream then reaches the client with its priming event (an
+//! event id) while the call runs, so a client whose connection drops can
+//! resume with `Last-Event-ID` and still get the result (SEP-1699). Held
+//! back here, the id would be lost with the connection.
 
 use std::{ops::Range, time::Duration};
 
 use axum::{
     body::{Body, Bytes},
-    http::{HeaderValue, StatusCode, header},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
     response::Response,
 };
 use futures::StreamExt;
@@ -19,6 +25,26 @@ use serde::{Deserialize, Deserializer, de::IgnoredAny};
 
 /// Largest reply collapsed into JSON; bigger ones stay SSE.
 const MAX_PEEK_BYTES: usize = 8 * 1024 * 1024;
+
+/// How long a resumable reply is held back at most before it is streamed.
+const RESUMABLE_WAIT: Duration = Duration::from_secs(1);
+
+/// Whether a POST's reply could be resumed: a request of a 2025-11-25
+/// session (the revision whose clients resume a stream the server ended).
+pub fn resumable(headers: &HeaderMap) -> bool {
+    let version = headers.get(super::names::MCP_PROTOCOL_VERSION);
+    headers.contains_key(super::names::MCP_SESSION_ID)
+        && version.is_some_and(|v| v.as_bytes() == b"2025-11-25")
+}
+
+/// How long to peek at a reply before committing to SSE.
+pub fn wait(configured: Duration, resumable: bool) -> Duration {
+    if resumable {
+        configured.min(RESUMABLE_WAIT)
+    } else {
+        configured
+    }
+}
 
 /// `discard` receives the SSE event ids the collapsed reply carried: the
 /// client never sees them, so the event store may forget them.

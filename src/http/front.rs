@@ -112,7 +112,7 @@ impl Front {
 
     async fn route(&self, request: Request) -> Response {
         if request.uri().path() == self.mcp_path {
-            return self.mcp.serve(request).await;
+            return self.mcp.serve_or_batch(request).await;
         }
         if let Some(metrics) = &self.metrics
             && request.uri().path() == METRICS_PATH

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, value::RawValue};
 
 use super::{
-    collapse,
+    batch, collapse,
     error::HttpError,
     limits::{RateLimits, StreamCaps, StreamSlot},
     names,
@@ -43,6 +43,11 @@ pub trait Gate: Send + Sync {
     /// SSE events whose reply was sent as one JSON body instead: nobody can
     /// resume from them, so they need not be kept.
     fn discard_events(&self, event_ids: Vec<String>);
+    /// The protocol version a 2025-era session negotiated, if it is known
+    /// (batches are served only at 2025-03-26: `batch.rs`).
+    async fn session_version(&self, _session_id: &str) -> Option<String> {
+        None
+    }
 }
 
 /// What was refused, for the audit trail.
@@ -84,6 +89,8 @@ pub struct After {
     slot: Option<StreamSlot>,
     post: bool,
     delete: bool,
+    /// A reply the client could resume (collapse.rs waits less for it).
+    resumable: bool,
 }
 
 /// The checks before the engine: session ownership for every method; for a
@@ -131,6 +138,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
             slot,
             post: false,
             delete: request.method() == Method::DELETE,
+            resumable: false,
         };
         return Ok(Admitted { request, after });
     }
@@ -138,6 +146,10 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     let bytes = read_body(body, config)
         .await
         .map_err(IntoResponse::into_response)?;
+    if batch::is_batch(&parts, &bytes) {
+        // Served element by element by the endpoint, if its session allows.
+        return Err(batch::defer(parts, bytes));
+    }
     let envelope = match inspect(&bytes, &parts.headers, config.max_json_depth) {
         Ok(envelope) => envelope,
         Err((error, id)) => return Err(error.into_response_with_id(id)),
@@ -174,6 +186,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
         slot,
         post: true,
         delete: false,
+        resumable: collapse::resumable(&parts.headers),
     };
     Ok(Admitted {
         request: Request::from_parts(parts, Body::from(bytes)),
@@ -198,7 +211,8 @@ pub async fn finish(config: &GuardConfig, after: After, response: Response) -> R
         return response;
     }
     let gate = config.gate.clone();
-    collapse::collapse(response, config.collapse_wait, move |ids| {
+    let wait = collapse::wait(config.collapse_wait, after.resumable);
+    collapse::collapse(response, wait, move |ids| {
         if let Some(gate) = gate {
             gate.discard_events(ids);
         }

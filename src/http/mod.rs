@@ -4,6 +4,7 @@
 //! beyond what routing a refusal needs.
 
 mod authority;
+mod batch;
 mod collapse;
 mod compress;
 mod cors;

@@ -18,6 +18,9 @@
 //!    (refusals above are counted where they happen);
 //! 7. the engine.
 //!
+//! A JSON-RPC batch of a 2025-03-26 session is set aside by the guard and
+//! its elements each run all of these steps (`serve_or_batch`, `batch.rs`).
+//!
 //! They were six tower layers, then six async functions each wrapping the
 //! next. Now each step is a check before the engine and, where it has one,
 //! a step after it, written in a row in one async function: its future is
@@ -33,6 +36,7 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use super::{
+    batch,
     error::HttpError,
     guard,
     limits::RateLimits,
@@ -96,6 +100,22 @@ impl Steps {
             Err(refusal) => refusal,
         };
         anonymous.after(limits, response)
+    }
+
+    /// [`serve`](Self::serve), and a 2025-03-26 batch the guard set aside:
+    /// each element through all of the steps, as a request of its own
+    /// (boxed: rare, and kept out of every other request's future).
+    pub async fn serve_or_batch(&self, request: Request) -> Response {
+        let mut response = self.serve(request).await;
+        if response.status() != axum::http::StatusCode::BAD_REQUEST {
+            return response;
+        }
+        let Some(deferred) = batch::take(&mut response) else {
+            return response;
+        };
+        let gate = self.guard.gate.as_deref();
+        let serve = |element| -> batch::Served<'_> { Box::pin(self.serve(element)) };
+        Box::pin(batch::serve(deferred, gate, serve)).await
     }
 
     /// Steps 3 to 5: who is calling, their quota, the guard's checks.

@@ -10,6 +10,7 @@ mod listen;
 mod listing;
 mod methods;
 mod mrtr;
+mod resume;
 mod sessions;
 mod shared;
 mod stamp;
@@ -20,6 +21,7 @@ pub use handler::McpHandler;
 pub use listen::Engine;
 pub use methods::STANDARD_METHODS;
 pub use mrtr::{Asked, Mrtr, StateKeys};
+pub use resume::{StreamCloser, StreamEvents};
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::Shared;
 

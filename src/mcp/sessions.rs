@@ -11,6 +11,9 @@
 //!   so every replica answers 404 for it.
 //! - The event store stays private: rmcp would also persist 2026-07-28
 //!   streams if the manager exposed it, and that revision has no event ids.
+//!   Each session's worker records its events under the session, and a
+//!   `Last-Event-ID` resumes only within the session that sends it
+//!   (`resume.rs`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -20,13 +23,20 @@ use rmcp::{
         ClientJsonRpcMessage, ClientRequest, GetExtensions, ServerJsonRpcMessage, ServerResult,
     },
     transport::streamable_http_server::session::{
-        EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
-        SessionRestoreMarker, SessionState, SessionStore, SessionStoreError,
-        local::{LocalSessionManager, LocalSessionManagerError, SessionConfig},
+        RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionRestoreMarker,
+        SessionState, SessionStore, SessionStoreError,
+        local::{
+            LocalSessionHandle, LocalSessionManager, LocalSessionManagerError, SessionConfig,
+            SessionError,
+        },
     },
 };
 
-use super::known::{self, Known, Presence};
+use super::{
+    EventStore,
+    known::{self, Known, Presence},
+    resume::{self, Scoped, StreamCloser, StreamEvents},
+};
 use crate::{
     registry::Caller,
     store::{SessionRepo, SessionRow},
@@ -41,10 +51,16 @@ const TOUCH_EVERY: Duration = Duration::from_secs(30);
 pub struct SessionSettings {
     pub idle_ttl: Duration,
     pub memory_idle: Duration,
+    /// The reconnection delay sent with each stream's priming event.
+    pub sse_retry: Duration,
 }
 
 pub struct Sessions {
+    /// The session workers in memory. It has no event store of its own:
+    /// each worker gets its session's (`spawn_worker`).
     inner: LocalSessionManager,
+    events: Arc<dyn StreamEvents>,
+    sse_retry: Duration,
     repo: Arc<dyn SessionRepo>,
     idle_ttl_ms: i64,
     known: Known,
@@ -54,15 +70,18 @@ impl Sessions {
     /// Sessions stored in `repo`, whose streams are recorded in `events`.
     pub fn new(
         repo: Arc<dyn SessionRepo>,
-        events: Arc<dyn EventStore>,
+        events: Arc<dyn StreamEvents>,
         settings: &SessionSettings,
     ) -> Self {
         let mut session_config = SessionConfig::default();
         session_config.keep_alive = Some(settings.memory_idle);
-        let mut inner = LocalSessionManager::default().with_event_store(events);
+        session_config.sse_retry = Some(settings.sse_retry);
+        let mut inner = LocalSessionManager::default();
         inner.session_config = session_config;
         Self {
             inner,
+            events,
+            sse_retry: settings.sse_retry,
             repo,
             idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
             known: Known::new(PRESENCE_TTL, TOUCH_EVERY),
@@ -76,6 +95,13 @@ impl Sessions {
         }
         self.read(id).await;
         self.known.owner(id)
+    }
+
+    /// The protocol version `id` negotiated, from its row (read each time:
+    /// only batches ask).
+    pub async fn protocol_version(&self, id: &str) -> Option<String> {
+        let row = self.repo.get(id).await.ok()??;
+        Some(row.protocol_version)
     }
 
     /// Reads `id`'s row into `known`; returns its expiry (`known::UNKNOWN`
@@ -145,6 +171,27 @@ impl Sessions {
         }
     }
 
+    /// A worker for session `id` whose events are recorded under the session.
+    /// rmcp's manager gives every worker its one event store, so each worker
+    /// is made by a manager of its own, whose handle then joins `inner`.
+    async fn spawn_worker(
+        &self,
+        id: &SessionId,
+    ) -> Result<(LocalSessionHandle, <Self as SessionManager>::Transport), LocalSessionManagerError>
+    {
+        let scoped: Arc<dyn EventStore> = Arc::new(Scoped {
+            scope: resume::scope_of(id),
+            events: self.events.clone(),
+        });
+        let mut maker = LocalSessionManager::default().with_event_store(scoped);
+        maker.session_config = self.inner.session_config.clone();
+        let RestoreOutcome::Restored(transport) = maker.restore_session(id.clone()).await? else {
+            unreachable!("a new manager holds no session");
+        };
+        let handle = maker.sessions.write().await.remove(id);
+        Ok((handle.expect("the worker just made"), transport))
+    }
+
     /// Refreshes the session's expiry, at most once per `TOUCH_EVERY`.
     async fn touch(&self, id: &SessionId) {
         if !self.known.claim_touch(id) {
@@ -162,7 +209,10 @@ impl SessionManager for Sessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        self.inner.create_session().await
+        let id: SessionId = uuid::Uuid::new_v4().to_string().into();
+        let (handle, transport) = self.spawn_worker(&id).await?;
+        self.inner.sessions.write().await.insert(id.clone(), handle);
+        Ok((id, transport))
     }
 
     async fn initialize_session(
@@ -213,7 +263,22 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id).await;
-        self.inner.create_stream(id, message).await
+        // rmcp's `create_stream`, keeping the stream's number: a request gets
+        // the means to end its own stream early (`StreamCloser`).
+        let handle = self.inner.sessions.read().await.get(id).cloned();
+        let handle = handle.ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let receiver = handle.establish_request_wise_channel().await?;
+        let mut message = message;
+        if let (ClientJsonRpcMessage::Request(request), Some(stream)) =
+            (&mut message, receiver.http_request_id)
+        {
+            let closer = StreamCloser::new(handle.clone(), stream, self.sse_retry);
+            request.request.extensions_mut().insert(closer);
+        }
+        handle
+            .push_message(message, receiver.http_request_id)
+            .await?;
+        Ok(tokio_stream::wrappers::ReceiverStream::new(receiver.inner))
     }
 
     async fn accept_message(
@@ -239,14 +304,25 @@ impl SessionManager for Sessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id).await;
-        self.inner.resume(id, last_event_id).await
+        // Only ids of this session's own streams resume (`resume.rs`).
+        let scope = resume::scope_of(id);
+        resume::resume(self.events.clone(), scope, last_event_id, self.sse_retry)
+            .await
+            .map_err(|e| SessionError::EventStore(e).into())
     }
 
     async fn restore_session(
         &self,
         id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        self.inner.restore_session(id).await
+        let mut sessions = self.inner.sessions.write().await;
+        if sessions.contains_key(&id) {
+            // A concurrent request already restored it.
+            return Ok(RestoreOutcome::AlreadyPresent);
+        }
+        let (handle, transport) = self.spawn_worker(&id).await?;
+        sessions.insert(id, handle);
+        Ok(RestoreOutcome::Restored(transport))
     }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {

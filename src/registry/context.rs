@@ -12,7 +12,7 @@ use super::Scrubber;
 
 use crate::mcp::{
     Asked, ClientCapabilities, InputRequests, LoggingLevel, McpError, Mrtr, Peer, ProtocolVersion,
-    RequestContext, RequestMetaObject, RoleServer,
+    RequestContext, RequestMetaObject, RoleServer, StreamCloser,
 };
 
 /// The authenticated caller, set by the auth layer on every request. The
@@ -156,6 +156,20 @@ impl CallContext {
     /// or closing the stream on 2026-07-28).
     pub fn cancellation(&self) -> &CancellationToken {
         &self.request.ct
+    }
+
+    /// Ends the SSE stream carrying this call's messages before its result
+    /// (SEP-1699): the client reconnects with `Last-Event-ID` and gets the
+    /// rest. Only on a 2025-11-25 session, whose clients know to reconnect;
+    /// false (nothing done) anywhere else.
+    pub async fn close_stream(&self) -> bool {
+        let resumable = self
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= "2025-11-25" && !self.is_modern());
+        match self.request.extensions.get::<StreamCloser>() {
+            Some(closer) if resumable => closer.close().await,
+            _ => false,
+        }
     }
 
     pub fn meta(&self) -> &RequestMetaObject {

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use sqlx::Row;
 use tokio::sync::mpsc;
 
-use super::{MemoryEventStore, Retention, Store, StoreError, batch, query_error};
-use crate::mcp::{EventStore, EventStoreError, EventStream, ServerSseMessage};
+use super::{MemoryEventStore, Retention, Store, StoreError, batch, memory::Held, query_error};
+use crate::mcp::{EventStoreError, ServerSseMessage, StreamEvents};
 
 /// Events waiting to be written; beyond this, streaming waits.
 const QUEUE: usize = 16_384;
@@ -102,10 +102,13 @@ impl SqlEventStore {
         Ok(removed)
     }
 
+    /// The database's copy of [`MemoryEventStore::replay`]: `None` for an id
+    /// it does not hold, or one of a stream outside `scope`.
     async fn replay_from_database(
         &self,
+        scope: &str,
         last_event_id: &str,
-    ) -> Result<Vec<ServerSseMessage>, StoreError> {
+    ) -> Result<Option<Vec<ServerSseMessage>>, StoreError> {
         let pool = self.store.pool();
         let Some(anchor) = sqlx::query(
             "select stream_id, replica, position, created_ms from stream_events where id = $1",
@@ -115,11 +118,14 @@ impl SqlEventStore {
         .await
         .map_err(query_error("find a stream event"))?
         else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
         let stream_id: String = anchor
             .try_get("stream_id")
             .map_err(query_error("read a stream event"))?;
+        if !stream_id.starts_with(scope) {
+            return Ok(None);
+        }
         let replica: String = anchor
             .try_get("replica")
             .map_err(query_error("read a stream event"))?;
@@ -153,7 +159,8 @@ impl SqlEventStore {
                     .map_err(query_error("read a stream event"))?;
                 decode(id, &payload)
             })
-            .collect()
+            .collect::<Result<_, _>>()
+            .map(Some)
     }
 }
 
@@ -240,16 +247,16 @@ async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), s
 }
 
 #[async_trait]
-impl EventStore for SqlEventStore {
-    async fn store_event(
+impl StreamEvents for SqlEventStore {
+    async fn record(
         &self,
-        stream_id: &str,
+        stream: &str,
         event: &ServerSseMessage,
     ) -> Result<String, EventStoreError> {
-        let (event, sequence) = self.memory.record(stream_id, event);
+        let (event, sequence) = self.memory.record(stream, event);
         let id = event.event_id.clone().unwrap_or_default();
         let pending = Pending {
-            stream_id: stream_id.to_owned(),
+            stream_id: stream.to_owned(),
             position: sequence as i64,
             event,
             created_ms: self.store.now_ms(),
@@ -261,18 +268,16 @@ impl EventStore for SqlEventStore {
         Ok(id)
     }
 
-    async fn replay_events_after(
+    async fn replay_in(
         &self,
+        scope: &str,
         last_event_id: &str,
-    ) -> Result<EventStream, EventStoreError> {
-        if let Some(events) = self.memory.replay(last_event_id) {
-            return Ok(Box::pin(futures::stream::iter(events)));
+    ) -> Result<Option<Vec<ServerSseMessage>>, EventStoreError> {
+        match self.memory.replay(scope, last_event_id) {
+            Held::Events(events) => Ok(Some(events)),
+            Held::Foreign => Ok(None),
+            // Another replica's, or evicted from memory: the database has it.
+            Held::Missing => Ok(self.replay_from_database(scope, last_event_id).await?),
         }
-        let events = self.replay_from_database(last_event_id).await?;
-        if events.is_empty() && !self.memory.issued(last_event_id) {
-            // Unknown everywhere: an expired or foreign id.
-            return Err("unknown or expired Last-Event-ID".into());
-        }
-        Ok(Box::pin(futures::stream::iter(events)))
     }
 }

@@ -4,7 +4,8 @@
 //! Event ids are `<prefix><sequence>.<tag>`: the sequence orders events, the
 //! prefix names the replica (ids stay unique across replicas) and the random
 //! tag makes an id impossible to guess, so nobody can replay a stream whose
-//! ids they were never sent.
+//! ids they were never sent. A replay names the scope (the session) whose
+//! streams it may read: an id of another scope's stream replays nothing.
 
 use std::{
     collections::VecDeque,
@@ -12,9 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use async_trait::async_trait;
-
-use crate::mcp::{EventStore, EventStoreError, EventStream, ServerSseMessage};
+use crate::mcp::ServerSseMessage;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Retention {
@@ -47,6 +46,16 @@ pub struct MemoryEventStore {
     retention: Retention,
     prefix: String,
     inner: Mutex<Inner>,
+}
+
+/// What this store knows of an id asked for in a scope.
+pub enum Held {
+    /// The events after it on its stream, which is in the scope.
+    Events(Vec<ServerSseMessage>),
+    /// Held, but its stream is another scope's.
+    Foreign,
+    /// Not held here: never issued here, or evicted.
+    Missing,
 }
 
 #[derive(Default)]
@@ -87,11 +96,6 @@ impl MemoryEventStore {
         }
     }
 
-    /// Whether `id` was issued here (and may still be held).
-    pub fn issued(&self, id: &str) -> bool {
-        self.own(id).is_some()
-    }
-
     /// The sequence and tag of an id of this store's form.
     fn own(&self, id: &str) -> Option<(u64, u64)> {
         parse(id.strip_prefix(self.prefix.as_str())?)
@@ -125,17 +129,24 @@ impl MemoryEventStore {
         (event, sequence)
     }
 
-    /// Events after `last_event_id` on its stream, or `None` if this store
-    /// does not hold that id (never issued here, or already evicted).
-    pub fn replay(&self, last_event_id: &str) -> Option<Vec<ServerSseMessage>> {
-        let id = self.own(last_event_id)?;
+    /// Events after `last_event_id` on its stream, if that stream's name
+    /// starts with `scope`.
+    pub fn replay(&self, scope: &str, last_event_id: &str) -> Held {
+        let Some(id) = self.own(last_event_id) else {
+            return Held::Missing;
+        };
         let inner = self.inner.lock().expect("event store lock");
-        let start = inner.find(id)?;
-        let stream = inner.events[start].stream.clone();
+        let Some(start) = inner.find(id) else {
+            return Held::Missing;
+        };
+        let stream = inner.events[start].stream.as_str();
+        if !stream.starts_with(scope) {
+            return Held::Foreign;
+        }
         let cutoff = Instant::now()
             .checked_sub(self.retention.max_age)
             .unwrap_or_else(Instant::now);
-        Some(
+        Held::Events(
             inner
                 .events
                 .range(start + 1..)
@@ -200,32 +211,8 @@ fn parse(id: &str) -> Option<(u64, u64)> {
     Some((sequence.parse().ok()?, u64::from_str_radix(tag, 16).ok()?))
 }
 
-#[async_trait]
-impl EventStore for MemoryEventStore {
-    async fn store_event(
-        &self,
-        stream_id: &str,
-        event: &ServerSseMessage,
-    ) -> Result<String, EventStoreError> {
-        let (event, _) = self.record(stream_id, event);
-        Ok(event.event_id.unwrap_or_default())
-    }
-
-    async fn replay_events_after(
-        &self,
-        last_event_id: &str,
-    ) -> Result<EventStream, EventStoreError> {
-        let replay = self
-            .replay(last_event_id)
-            .ok_or("unknown or expired Last-Event-ID")?;
-        Ok(Box::pin(futures::stream::iter(replay)))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use futures::StreamExt;
-
     use super::*;
 
     fn event(n: i64) -> ServerSseMessage {
@@ -236,31 +223,43 @@ mod tests {
         ServerSseMessage::from_message(message)
     }
 
-    async fn replayed_after(store: &MemoryEventStore, id: &str) -> Vec<ServerSseMessage> {
-        store.replay_events_after(id).await.unwrap().collect().await
+    fn put(store: &MemoryEventStore, stream: &str, n: i64) -> String {
+        store.record(stream, &event(n)).0.event_id.unwrap()
     }
 
-    #[tokio::test]
-    async fn replays_only_later_events_of_the_same_stream() {
-        let store = MemoryEventStore::new(Retention::default());
-        let a1 = store.store_event("a", &event(1)).await.unwrap();
-        store.store_event("b", &event(2)).await.unwrap();
-        let a3 = store.store_event("a", &event(3)).await.unwrap();
-        let replay = replayed_after(&store, &a1).await;
-        assert_eq!(replay.len(), 1);
-        assert_eq!(replay[0].event_id.as_deref(), Some(a3.as_str()));
+    fn replayed(store: &MemoryEventStore, scope: &str, id: &str) -> Option<Vec<String>> {
+        match store.replay(scope, id) {
+            Held::Events(events) => Some(events.into_iter().map(|e| e.event_id.unwrap()).collect()),
+            Held::Foreign | Held::Missing => None,
+        }
     }
 
-    #[tokio::test]
-    async fn discarded_events_are_neither_replayed_nor_kept_for_writing() {
+    #[test]
+    fn replays_only_later_events_of_the_same_stream() {
         let store = MemoryEventStore::new(Retention::default());
-        let a1 = store.store_event("a", &event(1)).await.unwrap();
-        let a2 = store.store_event("a", &event(2)).await.unwrap();
-        let a3 = store.store_event("a", &event(3)).await.unwrap();
+        let a1 = put(&store, "s/a", 1);
+        put(&store, "s/b", 2);
+        let a3 = put(&store, "s/a", 3);
+        assert_eq!(replayed(&store, "s/", &a1), Some(vec![a3]));
+    }
+
+    #[test]
+    fn an_id_of_another_scope_replays_nothing() {
+        let store = MemoryEventStore::new(Retention::default());
+        let a1 = put(&store, "alice/a", 1);
+        put(&store, "alice/a", 2);
+        assert!(matches!(store.replay("bob/", &a1), Held::Foreign));
+        assert_eq!(replayed(&store, "alice/", &a1).map(|e| e.len()), Some(1));
+    }
+
+    #[test]
+    fn discarded_events_are_neither_replayed_nor_kept_for_writing() {
+        let store = MemoryEventStore::new(Retention::default());
+        let a1 = put(&store, "s/a", 1);
+        let a2 = put(&store, "s/a", 2);
+        let a3 = put(&store, "s/a", 3);
         store.discard([a2.as_str()]);
-        let replay = replayed_after(&store, &a1).await;
-        assert_eq!(replay.len(), 1);
-        assert_eq!(replay[0].event_id.as_deref(), Some(a3.as_str()));
+        assert_eq!(replayed(&store, "s/", &a1), Some(vec![a3.clone()]));
         let sequence = |id: &String| parse(id).unwrap().0;
         let mut pending = vec![sequence(&a1), sequence(&a2), sequence(&a3), 99];
         store.retain_not_discarded(&mut pending, |&n| n);
@@ -278,23 +277,22 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn guessed_or_expired_ids_are_refused() {
+    #[test]
+    fn guessed_or_expired_ids_are_refused() {
         let store = MemoryEventStore::new(Retention {
             max_events: 2,
             max_age: Duration::from_secs(60),
         });
-        let first = store.store_event("a", &event(1)).await.unwrap();
+        let first = put(&store, "s/a", 1);
         let (sequence, _) = parse(&first).unwrap();
-        assert!(
-            store
-                .replay_events_after(&format!("{sequence}.{:016x}", 7))
-                .await
-                .is_err()
-        );
-        store.store_event("a", &event(2)).await.unwrap();
-        store.store_event("a", &event(3)).await.unwrap();
+        let guessed = format!("{sequence}.{:016x}", 7);
+        assert!(matches!(store.replay("s/", &guessed), Held::Missing));
+        put(&store, "s/a", 2);
+        put(&store, "s/a", 3);
         assert_eq!(store.len(), 2, "bounded by count");
-        assert!(store.replay_events_after(&first).await.is_err(), "evicted");
+        assert!(
+            matches!(store.replay("s/", &first), Held::Missing),
+            "evicted"
+        );
     }
 }

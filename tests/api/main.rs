@@ -27,6 +27,7 @@ mod sec_commands;
 mod sec_edge;
 mod sec_files;
 mod sec_secrets;
+mod sec_streams;
 mod stdio;
 mod store;
 mod telemetry;

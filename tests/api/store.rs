@@ -2,10 +2,9 @@
 
 use std::{sync::Arc, time::Duration};
 
-use futures::StreamExt;
 use teamgate::{
     audit::record_id,
-    mcp::{EventStore, ServerSseMessage},
+    mcp::{ServerSseMessage, StreamEvents},
     store::{AuditRecord, ManualClock, Retention, SessionRepo, SessionRow, SqlEventStore, Store},
 };
 
@@ -129,11 +128,10 @@ fn event(n: i64) -> ServerSseMessage {
     ServerSseMessage::from_message(message)
 }
 
-async fn replay(store: &dyn EventStore, after: &str) -> Vec<String> {
-    match store.replay_events_after(after).await {
-        Ok(stream) => stream.map(|e| e.event_id.unwrap()).collect().await,
-        Err(_) => Vec::new(),
-    }
+/// The ids replayed after `after` for `scope`; `None` when refused.
+async fn replay(store: &dyn StreamEvents, scope: &str, after: &str) -> Option<Vec<String>> {
+    let events = store.replay_in(scope, after).await.unwrap()?;
+    Some(events.into_iter().map(|e| e.event_id.unwrap()).collect())
 }
 
 async fn events_contract(store: &Store, clock: &ManualClock, backend: &str) {
@@ -143,45 +141,58 @@ async fn events_contract(store: &Store, clock: &ManualClock, backend: &str) {
     };
     let replica_a = SqlEventStore::new(store.clone(), retention);
     let replica_b = SqlEventStore::new(store.clone(), retention);
-    let e1 = replica_a.store_event("s1", &event(1)).await.unwrap();
-    replica_a.store_event("s2", &event(2)).await.unwrap();
-    let e3 = replica_a.store_event("s1", &event(3)).await.unwrap();
-    let e4 = replica_a.store_event("s1", &event(4)).await.unwrap();
+    let e1 = replica_a.record("s1/a", &event(1)).await.unwrap();
+    replica_a.record("s1/b", &event(2)).await.unwrap();
+    let e3 = replica_a.record("s1/a", &event(3)).await.unwrap();
+    let e4 = replica_a.record("s1/a", &event(4)).await.unwrap();
+    replica_a.record("s2/a", &event(5)).await.unwrap();
     assert_eq!(
-        replay(replica_a.as_ref(), &e1).await,
-        [e3.clone(), e4.clone()],
+        replay(replica_a.as_ref(), "s1/", &e1).await,
+        Some(vec![e3.clone(), e4.clone()]),
         "{backend}: from memory"
     );
+    assert_eq!(
+        replay(replica_a.as_ref(), "s2/", &e1).await,
+        None,
+        "{backend}: another session's id replays nothing (memory)"
+    );
     // Another replica reads what the batch writer persisted.
-    let mut from_b = Vec::new();
+    let mut from_b = None;
     for _ in 0..100 {
-        from_b = replay(replica_b.as_ref(), &e1).await;
-        if from_b.len() == 2 {
+        from_b = replay(replica_b.as_ref(), "s1/", &e1).await;
+        if from_b.as_ref().is_some_and(|ids| ids.len() == 2) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(
         from_b,
-        [e3, e4],
+        Some(vec![e3, e4]),
         "{backend}: another replica replays only later events of that stream"
     );
-    assert!(
-        replica_b.replay_events_after("nope.0").await.is_err(),
+    assert_eq!(
+        replay(replica_b.as_ref(), "s2/", &e1).await,
+        None,
+        "{backend}: another session's id replays nothing (database)"
+    );
+    assert_eq!(
+        replay(replica_b.as_ref(), "s1/", "nope.0").await,
+        None,
         "{backend}: unknown ids are refused"
     );
     let forged = format!("{}0", e1.trim_end_matches(char::is_alphanumeric));
-    assert!(
-        replay(replica_b.as_ref(), &forged).await.is_empty(),
+    assert_eq!(
+        replay(replica_b.as_ref(), "s1/", &forged).await,
+        None,
         "{backend}: a forged id replays nothing"
     );
 
     clock.advance(61_000);
     assert!(
-        replica_b.purge().await.unwrap() >= 4,
+        replica_b.purge().await.unwrap() >= 5,
         "{backend}: old events are purged"
     );
-    assert!(replay(replica_b.as_ref(), &e1).await.is_empty());
+    assert_eq!(replay(replica_b.as_ref(), "s1/", &e1).await, None);
 }
 
 fn audit_record(user: &str, at_ms: i64) -> AuditRecord {

@@ -34,8 +34,16 @@ async function check(name, fn) {
 }
 const firstText = (r) => r?.content?.find?.((c) => c.type === 'text')?.text;
 
-const transport = new StreamableHTTPClientTransport(new URL(url),
-  token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
+// GETs that resume a stream with Last-Event-ID, counted for the SEP-1699 check below.
+let resumes = 0;
+const countingFetch = (input, init) => {
+  if ((init?.method ?? 'GET') === 'GET' && new Headers(init?.headers).has('last-event-id')) resumes++;
+  return fetch(input, init);
+};
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  fetch: countingFetch,
+  ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
+});
 if (offer) {
   // SDK 1.x always offers its LATEST_PROTOCOL_VERSION; rewrite the outgoing initialize to offer `offer`.
   const send = transport.send.bind(transport);
@@ -95,6 +103,16 @@ await check('progress notifications', async () => {
   if (seen.length < 3) return `${seen.length} progress notifications (want >= 3)`;
   return seen.every((v, i) => i === 0 || v >= seen[i - 1]) ? null : `progress decreased: ${seen}`;
 });
+
+if ((transport.protocolVersion ?? '') >= '2025-11-25') {
+  await check('test_reconnection result arrives through a resumed stream (SEP-1699)', async () => {
+    const before = resumes;
+    // The server ends the POST stream before the result; the SDK waits the `retry:` delay, then resumes.
+    const r = await client.callTool({ name: 'test_reconnection', arguments: {} }, undefined, REQ);
+    if (firstText(r) !== 'Reconnection test completed successfully.' || r.isError) return `got ${JSON.stringify(r)}`;
+    return resumes > before ? null : 'the result came without a GET carrying Last-Event-ID';
+  });
+}
 
 await client.close().catch(() => {});   // DELETEs the session when one was issued
 finish();

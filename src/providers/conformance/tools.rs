@@ -244,6 +244,9 @@ impl ToolProvider for ConformanceTools {
                 Value::Object(arguments.clone())
             ))]),
             "test_reconnection" => {
+                // SEP-1699: the stream ends before the result, which the
+                // client then fetches with GET and Last-Event-ID.
+                cx.close_stream().await;
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 ok(vec![text("Reconnection test completed successfully.")])
             }
