@@ -194,7 +194,7 @@ impl App {
     pub fn front(&self) -> Arc<http::Front> {
         let shared = self.shared.clone();
         let mcp = StreamableHttpService::new(
-            move || Ok(McpHandler::new(shared.clone())),
+            move || Ok(McpHandler::for_http(shared.clone())),
             self.sessions.clone(),
             self.engine_config(),
         );
@@ -206,7 +206,6 @@ impl App {
         );
         let config = &self.config;
         let gate = TeamGate {
-            shared: self.shared.clone(),
             sessions: self.sessions.clone(),
             repo: Arc::new(self.store.clone()),
             auditor: self.auditor.clone(),

@@ -13,11 +13,11 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use serde::Deserialize;
-use serde_json::{Value, value::RawValue};
+use serde_json::Value;
 
 use super::{
     collapse,
+    envelope::Envelope,
     error::HttpError,
     limits::{RateLimits, StreamCaps, StreamSlot},
     names,
@@ -32,8 +32,6 @@ pub trait Gate: Send + Sync {
     async fn admit(&self, caller: &Caller) -> Result<(), String>;
     /// Who owns a 2025-era session, if it is known.
     async fn session_owner(&self, session_id: &str) -> Option<Arc<str>>;
-    /// Scopes a call of `method` on `target` needs; `None` when not gated.
-    fn required_scopes(&self, method: &str, target: &str) -> Option<Vec<String>>;
     /// The `WWW-Authenticate` value of an insufficient-scope refusal.
     fn scope_challenge(&self, parts: &http::request::Parts, scopes: &[String]) -> String;
     /// False when the audit queue is full: new audited calls are shed.
@@ -82,6 +80,8 @@ pub struct After {
     id: Option<Value>,
     /// A stream's slot, held while its body is sent.
     slot: Option<StreamSlot>,
+    /// Where the engine leaves a refusal for lack of scope.
+    refusal: Option<Arc<ScopeRefusal>>,
     post: bool,
     delete: bool,
 }
@@ -129,6 +129,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
         let after = After {
             id: None,
             slot,
+            refusal: None,
             post: false,
             delete: request.method() == Method::DELETE,
         };
@@ -169,9 +170,15 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     }
     let mut parts = parts;
     parts.extensions.insert(Arc::new(envelope));
+    let refusal = config.gate.clone().map(|gate| {
+        let refusal = Arc::new(ScopeRefusal::new(gate));
+        parts.extensions.insert(refusal.clone());
+        refusal
+    });
     let after = After {
         id,
         slot,
+        refusal,
         post: true,
         delete: false,
     };
@@ -185,25 +192,66 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
 /// stream's slot held while it is sent, single-message SSE replies to a POST
 /// as JSON.
 pub async fn finish(config: &GuardConfig, after: After, response: Response) -> Response {
-    let mut response = normalize(response, after.id).await;
+    let After {
+        id,
+        slot,
+        refusal,
+        post,
+        delete,
+    } = after;
+    let mut response = normalize(response, id.clone()).await;
     // rmcp ends a session with 202; clients (the Python SDK among them)
     // expect the 200 the other SDKs send.
-    if after.delete && response.status() == StatusCode::ACCEPTED {
+    if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;
     }
-    if let Some(slot) = after.slot {
+    if let Some(slot) = slot {
         response = hold(response, slot);
     }
-    if !(after.post && config.json_responses) {
-        return response;
+    if post && config.json_responses {
+        let gate = config.gate.clone();
+        response = collapse::collapse(response, config.collapse_wait, move |ids| {
+            if let Some(gate) = gate {
+                gate.discard_events(ids);
+            }
+        })
+        .await;
     }
-    let gate = config.gate.clone();
-    collapse::collapse(response, config.collapse_wait, move |ids| {
-        if let Some(gate) = gate {
-            gate.discard_events(ids);
+    // The engine refused for lack of scope (its reply is known by now, unless
+    // it streams): answered as the authorization spec asks, 403 with the
+    // challenge naming the scopes needed.
+    match refusal.and_then(|refusal| refusal.take()) {
+        Some(forbidden) => forbidden.into_response_with_id(id),
+        None => response,
+    }
+}
+
+/// Where the engine leaves its refusal of a call for lack of scope. The
+/// decision is the engine's, made on the typed request it acts on; the guard
+/// only gives the reply the HTTP shape (403 and `WWW-Authenticate`).
+pub struct ScopeRefusal {
+    gate: Arc<dyn Gate>,
+    refused: std::sync::Mutex<Option<HttpError>>,
+}
+
+impl ScopeRefusal {
+    fn new(gate: Arc<dyn Gate>) -> Self {
+        Self {
+            gate,
+            refused: std::sync::Mutex::default(),
         }
-    })
-    .await
+    }
+
+    /// Records that the request in `parts` lacks `scopes`; `message` says so.
+    pub fn refuse(&self, parts: &http::request::Parts, scopes: &[String], message: String) {
+        let challenge = self.gate.scope_challenge(parts, scopes);
+        *self.refused.lock().expect("refusal lock") =
+            Some(HttpError::Forbidden { challenge, message });
+    }
+
+    fn take(&self) -> Option<HttpError> {
+        self.refused.lock().expect("refusal lock").take()
+    }
 }
 
 async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError> {
@@ -220,49 +268,7 @@ async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError>
     }
 }
 
-/// What the layers need of a message, parsed once here; the rest is checked
-/// for syntax and skipped. The guard hands it on in the request's
-/// extensions, so the telemetry layer below never parses the body again.
-#[derive(Deserialize, Default, Debug)]
-pub struct Envelope {
-    #[serde(default)]
-    pub id: Option<Value>,
-    #[serde(default)]
-    pub method: Option<String>,
-    #[serde(default)]
-    pub params: Option<Params>,
-}
-
-/// Nested objects are kept as checked JSON text, not trees: they are read
-/// only when a request is refused or described, and rmcp parses the body
-/// again anyway. Their content is never held against the request here.
-#[derive(Deserialize, Default, Debug)]
-pub struct Params {
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub uri: Option<String>,
-    #[serde(default)]
-    pub arguments: Option<Box<RawValue>>,
-    #[serde(default, rename = "protocolVersion")]
-    pub protocol_version: Option<String>,
-    #[serde(default, rename = "clientInfo")]
-    pub client_info: Option<Box<RawValue>>,
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Box<RawValue>>,
-}
-
-impl Params {
-    /// The call's arguments as a JSON value (`null` when absent or not JSON).
-    pub fn arguments(&self) -> Value {
-        self.arguments
-            .as_ref()
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or_default()
-    }
-}
-
-/// Session caps, scopes and audit room, before the call reaches the engine.
+/// Session caps and audit room, before the call reaches the engine.
 async fn check(
     gate: &dyn Gate,
     caller: &Caller,
@@ -275,33 +281,8 @@ async fn check(
     if method == "initialize" && !parts.headers.contains_key(names::MCP_SESSION_ID) {
         gate.admit(caller).await.map_err(HttpError::Unavailable)?;
     }
-    let params = envelope.params.as_ref();
-    let target = params
-        .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
-        .unwrap_or_default();
-    if !caller.may_do_anything()
-        && let Some(required) = gate.required_scopes(method, target)
-        && !caller.may(&required)
-    {
-        let reason = format!(
-            "{} lacks the scope(s) {} needed for {method} {target}",
-            caller.user,
-            required.join(" ")
-        );
-        let arguments = params.map(Params::arguments).unwrap_or_default();
-        let refusal = Refusal {
-            parts,
-            method,
-            target,
-            arguments: &arguments,
-            reason: format!("denied: {reason}"),
-        };
-        gate.audit_refusal(caller, refusal).await;
-        return Err(HttpError::Forbidden {
-            challenge: gate.scope_challenge(parts, &required),
-            message: reason,
-        });
-    }
+    // Scopes are not decided here: the engine decides them on the typed
+    // request it acts on (a second parse here once read other fields).
     if AUDITED.contains(&method) && !gate.can_audit() {
         return Err(HttpError::Unavailable(
             "the audit trail is catching up; retry shortly".into(),

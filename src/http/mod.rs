@@ -7,6 +7,7 @@ mod collapse;
 mod compress;
 mod cors;
 mod edge;
+mod envelope;
 pub mod error;
 mod front;
 mod guard;
@@ -22,8 +23,9 @@ use axum::{Router, routing::get};
 use tower_http::trace::TraceLayer;
 
 pub use edge::{ClientInfo, EdgeConfig};
+pub use envelope::Envelope;
 pub use front::Front;
-pub use guard::{Envelope, Gate, GuardConfig, Refusal};
+pub use guard::{Gate, GuardConfig, Refusal, ScopeRefusal};
 pub use health::Health;
 pub use limits::{RateLimits, StreamCaps};
 pub use serve::{ServeOptions, serve};

@@ -12,8 +12,8 @@ use rmcp::{
     model::{
         CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
         InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, Reference,
-        SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams,
+        SubscribeRequestParams, UnsubscribeRequestParams,
     },
 };
 use serde_json::Value;
@@ -25,17 +25,22 @@ use super::{
     Shared, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
 use super::{
+    access,
     calls::{Audit, caller_of, is_modern},
     subscriptions,
 };
-use crate::registry::{CallContext, Kind, Registry};
+use crate::registry::{CallContext, Caller, Identity, Kind, Registry};
 
 /// rmcp builds one handler per legacy session and one per stateless request;
-/// cloning it is two `Arc` bumps.
+/// cloning it is a few `Arc` bumps.
 #[derive(Clone)]
 pub struct McpHandler {
     shared: Arc<Shared>,
     session: Arc<subscriptions::SessionState>,
+    /// Who a handler built for one request serves: rmcp settles a
+    /// `subscriptions/listen` filter before any request context exists.
+    /// `None` on stdio, whose one user is the anonymous local one.
+    serving: Option<Caller>,
 }
 
 impl McpHandler {
@@ -43,7 +48,30 @@ impl McpHandler {
         Self {
             shared,
             session: Arc::default(),
+            serving: None,
         }
+    }
+
+    /// The handler rmcp builds for an HTTP session or request: it serves the
+    /// caller `Engine` named for this task, else nobody (so a filter decided
+    /// without a known caller grants no resource subscription).
+    pub fn for_http(shared: Arc<Shared>) -> Self {
+        let serving = super::listen::serving().unwrap_or_else(|| {
+            Identity {
+                user: String::new(),
+                scopes: Vec::new(),
+                token_id: None,
+                claims: Default::default(),
+            }
+            .into()
+        });
+        Self::new(shared).serving(serving)
+    }
+
+    /// This handler serves `caller` (see `serving`).
+    pub fn serving(mut self, caller: Caller) -> Self {
+        self.serving = Some(caller);
+        self
     }
 
     /// Adds the fields 2026-07-28 requires on results; legacy results pass as they are.
@@ -211,6 +239,16 @@ impl ServerHandler for McpHandler {
         // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
+            let audit_sink = self.shared.audit.as_ref();
+            let what = (Kind::Tool, "tools/call", &*request.name);
+            access::authorize(
+                audit_sink,
+                &context,
+                &registry,
+                what,
+                request.arguments.as_ref(),
+            )
+            .await?;
             let unknown =
                 || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
             if registry.tool(&request.name).is_none() {
@@ -282,7 +320,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let registry = self.shared.registry();
-        let (templates, next) = page(registry.templates(), cursor(&request))?;
+        let templates = access::templates(&caller_of(&context), &registry);
+        let (templates, next) = page(&templates, cursor(&request))?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -297,6 +336,8 @@ impl ServerHandler for McpHandler {
         // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
+            let what = (Kind::Resource, "resources/read", request.uri.as_str());
+            access::authorize(self.shared.audit.as_ref(), &context, &registry, what, None).await?;
             let Some(provider) = registry.resource_owner(&request.uri) else {
                 // rmcp turns -32002 into -32602 for 2026-07-28 clients.
                 return Err(McpError::resource_not_found(
@@ -333,7 +374,8 @@ impl ServerHandler for McpHandler {
                 rmcp::model::SubscribeRequestMethod,
             >());
         }
-        if registry.resource_owner(&request.uri).is_none() {
+        // One answer for what is not there and what the caller may not read.
+        if !access::may_subscribe(&caller_of(&context), &registry, &request.uri) {
             return Err(McpError::resource_not_found(
                 "Resource not found",
                 Some(serde_json::json!({ "uri": request.uri })),
@@ -365,14 +407,9 @@ impl ServerHandler for McpHandler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        let caller = self.serving.clone().unwrap_or_else(Caller::anonymous);
         let registry = self.shared.registry();
-        let mut accepted = requested.clone();
-        if !registry.subscribable() {
-            accepted.resource_subscriptions = None;
-        } else if let Some(uris) = accepted.resource_subscriptions.as_mut() {
-            uris.retain(|uri| registry.resource_owner(uri).is_some());
-        }
-        Some(accepted)
+        Some(access::subscription_filter(&caller, &registry, requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
@@ -406,6 +443,16 @@ impl ServerHandler for McpHandler {
         // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
+            let what = (Kind::Prompt, "prompts/get", request.name.as_str());
+            let arguments = request.arguments.as_ref();
+            access::authorize(
+                self.shared.audit.as_ref(),
+                &context,
+                &registry,
+                what,
+                arguments,
+            )
+            .await?;
             let (Some(provider), Some(prompt)) = (
                 registry.prompt(&request.name),
                 registry.prompts().iter().find(|p| p.name == request.name),
@@ -469,24 +516,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let registry = self.shared.registry();
-        let argument = &request.argument;
-        let mut values = match &request.r#ref {
-            Reference::Prompt(prompt) => match registry.prompt(&prompt.name) {
-                Some(provider) => provider.complete(&prompt.name, &argument.name, &argument.value),
-                None => {
-                    return Err(McpError::invalid_params(
-                        format!("Unknown prompt: {}", prompt.name),
-                        None,
-                    ));
-                }
-            },
-            Reference::Resource(template) => registry
-                .resource_providers()
-                .iter()
-                .flat_map(|p| p.complete(&template.uri, &argument.name, &argument.value))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut values = access::completions(&caller_of(&context), &registry, &request)?;
         let total = values.len();
         values.truncate(CompletionInfo::MAX_VALUES);
         let mut completion =

@@ -39,10 +39,22 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::{McpHandler, Sessions, Shared, StreamableHttpService};
-use crate::registry::ChangeEvent;
+use crate::registry::{Caller, ChangeEvent};
 
 const MODERN: &str = "2026-07-28";
 const METHOD: &str = "subscriptions/listen";
+
+tokio::task_local! {
+    /// The caller of the `subscriptions/listen` request rmcp is handling on
+    /// this task: rmcp builds the request's handler here, in `handle`, and
+    /// asks it for the filter before any request context exists.
+    static LISTENING: Caller;
+}
+
+/// The caller `Engine` is handing a listen request to rmcp for, if any.
+pub(super) fn serving() -> Option<Caller> {
+    LISTENING.try_with(Caller::clone).ok()
+}
 
 /// The MCP endpoint's engine: native listen streams, rmcp for the rest.
 #[derive(Clone)]
@@ -85,11 +97,23 @@ impl Engine {
             .await
             .map(|b| b.to_bytes())
             .unwrap_or_default();
-        if let Some(response) = self.listener.serve(&parts.headers, &bytes) {
+        // A listen stream grants only what its caller may read; without a
+        // known caller, nobody's rights (`McpHandler::for_http`).
+        let Some(caller) = parts.extensions.get::<Caller>().cloned() else {
+            return self
+                .rmcp
+                .handle(Request::from_parts(parts, Body::from(bytes)))
+                .await
+                .into_response();
+        };
+        if let Some(response) = self.listener.serve(&parts.headers, &bytes, &caller) {
             return response;
         }
         let request = Request::from_parts(parts, Body::from(bytes));
-        self.rmcp.handle(request).await.into_response()
+        LISTENING
+            .scope(caller, self.rmcp.handle(request))
+            .await
+            .into_response()
     }
 }
 
@@ -101,9 +125,14 @@ struct Listener {
 
 impl Listener {
     /// The stream's response, or `None` to leave the request to rmcp.
-    fn serve(self: &Arc<Self>, headers: &HeaderMap, body: &Bytes) -> Option<Response> {
+    fn serve(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        body: &Bytes,
+        caller: &Caller,
+    ) -> Option<Response> {
         let (id, requested) = plain_listen(headers, body)?;
-        let handler = McpHandler::new(self.shared.clone());
+        let handler = McpHandler::new(self.shared.clone()).serving(caller.clone());
         // rmcp's rule: what the handler accepts, within what was asked and advertised.
         let candidate = handler.accepted_subscription_filter(&requested)?;
         let info = handler.get_info();

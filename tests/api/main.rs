@@ -23,6 +23,7 @@ mod reload;
 mod replicas;
 mod safety;
 mod sdk;
+mod sec_authz;
 mod stdio;
 mod store;
 mod telemetry;

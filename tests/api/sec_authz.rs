@@ -1,0 +1,462 @@
+//! Authorization decided on what the engine acts on (issue 30): scopes on
+//! `resources/read` whatever else the params carry, every method that names
+//! a capability checked with forbidden and unknown answered alike, bad
+//! params answered with their id, identities of different issuers kept
+//! apart, and revocation ending requests and open streams in time.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use teamgate::{auth::PersonalTokens, config::AuthMode};
+
+use crate::{
+    docs_source::docs,
+    helpers::{ACCEPT_BOTH, MODERN, TestApp, spawn_app_with},
+};
+
+/// The text of the restricted document: it must never reach a caller
+/// without `docs:read`.
+const SECRET_TEXT: &str = "ROTATE-THE-KEYS-AT-MIDNIGHT";
+
+/// A server with authentication on, a docs source that needs `docs:read`,
+/// a prompt that needs `ops:oncall` and a public one completing from the
+/// restricted source.
+pub struct Fixture {
+    pub app: TestApp,
+    _docs: tempfile::TempDir,
+    /// `docs://runbooks/<folder>/restricted.md`.
+    pub restricted: String,
+}
+
+impl Fixture {
+    pub async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    pub async fn start_with(adjust: impl FnOnce(&mut teamgate::config::Config)) -> Self {
+        // Not a hidden folder (tempdir's default `.tmp...`): hidden paths are skipped.
+        let dir = tempfile::Builder::new()
+            .prefix("runbooks")
+            .tempdir()
+            .unwrap();
+        std::fs::write(
+            dir.path().join("restricted.md"),
+            format!("# Key rotation\n\n{SECRET_TEXT}\n"),
+        )
+        .unwrap();
+        let folder = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let mut runbooks = docs("runbooks", dir.path(), false);
+        runbooks.scopes = vec!["docs:read".into()];
+        let oncall: teamgate::config::PromptConfig = serde_json::from_value(json!({
+            "name": "oncall", "template": "Page {{service}}", "scopes": ["ops:oncall"],
+            "arguments": [{"name": "service", "values": ["payments-ledger", "payroll"]}]}))
+        .unwrap();
+        let lookup: teamgate::config::PromptConfig = serde_json::from_value(json!({
+            "name": "lookup", "template": "Explain {{path}}",
+            "arguments": [{"name": "path", "complete_from": "docs:runbooks"}]}))
+        .unwrap();
+        let app = spawn_app_with(move |c| {
+            c.auth.mode = AuthMode::Required;
+            c.sources.docs.push(runbooks);
+            c.prompts = vec![oncall, lookup];
+            adjust(c);
+        })
+        .await;
+        Self {
+            app,
+            _docs: dir,
+            restricted: format!("docs://runbooks/{folder}/restricted.md"),
+        }
+    }
+
+    /// A personal token of `user` with `scopes`.
+    pub async fn token(&self, user: &str, scopes: &[&str]) -> String {
+        let tokens = PersonalTokens::new(self.app.store.clone(), Duration::from_secs(30));
+        let scopes = scopes.iter().map(|s| s.to_string()).collect();
+        tokens
+            .create(user, "test", scopes, None)
+            .await
+            .unwrap()
+            .token
+    }
+}
+
+/// POSTs `body` with `headers` and the bearer `token`; the status and the
+/// body's text (a JSON body, or the SSE events).
+pub async fn send(
+    app: &TestApp,
+    token: &str,
+    body: &Value,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
+    let bearer = format!("Bearer {token}");
+    let mut all = vec![("authorization", bearer.as_str())];
+    all.extend_from_slice(headers);
+    let response = app.post(body, &all).await;
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// The last JSON-RPC message of a reply's text (JSON or SSE).
+pub fn reply(text: &str) -> Value {
+    if let Ok(value) = serde_json::from_str(text) {
+        return value;
+    }
+    text.replace("\r\n", "\n")
+        .split("\n\n")
+        .filter_map(|event| {
+            let data: String = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim)
+                .collect();
+            serde_json::from_str(&data).ok()
+        })
+        .last()
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
+}
+
+/// A 2025-11-25 session of the bearer of `token`.
+pub async fn open_session(app: &TestApp, token: &str) -> String {
+    let body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let bearer = format!("Bearer {token}");
+    let response = app.post(&body, &[("authorization", &bearer)]).await;
+    assert_eq!(response.status(), 200, "initialize");
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let initialized = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let (status, _) = send(app, token, &initialized, &headers).await;
+    assert_eq!(status, 202);
+    session
+}
+
+/// A request in `session`: status and last message.
+pub async fn legacy(
+    app: &TestApp,
+    token: &str,
+    session: &str,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> (u16, Value) {
+    let body = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+    let headers = [
+        ("mcp-session-id", session),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let (status, text) = send(app, token, &body, &headers).await;
+    (status, reply(&text))
+}
+
+/// A 2026-07-28 request, `Mcp-Name` set to `name` when given: status and text.
+pub async fn modern(
+    app: &TestApp,
+    token: &str,
+    id: i64,
+    method: &str,
+    mut params: Value,
+    name: Option<&str>,
+) -> (u16, String) {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}});
+    let body = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+    let mut headers = vec![("mcp-protocol-version", MODERN), ("mcp-method", method)];
+    if let Some(name) = name {
+        headers.push(("mcp-name", name));
+    }
+    send(app, token, &body, &headers).await
+}
+
+#[tokio::test]
+async fn resources_read_is_decided_on_the_uri_whatever_else_the_params_carry() {
+    let fx = Fixture::start().await;
+    let app = &fx.app;
+    let reader = fx.token("rita", &["resources:read"]).await;
+    let session = open_session(app, &reader).await;
+    let uri = fx.restricted.as_str();
+    for (id, params) in [
+        (2, json!({"uri": uri})),
+        (3, json!({"uri": uri, "name": "x"})),
+        (4, json!({"uri": uri, "name": "teamgate_info"})),
+    ] {
+        let (status, message) =
+            legacy(app, &reader, &session, id, "resources/read", params.clone()).await;
+        assert!(
+            !message.to_string().contains(SECRET_TEXT),
+            "{params}: {message}"
+        );
+        assert_eq!(status, 403, "{params}: {message}");
+        assert_eq!(message["id"], id);
+        assert_eq!(message["error"]["code"], -31003, "{message}");
+    }
+    // 2026-07-28, with Mcp-Name naming the URI or anything else.
+    for (id, name) in [(5, uri), (6, "x")] {
+        let params = json!({"uri": uri, "name": name});
+        let (status, text) = modern(app, &reader, id, "resources/read", params, Some(name)).await;
+        assert!(!text.contains(SECRET_TEXT), "Mcp-Name {name}: {text}");
+        assert!(
+            status == 403 || status == 400,
+            "Mcp-Name {name}: {status} {text}"
+        );
+        if name == uri {
+            assert_eq!(status, 403, "{text}");
+        }
+    }
+    // What the scope refused is audited as refused, never as read.
+    let mut records = Vec::new();
+    for _ in 0..100 {
+        records = app.store.audit_tail(Some("rita"), 0, 100).await.unwrap();
+        if records.len() >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(records.len() >= 4, "{records:?}");
+    assert!(
+        records.iter().all(|r| r.outcome.starts_with("denied")),
+        "{records:?}"
+    );
+
+    // With the source's scope the same request reads the document.
+    let docs_reader = fx.token("dora", &["docs:read"]).await;
+    let own = open_session(app, &docs_reader).await;
+    let params = json!({"uri": uri, "name": "x"});
+    let (status, message) = legacy(app, &docs_reader, &own, 7, "resources/read", params).await;
+    assert_eq!(status, 200);
+    assert!(message.to_string().contains(SECRET_TEXT), "{message}");
+}
+
+/// The error of a reply, with the names it quotes made alike.
+fn error_shape(message: &Value, names: &[&str]) -> (Value, String) {
+    let error = &message["error"];
+    let mut text = error["message"].as_str().unwrap_or_default().to_owned();
+    for name in names {
+        text = text.replace(name, "<name>");
+    }
+    (error["code"].clone(), text)
+}
+
+#[tokio::test]
+async fn every_method_naming_a_capability_is_checked_and_forbidden_looks_unknown() {
+    let fx = Fixture::start().await;
+    let app = &fx.app;
+    let narrow = fx.token("nina", &["tools:teamgate_info"]).await;
+    let admin = fx.token("ada", &["*"]).await;
+    let mine = open_session(app, &narrow).await;
+    let theirs = open_session(app, &admin).await;
+    let complete = |name: &str, argument: &str| json!({"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": argument, "value": ""}});
+
+    // completion/complete of a prompt the caller may not get: as unknown.
+    let (_, forbidden) = legacy(
+        app,
+        &narrow,
+        &mine,
+        2,
+        "completion/complete",
+        complete("oncall", "service"),
+    )
+    .await;
+    let (_, unknown) = legacy(
+        app,
+        &narrow,
+        &mine,
+        3,
+        "completion/complete",
+        complete("nosuch", "service"),
+    )
+    .await;
+    assert!(
+        !forbidden.to_string().contains("payments-ledger"),
+        "{forbidden}"
+    );
+    assert!(forbidden["error"].is_object(), "{forbidden}");
+    assert_eq!(
+        error_shape(&forbidden, &["oncall"]),
+        error_shape(&unknown, &["nosuch"]),
+        "forbidden {forbidden} and unknown {unknown} answer alike"
+    );
+    let (_, allowed) = legacy(
+        app,
+        &admin,
+        &theirs,
+        4,
+        "completion/complete",
+        complete("oncall", "service"),
+    )
+    .await;
+    assert!(allowed.to_string().contains("payments-ledger"), "{allowed}");
+
+    // A restricted docs source's paths, through its template...
+    let template = json!({"ref": {"type": "ref/resource", "uri": "docs://runbooks/{+path}"},
+        "argument": {"name": "path", "value": ""}});
+    let (_, hidden) = legacy(
+        app,
+        &narrow,
+        &mine,
+        5,
+        "completion/complete",
+        template.clone(),
+    )
+    .await;
+    assert_eq!(
+        hidden["result"]["completion"]["values"],
+        json!([]),
+        "{hidden}"
+    );
+    let (_, shown) = legacy(app, &admin, &theirs, 6, "completion/complete", template).await;
+    assert!(shown.to_string().contains("restricted.md"), "{shown}");
+    // ...and through a prompt the caller may use that completes from it.
+    let prompter = fx.token("pia", &["prompts:lookup"]).await;
+    let hers = open_session(app, &prompter).await;
+    let (_, hidden) = legacy(
+        app,
+        &prompter,
+        &hers,
+        7,
+        "completion/complete",
+        complete("lookup", "path"),
+    )
+    .await;
+    assert_eq!(
+        hidden["result"]["completion"]["values"],
+        json!([]),
+        "{hidden}"
+    );
+    let (_, shown) = legacy(
+        app,
+        &admin,
+        &theirs,
+        8,
+        "completion/complete",
+        complete("lookup", "path"),
+    )
+    .await;
+    assert!(shown.to_string().contains("restricted.md"), "{shown}");
+
+    // resources/templates/list shows only what the caller may read.
+    let (_, listed) = legacy(
+        app,
+        &narrow,
+        &mine,
+        9,
+        "resources/templates/list",
+        json!({}),
+    )
+    .await;
+    assert!(listed["result"]["resourceTemplates"].is_array(), "{listed}");
+    assert!(!listed.to_string().contains("docs://runbooks/"), "{listed}");
+    let (_, listed) = legacy(
+        app,
+        &admin,
+        &theirs,
+        10,
+        "resources/templates/list",
+        json!({}),
+    )
+    .await;
+    assert!(listed.to_string().contains("docs://runbooks/"), "{listed}");
+
+    // resources/subscribe to what the caller may not read: as unknown.
+    let reader = fx.token("rita", &["resources:read"]).await;
+    let hers = open_session(app, &reader).await;
+    let (_, forbidden) = legacy(
+        app,
+        &reader,
+        &hers,
+        11,
+        "resources/subscribe",
+        json!({"uri": fx.restricted}),
+    )
+    .await;
+    let (_, unknown) = legacy(
+        app,
+        &reader,
+        &hers,
+        12,
+        "resources/subscribe",
+        json!({"uri": "docs://nowhere/x.md"}),
+    )
+    .await;
+    assert!(forbidden["error"].is_object(), "{forbidden}");
+    assert_eq!(
+        error_shape(&forbidden, &[&fx.restricted]),
+        error_shape(&unknown, &["docs://nowhere/x.md"]),
+        "forbidden {forbidden} and unknown {unknown} answer alike"
+    );
+    let (_, readable) = legacy(
+        app,
+        &reader,
+        &hers,
+        13,
+        "resources/subscribe",
+        json!({"uri": "test://static-text"}),
+    )
+    .await;
+    assert!(readable["result"].is_object(), "{readable}");
+
+    // subscriptions/listen grants only what the caller may read, on both paths
+    // (the stream served beside rmcp, and rmcp's own for other shapes).
+    for extra in [None, Some(("last-event-id", "0"))] {
+        let accepted = acknowledged(app, &reader, &fx.restricted, extra).await;
+        assert_eq!(accepted, json!(["test://static-text"]), "{extra:?}");
+    }
+}
+
+/// The resource subscriptions a listen stream of `token` acknowledges, asked
+/// for a readable, a restricted and an unknown URI.
+async fn acknowledged(
+    app: &TestApp,
+    token: &str,
+    restricted: &str,
+    extra: Option<(&str, &str)>,
+) -> Value {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen", "params": {"_meta": meta,
+        "notifications": {"resourceSubscriptions": ["test://static-text", restricted, "docs://nowhere/x.md"]}}});
+    let bearer = format!("Bearer {token}");
+    let mut request = app
+        .client
+        .post(&app.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("authorization", bearer)
+        .header("mcp-protocol-version", MODERN)
+        .header("mcp-method", "subscriptions/listen");
+    if let Some((name, value)) = extra {
+        request = request.header(name, value);
+    }
+    let mut stream = request.body(body.to_string()).send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut seen = String::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(at) = seen.find("notifications/subscriptions/acknowledged") {
+            let line = seen[..at]
+                .rfind("data:")
+                .map(|start| &seen[start + 5..])
+                .unwrap();
+            let line = line.lines().next().unwrap();
+            let ack: Value = serde_json::from_str(line.trim()).unwrap();
+            return ack["params"]["notifications"]["resourceSubscriptions"].clone();
+        }
+        let chunk = tokio::time::timeout_at(deadline, stream.chunk())
+            .await
+            .expect("acknowledged in time")
+            .unwrap()
+            .expect("stream open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
