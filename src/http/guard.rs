@@ -13,6 +13,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
@@ -329,12 +330,18 @@ fn inspect(
         ));
     }
     let envelope: Envelope = serde_json::from_slice(bytes).map_err(|e| {
-        let error = if e.is_syntax() || e.is_eof() {
-            HttpError::Parse(e.to_string())
-        } else {
-            HttpError::InvalidRequest("the body must be a JSON-RPC message object".into())
-        };
-        (error, None)
+        if e.is_syntax() || e.is_eof() {
+            return (HttpError::Parse(e.to_string()), None);
+        }
+        // Not a message's shape (a method that is no string): the reply
+        // still carries the id when there is one.
+        #[derive(Deserialize)]
+        struct Id {
+            id: Option<Value>,
+        }
+        let id = serde_json::from_slice::<Id>(bytes).ok().and_then(|m| m.id);
+        let message = "the body must be a JSON-RPC message object".into();
+        (HttpError::InvalidRequest(message), id)
     })?;
     if !is_json(headers.get(header::CONTENT_TYPE)) {
         return Err((HttpError::UnsupportedMediaType, envelope.id));

@@ -460,3 +460,29 @@ async fn acknowledged(
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
 }
+
+#[tokio::test]
+async fn invalid_params_are_answered_with_the_request_id() {
+    let fx = Fixture::start().await;
+    let app = &fx.app;
+    let admin = fx.token("ada", &["*"]).await;
+    let session = open_session(app, &admin).await;
+    let bad = json!({"name": 42, "arguments": "x"});
+    let (status, message) = legacy(app, &admin, &session, 7, "tools/call", bad.clone()).await;
+    assert_eq!(message["id"], 7, "{status} {message}");
+    assert_eq!(message["error"]["code"], -32602, "{status} {message}");
+    // The same on 2026-07-28, and for params that are not even an object.
+    let (status, text) = modern(app, &admin, 8, "tools/call", bad, None).await;
+    let message = reply(&text);
+    assert_eq!(message["id"], 8, "{status} {text}");
+    assert_eq!(message["error"]["code"], -32602, "{status} {text}");
+    let body = json!({"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri": 5}});
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    let (status, text) = send(app, &admin, &body, &headers).await;
+    let message = reply(&text);
+    assert_eq!(message["id"], 9, "{status} {text}");
+    assert_eq!(message["error"]["code"], -32602, "{status} {text}");
+}
