@@ -180,6 +180,11 @@ impl App {
         }
     }
 
+    /// This replica's personal tokens (a revocation here takes effect at once).
+    pub fn tokens(&self) -> Arc<crate::auth::PersonalTokens> {
+        self.authenticator.tokens.clone()
+    }
+
     /// The session manager, to observe what is held in memory.
     pub fn sessions(&self) -> Arc<Sessions> {
         self.sessions.clone()

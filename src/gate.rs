@@ -64,6 +64,11 @@ impl Gate for TeamGate {
         )
     }
 
+    fn withdrawn(&self, caller: &Caller) -> Option<futures::future::BoxFuture<'static, ()>> {
+        let id = caller.token_id.as_deref()?;
+        Some(Box::pin(self.authenticator.tokens.revoked(id)))
+    }
+
     fn can_audit(&self) -> bool {
         self.auditor.has_room()
     }

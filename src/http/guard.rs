@@ -12,6 +12,7 @@ use axum::{
     http::{HeaderMap, HeaderName, Method, StatusCode, header},
     response::{IntoResponse, Response},
 };
+use futures::future::BoxFuture;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Deserialize;
 use serde_json::Value;
@@ -35,6 +36,9 @@ pub trait Gate: Send + Sync {
     async fn session_owner(&self, session_id: &str) -> Option<Arc<str>>;
     /// The `WWW-Authenticate` value of an insufficient-scope refusal.
     fn scope_challenge(&self, parts: &http::request::Parts, scopes: &[String]) -> String;
+    /// Resolves when `caller`'s credential is withdrawn (a revoked token):
+    /// the streams it opened end then. `None`: nothing to wait for.
+    fn withdrawn(&self, caller: &Caller) -> Option<BoxFuture<'static, ()>>;
     /// False when the audit queue is full: new audited calls are shed.
     fn can_audit(&self) -> bool;
     /// Records a refused call.
@@ -79,8 +83,9 @@ pub struct Admitted {
 pub struct After {
     /// The JSON-RPC id of a POSTed message, for error replies.
     id: Option<Value>,
-    /// A stream's slot, held while its body is sent.
-    slot: Option<StreamSlot>,
+    /// A stream's slot, held while its body is sent, and when its caller's
+    /// credential is withdrawn (the stream ends then).
+    slot: Option<(StreamSlot, Option<BoxFuture<'static, ()>>)>,
     /// Where the engine leaves a refusal for lack of scope.
     refusal: Option<Arc<ScopeRefusal>>,
     post: bool,
@@ -117,7 +122,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     if request.method() != Method::POST {
         let slot = if request.method() == Method::GET {
             match config.streams.acquire(&caller.user) {
-                Ok(slot) => Some(slot),
+                Ok(slot) => Some((slot, withdrawn(config, &caller))),
                 Err(reason) => {
                     return Err(
                         HttpError::TooManyRequests(Duration::from_secs(5), reason).into_response()
@@ -153,7 +158,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     // A subscription is a long-lived stream: it takes a slot for its lifetime.
     let slot = if envelope.method.as_deref() == Some("subscriptions/listen") {
         match config.streams.acquire(&caller.user) {
-            Ok(slot) => Some(slot),
+            Ok(slot) => Some((slot, withdrawn(config, &caller))),
             Err(reason) => {
                 return Err(HttpError::TooManyRequests(Duration::from_secs(5), reason)
                     .into_response_with_id(id));
@@ -206,8 +211,8 @@ pub async fn finish(config: &GuardConfig, after: After, response: Response) -> R
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;
     }
-    if let Some(slot) = slot {
-        response = hold(response, slot);
+    if let Some((slot, withdrawn)) = slot {
+        response = hold(response, slot, withdrawn);
     }
     if post && config.json_responses {
         let gate = config.gate.clone();
@@ -292,14 +297,33 @@ async fn check(
     Ok(())
 }
 
-/// Keeps `slot` taken for as long as the response body is being sent.
-fn hold(response: Response, slot: StreamSlot) -> Response {
+/// What ends the streams `caller` opens, if anything can.
+fn withdrawn(config: &GuardConfig, caller: &Caller) -> Option<BoxFuture<'static, ()>> {
+    config.gate.as_ref()?.withdrawn(caller)
+}
+
+/// Keeps `slot` taken for as long as the response body is being sent, and
+/// ends the body when `withdrawn` resolves.
+fn hold(
+    response: Response,
+    slot: StreamSlot,
+    withdrawn: Option<BoxFuture<'static, ()>>,
+) -> Response {
     use futures::StreamExt;
     let (parts, body) = response.into_parts();
-    let stream = body.into_data_stream().map(move |chunk| {
-        let _held = &slot;
-        chunk
-    });
+    let withdrawn = async move {
+        match withdrawn {
+            Some(withdrawn) => withdrawn.await,
+            None => std::future::pending().await,
+        }
+    };
+    let stream = body
+        .into_data_stream()
+        .map(move |chunk| {
+            let _held = &slot;
+            chunk
+        })
+        .take_until(withdrawn);
     Response::from_parts(parts, Body::from_stream(stream))
 }
 

@@ -11,6 +11,7 @@ use teamgate::{auth::PersonalTokens, config::AuthMode};
 
 mod identity;
 mod methods;
+mod revocation;
 
 use crate::{
     docs_source::docs,
