@@ -219,6 +219,20 @@ async fn resources_read_is_decided_on_the_uri_whatever_else_the_params_carry() {
             assert_eq!(status, 403, "{text}");
         }
     }
+    // Counted as authorization failures, as refusals before the engine were.
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.base()))
+        .send()
+        .await
+        .unwrap();
+    let metrics = metrics.text().await.unwrap();
+    let refused: f64 = metrics
+        .lines()
+        .find(|l| l.starts_with("teamgate_auth_failures_total{") && l.contains("status=\"403\""))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{metrics}"));
+    assert!(refused >= 4.0, "{metrics}");
     // What the scope refused is audited as refused, never as read.
     let mut records = Vec::new();
     for _ in 0..100 {
