@@ -4,7 +4,11 @@
 
 #![allow(deprecated)] // logging/setLevel and resources/subscribe are legacy-only but served.
 
-use std::{borrow::Cow, collections::HashMap, sync::Arc};
+use std::{
+    borrow::Cow,
+    collections::HashMap,
+    sync::{Arc, LazyLock},
+};
 
 use rmcp::{
     ServerHandler,
@@ -37,9 +41,9 @@ use crate::registry::{CallContext, Caller, Identity, Kind, Registry};
 pub struct McpHandler {
     shared: Arc<Shared>,
     session: Arc<subscriptions::SessionState>,
-    /// Who a handler built for one request serves: rmcp settles a
-    /// `subscriptions/listen` filter before any request context exists.
-    /// `None` on stdio, whose one user is the anonymous local one.
+    /// Who a handler built for one request serves: rmcp asks for a tool's
+    /// schema and settles a `subscriptions/listen` filter before any request
+    /// context exists. `None` on stdio, whose one user is the anonymous one.
     serving: Option<Caller>,
 }
 
@@ -53,10 +57,10 @@ impl McpHandler {
     }
 
     /// The handler rmcp builds for an HTTP session or request: it serves the
-    /// caller `Engine` named for this task, else nobody (so a filter decided
-    /// without a known caller grants no resource subscription).
+    /// caller `Engine` named for this task, else nobody (so what is decided
+    /// without a known caller grants nothing).
     pub fn for_http(shared: Arc<Shared>) -> Self {
-        let serving = super::listen::serving().unwrap_or_else(|| {
+        static NOBODY: LazyLock<Caller> = LazyLock::new(|| {
             Identity {
                 user: String::new(),
                 scopes: Vec::new(),
@@ -65,6 +69,7 @@ impl McpHandler {
             }
             .into()
         });
+        let serving = super::listen::serving().unwrap_or_else(|| NOBODY.clone());
         Self::new(shared).serving(serving)
     }
 
@@ -189,11 +194,16 @@ impl ServerHandler for McpHandler {
         Cow::Borrowed(&SUPPORTED_VERSIONS)
     }
 
+    /// rmcp checks `Mcp-Param-*` headers against the tool's schema: a tool
+    /// the caller may not use is unknown there too, so both answer alike.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared
-            .registry()
-            .tool(name)
-            .map(|(_, tool)| tool.clone())
+        let registry = self.shared.registry();
+        let (_, tool) = registry.tool(name)?;
+        let caller = self.serving.as_ref();
+        if caller.is_some_and(|c| !access::allowed(c, &registry, Kind::Tool, name)) {
+            return None;
+        }
+        Some(tool.clone())
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {

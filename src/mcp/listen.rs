@@ -45,15 +45,17 @@ const MODERN: &str = "2026-07-28";
 const METHOD: &str = "subscriptions/listen";
 
 tokio::task_local! {
-    /// The caller of the `subscriptions/listen` request rmcp is handling on
-    /// this task: rmcp builds the request's handler here, in `handle`, and
-    /// asks it for the filter before any request context exists.
-    static LISTENING: Caller;
+    /// The caller of the request rmcp is handling on this task. rmcp builds
+    /// the request's handler here, in `handle` (`McpHandler::for_http`), and
+    /// asks it things before any request context exists: the tool a name
+    /// stands for (to check `Mcp-Param-*` headers), what a listen filter
+    /// grants. The handler answers them for this caller.
+    static SERVING: Caller;
 }
 
-/// The caller `Engine` is handing a listen request to rmcp for, if any.
+/// The caller `Engine` is handing a request to rmcp for, if any.
 pub(super) fn serving() -> Option<Caller> {
-    LISTENING.try_with(Caller::clone).ok()
+    SERVING.try_with(Caller::clone).ok()
 }
 
 /// The MCP endpoint's engine: native listen streams, rmcp for the rest.
@@ -82,35 +84,29 @@ impl Engine {
     /// connection's one future (`http::front`). Through rmcp's tower `call`
     /// each request cloned rmcp's service twice (ours, then rmcp's own), and
     /// each clone locks the shutdown token's mutex, which both workers share.
-    pub async fn serve(&self, request: Request<Body>) -> Response {
+    pub async fn serve(&self, mut request: Request<Body>) -> Response {
+        // Without a known caller, rmcp's questions are answered for nobody.
+        let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+            return self.rmcp.handle(request).await.into_response();
+        };
         let listen = request
             .headers()
             .get(crate::http::names::MCP_METHOD)
             .is_some_and(|m| m.as_bytes() == METHOD.as_bytes());
-        if !listen {
-            return self.rmcp.handle(request).await.into_response();
-        }
-        // The guard has read the body already; this is the same buffer.
-        let (parts, body) = request.into_parts();
-        let bytes = body
-            .collect()
-            .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        // A listen stream grants only what its caller may read; without a
-        // known caller, nobody's rights (`McpHandler::for_http`).
-        let Some(caller) = parts.extensions.get::<Caller>().cloned() else {
-            return self
-                .rmcp
-                .handle(Request::from_parts(parts, Body::from(bytes)))
+        if listen {
+            // The guard has read the body already; this is the same buffer.
+            let (parts, body) = request.into_parts();
+            let bytes = body
+                .collect()
                 .await
-                .into_response();
-        };
-        if let Some(response) = self.listener.serve(&parts.headers, &bytes, &caller) {
-            return response;
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            if let Some(response) = self.listener.serve(&parts.headers, &bytes, &caller) {
+                return response;
+            }
+            request = Request::from_parts(parts, Body::from(bytes));
         }
-        let request = Request::from_parts(parts, Body::from(bytes));
-        LISTENING
+        SERVING
             .scope(caller, self.rmcp.handle(request))
             .await
             .into_response()

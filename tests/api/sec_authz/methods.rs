@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Fixture, legacy, open_session};
+use super::{Fixture, legacy, open_session, reply, send};
 use crate::helpers::{ACCEPT_BOTH, MODERN, TestApp};
 
 /// The error of a reply, with the names it quotes made alike.
@@ -228,4 +228,29 @@ async fn acknowledged(
             .expect("stream open");
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
+}
+
+#[tokio::test]
+async fn mcp_param_headers_of_a_forbidden_tool_are_checked_as_for_an_unknown_one() {
+    let fx = Fixture::start().await;
+    let app = &fx.app;
+    let narrow = fx.token("nina", &["tools:teamgate_info"]).await;
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut answers = Vec::new();
+    for name in ["test_custom_header_echo", "no_such_tool"] {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": name, "arguments": {"region": "eu"}, "_meta": meta}});
+        let headers = [
+            ("mcp-protocol-version", MODERN),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", name),
+            ("mcp-param-region", "us"),
+        ];
+        let (status, text) = send(app, &narrow, &body, &headers).await;
+        let message = reply(&text);
+        answers.push((status, message["error"]["code"].clone()));
+    }
+    assert_eq!(answers[0], answers[1], "{answers:?}");
+    assert_eq!(answers[0].0, 403, "{answers:?}");
 }
