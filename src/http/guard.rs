@@ -176,11 +176,15 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     }
     let mut parts = parts;
     parts.extensions.insert(Arc::new(envelope));
-    let refusal = config.gate.clone().map(|gate| {
-        let refusal = Arc::new(ScopeRefusal::new(gate));
-        parts.extensions.insert(refusal.clone());
-        refusal
-    });
+    // Only a caller without `*` can lack a scope.
+    let refusal = (!caller.may_do_anything())
+        .then(|| config.gate.clone())
+        .flatten()
+        .map(|gate| {
+            let refusal = Arc::new(ScopeRefusal::new(gate));
+            parts.extensions.insert(refusal.clone());
+            refusal
+        });
     let after = After {
         id,
         slot,
