@@ -125,6 +125,30 @@ pub fn reply(text: &str) -> Value {
         .unwrap_or_else(|| panic!("no JSON-RPC message in {text:?}"))
 }
 
+/// A `subscriptions/listen` stream of the bearer of `token` asking for
+/// `notifications`, with the `extra` header if any.
+pub async fn listen(
+    app: &TestApp,
+    token: &str,
+    notifications: Value,
+    extra: Option<(&str, &str)>,
+) -> reqwest::Response {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let body = json!({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": notifications}});
+    let mut headers = vec![
+        ("mcp-protocol-version", MODERN),
+        ("mcp-method", "subscriptions/listen"),
+    ];
+    headers.extend(extra);
+    let bearer = format!("Bearer {token}");
+    headers.push(("authorization", &bearer));
+    let stream = app.post(&body, &headers).await;
+    assert_eq!(stream.status(), 200);
+    stream
+}
+
 /// A 2025-11-25 session of the bearer of `token`.
 pub async fn open_session(app: &TestApp, token: &str) -> String {
     let body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{

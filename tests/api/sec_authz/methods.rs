@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::{Fixture, legacy, open_session, reply, send};
-use crate::helpers::{ACCEPT_BOTH, MODERN, TestApp};
+use super::{Fixture, legacy, listen, open_session, reply, send};
+use crate::helpers::{MODERN, TestApp};
 
 /// The error of a reply, with the names it quotes made alike.
 fn error_shape(message: &Value, names: &[&str]) -> (Value, String) {
@@ -192,23 +192,9 @@ async fn acknowledged(
     restricted: &str,
     extra: Option<(&str, &str)>,
 ) -> Value {
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}});
-    let body = json!({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen", "params": {"_meta": meta,
-        "notifications": {"resourceSubscriptions": ["test://static-text", restricted, "docs://nowhere/x.md"]}}});
-    let bearer = format!("Bearer {token}");
-    let mut request = app
-        .client
-        .post(&app.url)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT_BOTH)
-        .header("authorization", bearer)
-        .header("mcp-protocol-version", MODERN)
-        .header("mcp-method", "subscriptions/listen");
-    if let Some((name, value)) = extra {
-        request = request.header(name, value);
-    }
-    let mut stream = request.body(body.to_string()).send().await.unwrap();
-    assert_eq!(stream.status(), 200);
+    let asked =
+        json!({"resourceSubscriptions": ["test://static-text", restricted, "docs://nowhere/x.md"]});
+    let mut stream = listen(app, token, asked, extra).await;
     let mut seen = String::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{Fixture, legacy, open_session};
-use crate::helpers::{ACCEPT_BOTH, MODERN, TestApp};
+use crate::helpers::TestApp;
 
 /// Reads `stream` until its body ends; false if it is still open at `deadline`.
 async fn ends_by(stream: &mut reqwest::Response, deadline: tokio::time::Instant) -> bool {
@@ -20,25 +20,9 @@ async fn ends_by(stream: &mut reqwest::Response, deadline: tokio::time::Instant)
     }
 }
 
-/// A `subscriptions/listen` stream of the bearer of `token`, with `extra`.
+/// A listen stream of the bearer of `token` (see `super::listen`).
 async fn listen(app: &TestApp, token: &str, extra: Option<(&str, &str)>) -> reqwest::Response {
-    let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}});
-    let body = json!({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen", "params": {"_meta": meta,
-        "notifications": {"toolsListChanged": true}}});
-    let mut request = app
-        .client
-        .post(&app.url)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT_BOTH)
-        .header("authorization", format!("Bearer {token}"))
-        .header("mcp-protocol-version", MODERN)
-        .header("mcp-method", "subscriptions/listen");
-    if let Some((name, value)) = extra {
-        request = request.header(name, value);
-    }
-    let stream = request.body(body.to_string()).send().await.unwrap();
-    assert_eq!(stream.status(), 200);
-    stream
+    super::listen(app, token, json!({"toolsListChanged": true}), extra).await
 }
 
 #[tokio::test]
