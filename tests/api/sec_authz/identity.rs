@@ -108,3 +108,23 @@ async fn an_issuer_configured_without_prefix_names_the_same_member_on_purpose() 
     let (status, message) = legacy(app, &same, &hers, 2, "tools/list", json!({})).await;
     assert_eq!(status, 200, "configured as the same member: {message}");
 }
+
+#[test]
+fn a_personal_token_cannot_take_an_issuer_qualified_name() {
+    let db = crate::databases::TestDb::sqlite();
+    let created = std::process::Command::new(env!("CARGO_BIN_EXE_teamgate"))
+        .args([
+            "token",
+            "create",
+            "--user",
+            "https://login.example.com#alice",
+        ])
+        .env("TEAMGATE__STORE__URL", &db.url)
+        .current_dir(crate::helpers::repo_path(""))
+        .output()
+        .unwrap();
+    assert!(!created.status.success());
+    let stderr = String::from_utf8_lossy(&created.stderr);
+    assert!(stderr.contains("`#`"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&created.stdout).contains("tg_"));
+}
