@@ -93,8 +93,10 @@ pub struct After {
 }
 
 /// The checks before the engine: session ownership for every method; for a
-/// POST, the body read once (size, time, syntax, depth), scopes, caps, stream
-/// slots and per-tool quotas. `Err` is the refusal, in the JSON-RPC shape.
+/// POST, the body read once (size, time, syntax, depth), caps, stream slots
+/// and per-tool quotas. Scopes are the engine's to decide, on the typed
+/// request it acts on (`ScopeRefusal`). `Err` is the refusal, in the JSON-RPC
+/// shape.
 pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, Response> {
     let caller = request
         .extensions()
