@@ -23,6 +23,7 @@ use super::{
     error::HttpError,
     limits::{RateLimits, StreamCaps, StreamSlot},
     names,
+    refusal::ScopeRefusal,
 };
 use crate::registry::Caller;
 
@@ -235,34 +236,6 @@ pub async fn finish(config: &GuardConfig, after: After, response: Response) -> R
     match refusal.and_then(|refusal| refusal.take()) {
         Some(forbidden) => forbidden.into_response_with_id(id),
         None => response,
-    }
-}
-
-/// Where the engine leaves its refusal of a call for lack of scope. The
-/// decision is the engine's, made on the typed request it acts on; the guard
-/// only gives the reply the HTTP shape (403 and `WWW-Authenticate`).
-pub struct ScopeRefusal {
-    gate: Arc<dyn Gate>,
-    refused: std::sync::Mutex<Option<HttpError>>,
-}
-
-impl ScopeRefusal {
-    fn new(gate: Arc<dyn Gate>) -> Self {
-        Self {
-            gate,
-            refused: std::sync::Mutex::default(),
-        }
-    }
-
-    /// Records that the request in `parts` lacks `scopes`; `message` says so.
-    pub fn refuse(&self, parts: &http::request::Parts, scopes: &[String], message: String) {
-        let challenge = self.gate.scope_challenge(parts, scopes);
-        *self.refused.lock().expect("refusal lock") =
-            Some(HttpError::Forbidden { challenge, message });
-    }
-
-    fn take(&self) -> Option<HttpError> {
-        self.refused.lock().expect("refusal lock").take()
     }
 }
 

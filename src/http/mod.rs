@@ -13,6 +13,7 @@ mod front;
 mod guard;
 mod health;
 pub mod limits;
+mod refusal;
 mod serve;
 mod stack;
 mod throttle;
@@ -25,9 +26,10 @@ use tower_http::trace::TraceLayer;
 pub use edge::{ClientInfo, EdgeConfig};
 pub use envelope::Envelope;
 pub use front::Front;
-pub use guard::{Gate, GuardConfig, Refusal, ScopeRefusal};
+pub use guard::{Gate, GuardConfig, Refusal};
 pub use health::Health;
 pub use limits::{RateLimits, StreamCaps};
+pub use refusal::ScopeRefusal;
 pub use serve::{ServeOptions, serve};
 
 use crate::{

@@ -67,6 +67,24 @@ pub fn allowed(caller: &Caller, registry: &Registry, kind: Kind, target: &str) -
     caller.may_do_anything() || caller.may(&registry.required_scopes(kind, target))
 }
 
+/// What of `items` the caller may use (lists show nothing else).
+pub fn visible<T: Clone>(
+    caller: &Caller,
+    kind: Kind,
+    registry: &Registry,
+    items: &[T],
+    name: impl Fn(&T) -> &str,
+) -> Vec<T> {
+    if caller.may_do_anything() {
+        return items.to_vec();
+    }
+    items
+        .iter()
+        .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))
+        .cloned()
+        .collect()
+}
+
 /// The resource templates `caller` may read through.
 pub fn templates(caller: &Caller, registry: &Registry) -> Vec<ResourceTemplate> {
     if caller.may_do_anything() {

@@ -105,26 +105,6 @@ impl McpHandler {
         ))
     }
 
-    /// What of `items` the caller may use (lists show nothing else).
-    fn visible<T: Clone>(
-        &self,
-        context: &RequestContext<RoleServer>,
-        kind: Kind,
-        registry: &Registry,
-        items: &[T],
-        name: impl Fn(&T) -> &str,
-    ) -> Vec<T> {
-        let caller = caller_of(context);
-        if caller.may_do_anything() {
-            return items.to_vec();
-        }
-        items
-            .iter()
-            .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))
-            .cloned()
-            .collect()
-    }
-
     /// The context of a call to `method` on `target`, with what the client
     /// sent back for MRTR.
     fn call_context(
@@ -231,7 +211,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let registry = self.shared.registry();
-        let tools = self.visible(&context, Kind::Tool, &registry, registry.tools(), |t| {
+        let caller = caller_of(&context);
+        let tools = access::visible(&caller, Kind::Tool, &registry, registry.tools(), |t| {
             &t.name
         });
         let (tools, next) = page(&tools, cursor(&request))?;
@@ -310,8 +291,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let registry = self.shared.registry();
-        let resources = self.visible(
-            &context,
+        let resources = access::visible(
+            &caller_of(&context),
             Kind::Resource,
             &registry,
             &registry.resources(),
@@ -435,7 +416,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let registry = self.shared.registry();
-        let prompts = self.visible(&context, Kind::Prompt, &registry, registry.prompts(), |p| {
+        let caller = caller_of(&context);
+        let prompts = access::visible(&caller, Kind::Prompt, &registry, registry.prompts(), |p| {
             &p.name
         });
         let (prompts, next) = page(&prompts, cursor(&request))?;
