@@ -181,6 +181,11 @@ impl App {
         }
     }
 
+    /// This replica's personal tokens (a revocation here takes effect at once).
+    pub fn tokens(&self) -> Arc<crate::auth::PersonalTokens> {
+        self.authenticator.tokens.clone()
+    }
+
     /// The session manager, to observe what is held in memory.
     pub fn sessions(&self) -> Arc<Sessions> {
         self.sessions.clone()
@@ -195,7 +200,7 @@ impl App {
     pub fn front(&self) -> Arc<http::Front> {
         let shared = self.shared.clone();
         let mcp = StreamableHttpService::new(
-            move || Ok(McpHandler::new(shared.clone())),
+            move || Ok(McpHandler::for_http(shared.clone())),
             self.sessions.clone(),
             self.engine_config(),
         );
@@ -207,7 +212,6 @@ impl App {
         );
         let config = &self.config;
         let gate = TeamGate {
-            shared: self.shared.clone(),
             sessions: self.sessions.clone(),
             repo: Arc::new(self.store.clone()),
             auditor: self.auditor.clone(),

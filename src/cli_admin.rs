@@ -101,6 +101,11 @@ pub async fn tokens(command: TokenCommand, config: Config) -> anyhow::Result<()>
             expires_in,
         } => {
             anyhow::ensure!(!user.trim().is_empty(), "--user must name a member");
+            // `#` marks names qualified by an OAuth issuer (`<issuer>#<name>`).
+            anyhow::ensure!(
+                !user.contains('#'),
+                "--user must not contain `#`: it is kept for OAuth users' names (<issuer>#<name>)"
+            );
             let scopes = if scopes.is_empty() {
                 config.auth.default_token_scopes.clone()
             } else {

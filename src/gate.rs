@@ -1,5 +1,5 @@
 //! The server's answers to the HTTP guard's questions: session caps and
-//! owners, the scopes a call needs, and the audit of refusals. Lives apart
+//! owners, the challenge of a scope refusal, and the audit of refusals. Lives apart
 //! from `http` so that module stays free of sessions, scopes and storage.
 
 use std::sync::Arc;
@@ -8,15 +8,12 @@ use crate::{
     audit::{Auditor, digest, record_id},
     auth::Authenticator,
     http::{Gate, Refusal, header_text, names},
-    mcp::{Sessions, Shared},
-    registry::{Caller, Kind},
+    mcp::Sessions,
+    registry::Caller,
     store::{AuditRecord, SessionRepo, SqlEventStore},
 };
 
 pub struct TeamGate {
-    /// The registry is read through `Shared` on each check: a hot reload
-    /// swaps it, and the gate must judge against what is served now.
-    pub shared: Arc<Shared>,
     pub sessions: Arc<Sessions>,
     pub repo: Arc<dyn SessionRepo>,
     pub auditor: Auditor,
@@ -63,22 +60,17 @@ impl Gate for TeamGate {
         self.sessions.protocol_version(session_id).await
     }
 
-    fn required_scopes(&self, method: &str, target: &str) -> Option<Vec<String>> {
-        let kind = match method {
-            "tools/call" => Kind::Tool,
-            "resources/read" => Kind::Resource,
-            "prompts/get" => Kind::Prompt,
-            _ => return None,
-        };
-        Some(self.shared.registry().required_scopes(kind, target))
-    }
-
     fn scope_challenge(&self, parts: &http::request::Parts, scopes: &[String]) -> String {
         crate::auth::challenge(
             &self.authenticator.resource(parts),
             Some("insufficient_scope"),
             Some(&scopes.join(" ")),
         )
+    }
+
+    fn withdrawn(&self, caller: &Caller) -> Option<futures::future::BoxFuture<'static, ()>> {
+        let id = caller.token_id.as_deref()?;
+        Some(Box::pin(self.authenticator.tokens.revoked(id)))
     }
 
     fn can_audit(&self) -> bool {

@@ -144,12 +144,17 @@ impl OAuth {
                 "the token was issued for another resource",
             ));
         }
-        let user = claims
+        let name = claims
             .get(&issuer.config.user_claim)
             .and_then(Value::as_str)
             .filter(|u| !u.is_empty())
-            .ok_or(AuthError::InvalidToken("the token names no user"))?
-            .to_owned();
+            .ok_or(AuthError::InvalidToken("the token names no user"))?;
+        // Qualified by the issuer unless configured otherwise: an issuer's
+        // `alice` is not another issuer's, nor the personal tokens' `alice`.
+        let user = match &issuer.config.user_prefix {
+            Some(prefix) => format!("{prefix}{name}"),
+            None => format!("{}#{name}", issuer.config.issuer),
+        };
         Ok(Identity {
             user,
             scopes: scopes(&claims),

@@ -1,8 +1,9 @@
 //! Personal access tokens: `tg_<id>_<secret>`. The id finds the row, the
 //! secret is checked against its SHA-256 in constant time. Verified tokens
 //! are cached (bounded, short TTL) so a request does not cost a database
-//! round trip; a revocation evicts the entry here and, via the change bus,
-//! on every replica.
+//! round trip; a revocation evicts the entry here at once and, by polling
+//! the store (`watch_revocations`), on every replica, and ends the streams
+//! opened with the token (`revoked`).
 //!
 //! The cache is a plain map behind a read-write lock: every authenticated
 //! request reads it, and a general-purpose cache's bookkeeping per read was
@@ -11,7 +12,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        RwLock,
+        Arc, Mutex, RwLock,
         atomic::{AtomicU64, Ordering},
     },
     time::{Duration, Instant},
@@ -32,6 +33,9 @@ const PREFIX: &str = "tg_";
 const CACHE_CAPACITY: usize = 10_000;
 /// Minimum time between two `last_used` writes for one token.
 const NOTE_USE_EVERY: Duration = Duration::from_secs(60);
+/// How long a revoked id is remembered for streams: far longer than a
+/// request takes from authentication to opening its stream.
+const REVOKED_KEPT: Duration = Duration::from_secs(60);
 
 pub struct PersonalTokens {
     store: Store,
@@ -39,6 +43,10 @@ pub struct PersonalTokens {
     cache: RwLock<Cache>,
     /// When this was built: the origin of `Cached::noted`.
     epoch: Instant,
+    /// Ids revoked lately, and a signal bumped on each revocation: what the
+    /// streams opened with a token wait on (`revoked`).
+    revoked: Arc<Mutex<HashMap<String, Instant>>>,
+    revocations: tokio::sync::watch::Sender<u64>,
 }
 
 #[derive(Default)]
@@ -93,6 +101,8 @@ impl PersonalTokens {
             ttl: cache_ttl,
             cache: RwLock::default(),
             epoch: Instant::now(),
+            revoked: Arc::default(),
+            revocations: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -218,11 +228,38 @@ impl PersonalTokens {
         });
     }
 
-    /// Forgets a cached token (after its revocation, here or elsewhere).
+    /// Forgets a cached token after its revocation, here or elsewhere, and
+    /// ends the streams opened with it.
     pub async fn forget(&self, id: &str) {
-        let mut cache = self.cache.write().expect("token cache");
-        cache.generation += 1;
-        cache.entries.remove(id);
+        {
+            let mut cache = self.cache.write().expect("token cache");
+            cache.generation += 1;
+            cache.entries.remove(id);
+        }
+        let mut revoked = self.revoked.lock().expect("revoked tokens");
+        revoked.retain(|_, at| at.elapsed() < REVOKED_KEPT);
+        revoked.insert(id.to_owned(), Instant::now());
+        drop(revoked);
+        self.revocations.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Resolves once the token `id` is revoked (from now on, or in the last
+    /// minute): a stream opened with it ends then.
+    pub fn revoked(&self, id: &str) -> impl Future<Output = ()> + Send + 'static {
+        // Subscribed before looking, so a revocation in between still wakes it.
+        let mut changes = self.revocations.subscribe();
+        let revoked = self.revoked.clone();
+        let id = id.to_owned();
+        async move {
+            loop {
+                if revoked.lock().expect("revoked tokens").contains_key(&id) {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return std::future::pending().await;
+                }
+            }
+        }
     }
 
     /// Evicts tokens revoked elsewhere (the CLI, another replica) as soon as

@@ -121,6 +121,12 @@ pub struct IssuerConfig {
     /// The claim naming the member.
     #[serde(default = "default_user_claim")]
     pub user_claim: String,
+    /// Put before the claim's value to make the member's name. Unset: the
+    /// issuer and `#` (`https://login.example.com/realms/team#alice`), so no
+    /// two issuers' users, nor a personal token's user, are the same member;
+    /// `""` makes them the same on purpose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_prefix: Option<String>,
 }
 
 fn default_algorithms() -> Vec<String> {

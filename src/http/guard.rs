@@ -12,15 +12,18 @@ use axum::{
     http::{HeaderMap, HeaderName, Method, StatusCode, header},
     response::{IntoResponse, Response},
 };
+use futures::future::BoxFuture;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Deserialize;
-use serde_json::{Value, value::RawValue};
+use serde_json::Value;
 
 use super::{
     batch, collapse,
+    envelope::Envelope,
     error::HttpError,
     limits::{RateLimits, StreamCaps, StreamSlot},
     names,
+    refusal::ScopeRefusal,
 };
 use crate::registry::Caller;
 
@@ -32,10 +35,11 @@ pub trait Gate: Send + Sync {
     async fn admit(&self, caller: &Caller) -> Result<(), String>;
     /// Who owns a 2025-era session, if it is known.
     async fn session_owner(&self, session_id: &str) -> Option<Arc<str>>;
-    /// Scopes a call of `method` on `target` needs; `None` when not gated.
-    fn required_scopes(&self, method: &str, target: &str) -> Option<Vec<String>>;
     /// The `WWW-Authenticate` value of an insufficient-scope refusal.
     fn scope_challenge(&self, parts: &http::request::Parts, scopes: &[String]) -> String;
+    /// Resolves when `caller`'s credential is withdrawn (a revoked token):
+    /// the streams it opened end then. `None`: nothing to wait for.
+    fn withdrawn(&self, caller: &Caller) -> Option<BoxFuture<'static, ()>>;
     /// False when the audit queue is full: new audited calls are shed.
     fn can_audit(&self) -> bool;
     /// Records a refused call.
@@ -85,8 +89,11 @@ pub struct Admitted {
 pub struct After {
     /// The JSON-RPC id of a POSTed message, for error replies.
     id: Option<Value>,
-    /// A stream's slot, held while its body is sent.
-    slot: Option<StreamSlot>,
+    /// A stream's slot, held while its body is sent, and when its caller's
+    /// credential is withdrawn (the stream ends then).
+    slot: Option<(StreamSlot, Option<BoxFuture<'static, ()>>)>,
+    /// Where the engine leaves a refusal for lack of scope.
+    refusal: Option<Arc<ScopeRefusal>>,
     post: bool,
     delete: bool,
     /// A reply the client could resume (collapse.rs waits less for it).
@@ -94,8 +101,10 @@ pub struct After {
 }
 
 /// The checks before the engine: session ownership for every method; for a
-/// POST, the body read once (size, time, syntax, depth), scopes, caps, stream
-/// slots and per-tool quotas. `Err` is the refusal, in the JSON-RPC shape.
+/// POST, the body read once (size, time, syntax, depth), caps, stream slots
+/// and per-tool quotas. Scopes are the engine's to decide, on the typed
+/// request it acts on (`ScopeRefusal`). `Err` is the refusal, in the JSON-RPC
+/// shape.
 pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, Response> {
     let caller = request
         .extensions()
@@ -123,7 +132,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     if request.method() != Method::POST {
         let slot = if request.method() == Method::GET {
             match config.streams.acquire(&caller.user) {
-                Ok(slot) => Some(slot),
+                Ok(slot) => Some((slot, withdrawn(config, &caller))),
                 Err(reason) => {
                     return Err(
                         HttpError::TooManyRequests(Duration::from_secs(5), reason).into_response()
@@ -136,6 +145,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
         let after = After {
             id: None,
             slot,
+            refusal: None,
             post: false,
             delete: request.method() == Method::DELETE,
             resumable: false,
@@ -163,7 +173,7 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     // A subscription is a long-lived stream: it takes a slot for its lifetime.
     let slot = if envelope.method.as_deref() == Some("subscriptions/listen") {
         match config.streams.acquire(&caller.user) {
-            Ok(slot) => Some(slot),
+            Ok(slot) => Some((slot, withdrawn(config, &caller))),
             Err(reason) => {
                 return Err(HttpError::TooManyRequests(Duration::from_secs(5), reason)
                     .into_response_with_id(id));
@@ -181,9 +191,19 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     }
     let mut parts = parts;
     parts.extensions.insert(Arc::new(envelope));
+    // Only a caller without `*` can lack a scope.
+    let refusal = (!caller.may_do_anything())
+        .then(|| config.gate.clone())
+        .flatten()
+        .map(|gate| {
+            let refusal = Arc::new(ScopeRefusal::new(gate));
+            parts.extensions.insert(refusal.clone());
+            refusal
+        });
     let after = After {
         id,
         slot,
+        refusal,
         post: true,
         delete: false,
         resumable: collapse::resumable(&parts.headers),
@@ -198,26 +218,40 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
 /// stream's slot held while it is sent, single-message SSE replies to a POST
 /// as JSON.
 pub async fn finish(config: &GuardConfig, after: After, response: Response) -> Response {
-    let mut response = normalize(response, after.id).await;
+    let After {
+        id,
+        slot,
+        refusal,
+        post,
+        delete,
+        resumable,
+    } = after;
+    let mut response = normalize(response, id.clone()).await;
     // rmcp ends a session with 202; clients (the Python SDK among them)
     // expect the 200 the other SDKs send.
-    if after.delete && response.status() == StatusCode::ACCEPTED {
+    if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;
     }
-    if let Some(slot) = after.slot {
-        response = hold(response, slot);
+    if let Some((slot, withdrawn)) = slot {
+        response = hold(response, slot, withdrawn);
     }
-    if !(after.post && config.json_responses) {
-        return response;
+    if post && config.json_responses {
+        let gate = config.gate.clone();
+        let wait = collapse::wait(config.collapse_wait, resumable);
+        response = collapse::collapse(response, wait, move |ids| {
+            if let Some(gate) = gate {
+                gate.discard_events(ids);
+            }
+        })
+        .await;
     }
-    let gate = config.gate.clone();
-    let wait = collapse::wait(config.collapse_wait, after.resumable);
-    collapse::collapse(response, wait, move |ids| {
-        if let Some(gate) = gate {
-            gate.discard_events(ids);
-        }
-    })
-    .await
+    // The engine refused for lack of scope (its reply is known by now, unless
+    // it streams): answered as the authorization spec asks, 403 with the
+    // challenge naming the scopes needed.
+    match refusal.and_then(|refusal| refusal.take()) {
+        Some(forbidden) => forbidden.into_response_with_id(id),
+        None => response,
+    }
 }
 
 async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError> {
@@ -234,49 +268,7 @@ async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError>
     }
 }
 
-/// What the layers need of a message, parsed once here; the rest is checked
-/// for syntax and skipped. The guard hands it on in the request's
-/// extensions, so the telemetry layer below never parses the body again.
-#[derive(Deserialize, Default, Debug)]
-pub struct Envelope {
-    #[serde(default)]
-    pub id: Option<Value>,
-    #[serde(default)]
-    pub method: Option<String>,
-    #[serde(default)]
-    pub params: Option<Params>,
-}
-
-/// Nested objects are kept as checked JSON text, not trees: they are read
-/// only when a request is refused or described, and rmcp parses the body
-/// again anyway. Their content is never held against the request here.
-#[derive(Deserialize, Default, Debug)]
-pub struct Params {
-    #[serde(default)]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub uri: Option<String>,
-    #[serde(default)]
-    pub arguments: Option<Box<RawValue>>,
-    #[serde(default, rename = "protocolVersion")]
-    pub protocol_version: Option<String>,
-    #[serde(default, rename = "clientInfo")]
-    pub client_info: Option<Box<RawValue>>,
-    #[serde(default, rename = "_meta")]
-    pub meta: Option<Box<RawValue>>,
-}
-
-impl Params {
-    /// The call's arguments as a JSON value (`null` when absent or not JSON).
-    pub fn arguments(&self) -> Value {
-        self.arguments
-            .as_ref()
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or_default()
-    }
-}
-
-/// Session caps, scopes and audit room, before the call reaches the engine.
+/// Session caps and audit room, before the call reaches the engine.
 async fn check(
     gate: &dyn Gate,
     caller: &Caller,
@@ -289,33 +281,8 @@ async fn check(
     if method == "initialize" && !parts.headers.contains_key(names::MCP_SESSION_ID) {
         gate.admit(caller).await.map_err(HttpError::Unavailable)?;
     }
-    let params = envelope.params.as_ref();
-    let target = params
-        .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
-        .unwrap_or_default();
-    if !caller.may_do_anything()
-        && let Some(required) = gate.required_scopes(method, target)
-        && !caller.may(&required)
-    {
-        let reason = format!(
-            "{} lacks the scope(s) {} needed for {method} {target}",
-            caller.user,
-            required.join(" ")
-        );
-        let arguments = params.map(Params::arguments).unwrap_or_default();
-        let refusal = Refusal {
-            parts,
-            method,
-            target,
-            arguments: &arguments,
-            reason: format!("denied: {reason}"),
-        };
-        gate.audit_refusal(caller, refusal).await;
-        return Err(HttpError::Forbidden {
-            challenge: gate.scope_challenge(parts, &required),
-            message: reason,
-        });
-    }
+    // Scopes are not decided here: the engine decides them on the typed
+    // request it acts on (a second parse here once read other fields).
     if AUDITED.contains(&method) && !gate.can_audit() {
         return Err(HttpError::Unavailable(
             "the audit trail is catching up; retry shortly".into(),
@@ -324,14 +291,33 @@ async fn check(
     Ok(())
 }
 
-/// Keeps `slot` taken for as long as the response body is being sent.
-fn hold(response: Response, slot: StreamSlot) -> Response {
+/// What ends the streams `caller` opens, if anything can.
+fn withdrawn(config: &GuardConfig, caller: &Caller) -> Option<BoxFuture<'static, ()>> {
+    config.gate.as_ref()?.withdrawn(caller)
+}
+
+/// Keeps `slot` taken for as long as the response body is being sent, and
+/// ends the body when `withdrawn` resolves.
+fn hold(
+    response: Response,
+    slot: StreamSlot,
+    withdrawn: Option<BoxFuture<'static, ()>>,
+) -> Response {
     use futures::StreamExt;
     let (parts, body) = response.into_parts();
-    let stream = body.into_data_stream().map(move |chunk| {
-        let _held = &slot;
-        chunk
-    });
+    let withdrawn = async move {
+        match withdrawn {
+            Some(withdrawn) => withdrawn.await,
+            None => std::future::pending().await,
+        }
+    };
+    let stream = body
+        .into_data_stream()
+        .map(move |chunk| {
+            let _held = &slot;
+            chunk
+        })
+        .take_until(withdrawn);
     Response::from_parts(parts, Body::from_stream(stream))
 }
 
@@ -362,12 +348,18 @@ fn inspect(
         ));
     }
     let envelope: Envelope = serde_json::from_slice(bytes).map_err(|e| {
-        let error = if e.is_syntax() || e.is_eof() {
-            HttpError::Parse(e.to_string())
-        } else {
-            HttpError::InvalidRequest("the body must be a JSON-RPC message object".into())
-        };
-        (error, None)
+        if e.is_syntax() || e.is_eof() {
+            return (HttpError::Parse(e.to_string()), None);
+        }
+        // Not a message's shape (a method that is no string): the reply
+        // still carries the id when there is one.
+        #[derive(Deserialize)]
+        struct Id {
+            id: Option<Value>,
+        }
+        let id = serde_json::from_slice::<Id>(bytes).ok().and_then(|m| m.id);
+        let message = "the body must be a JSON-RPC message object".into();
+        (HttpError::InvalidRequest(message), id)
     })?;
     if !is_json(headers.get(header::CONTENT_TYPE)) {
         return Err((HttpError::UnsupportedMediaType, envelope.id));

@@ -9,12 +9,14 @@ mod collapse;
 mod compress;
 mod cors;
 mod edge;
+mod envelope;
 pub mod error;
 mod forwarded;
 mod front;
 mod guard;
 mod health;
 pub mod limits;
+mod refusal;
 mod serve;
 mod stack;
 mod throttle;
@@ -25,10 +27,12 @@ use axum::{Router, routing::get};
 use tower_http::trace::TraceLayer;
 
 pub use edge::{ClientInfo, EdgeConfig};
+pub use envelope::Envelope;
 pub use front::Front;
-pub use guard::{Envelope, Gate, GuardConfig, Refusal};
+pub use guard::{Gate, GuardConfig, Refusal};
 pub use health::Health;
 pub use limits::{RateLimits, StreamCaps};
+pub use refusal::ScopeRefusal;
 pub use serve::{ServeOptions, serve};
 
 use crate::{

@@ -12,8 +12,9 @@
 //! 3. authentication: who is calling, 401 before any body is read;
 //! 4. each caller's own quota, now that the caller is known;
 //! 5. the guard reads and checks the body once (size, time, syntax, depth),
-//!    then session ownership, scopes, per-tool quotas, stream caps and audit
-//!    room, and gives every error reply the JSON-RPC shape;
+//!    then session ownership, per-tool quotas, stream caps and audit room,
+//!    and gives every error reply the JSON-RPC shape (scopes are decided by
+//!    the engine; the guard turns its refusal into the 403);
 //! 6. observe: one span and the measurements per request the engine serves
 //!    (refusals above are counted where they happen);
 //! 7. the engine.

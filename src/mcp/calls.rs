@@ -137,6 +137,15 @@ impl Audit {
         }
     }
 
+    /// Records the call's refusal for lack of scope; `reason` says which.
+    pub async fn deny(mut self, reason: &str) {
+        self.record.outcome = format!("denied: {reason}");
+        if let Some(observed) = &self.observed {
+            observed.set("denied");
+        }
+        self.sink.auditor.record(self.record).await;
+    }
+
     pub async fn finish<T: Outcome>(mut self, result: &Result<T, McpError>) {
         self.record.outcome = match result {
             Ok(response) => response.outcome().to_owned(),

@@ -4,7 +4,11 @@
 
 #![allow(deprecated)] // logging/setLevel and resources/subscribe are legacy-only but served.
 
-use std::{borrow::Cow, collections::HashMap, sync::Arc};
+use std::{
+    borrow::Cow,
+    collections::HashMap,
+    sync::{Arc, LazyLock},
+};
 
 use rmcp::{
     ServerHandler,
@@ -12,8 +16,8 @@ use rmcp::{
     model::{
         CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
         InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, Reference,
-        SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams,
+        SubscribeRequestParams, UnsubscribeRequestParams,
     },
 };
 use serde_json::Value;
@@ -25,17 +29,22 @@ use super::{
     Shared, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
 use super::{
+    access,
     calls::{Audit, caller_of, is_modern},
     subscriptions,
 };
-use crate::registry::{CallContext, Kind, Registry};
+use crate::registry::{CallContext, Caller, Identity, Kind, Registry};
 
 /// rmcp builds one handler per legacy session and one per stateless request;
-/// cloning it is two `Arc` bumps.
+/// cloning it is a few `Arc` bumps.
 #[derive(Clone)]
 pub struct McpHandler {
     shared: Arc<Shared>,
     session: Arc<subscriptions::SessionState>,
+    /// Who a handler built for one request serves: rmcp asks for a tool's
+    /// schema and settles a `subscriptions/listen` filter before any request
+    /// context exists. `None` on stdio, whose one user is the anonymous one.
+    serving: Option<Caller>,
 }
 
 impl McpHandler {
@@ -43,7 +52,31 @@ impl McpHandler {
         Self {
             shared,
             session: Arc::default(),
+            serving: None,
         }
+    }
+
+    /// The handler rmcp builds for an HTTP session or request: it serves the
+    /// caller `Engine` named for this task, else nobody (so what is decided
+    /// without a known caller grants nothing).
+    pub fn for_http(shared: Arc<Shared>) -> Self {
+        static NOBODY: LazyLock<Caller> = LazyLock::new(|| {
+            Identity {
+                user: String::new(),
+                scopes: Vec::new(),
+                token_id: None,
+                claims: Default::default(),
+            }
+            .into()
+        });
+        let serving = super::listen::serving().unwrap_or_else(|| NOBODY.clone());
+        Self::new(shared).serving(serving)
+    }
+
+    /// This handler serves `caller` (see `serving`).
+    pub fn serving(mut self, caller: Caller) -> Self {
+        self.serving = Some(caller);
+        self
     }
 
     /// Adds the fields 2026-07-28 requires on results; legacy results pass as they are.
@@ -70,26 +103,6 @@ impl McpHandler {
             target,
             arguments,
         ))
-    }
-
-    /// What of `items` the caller may use (lists show nothing else).
-    fn visible<T: Clone>(
-        &self,
-        context: &RequestContext<RoleServer>,
-        kind: Kind,
-        registry: &Registry,
-        items: &[T],
-        name: impl Fn(&T) -> &str,
-    ) -> Vec<T> {
-        let caller = caller_of(context);
-        if caller.may_do_anything() {
-            return items.to_vec();
-        }
-        items
-            .iter()
-            .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))
-            .cloned()
-            .collect()
     }
 
     /// The context of a call to `method` on `target`, with what the client
@@ -161,11 +174,16 @@ impl ServerHandler for McpHandler {
         Cow::Borrowed(&SUPPORTED_VERSIONS)
     }
 
+    /// rmcp checks `Mcp-Param-*` headers against the tool's schema: a tool
+    /// the caller may not use is unknown there too, so both answer alike.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.shared
-            .registry()
-            .tool(name)
-            .map(|(_, tool)| tool.clone())
+        let registry = self.shared.registry();
+        let (_, tool) = registry.tool(name)?;
+        let caller = self.serving.as_ref();
+        if caller.is_some_and(|c| !access::allowed(c, &registry, Kind::Tool, name)) {
+            return None;
+        }
+        Some(tool.clone())
     }
 
     async fn on_initialized(&self, context: rmcp::service::NotificationContext<RoleServer>) {
@@ -193,7 +211,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let registry = self.shared.registry();
-        let tools = self.visible(&context, Kind::Tool, &registry, registry.tools(), |t| {
+        let caller = caller_of(&context);
+        let tools = access::visible(&caller, Kind::Tool, &registry, registry.tools(), |t| {
             &t.name
         });
         let (tools, next) = page(&tools, cursor(&request))?;
@@ -211,6 +230,16 @@ impl ServerHandler for McpHandler {
         // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
+            let audit_sink = self.shared.audit.as_ref();
+            let what = (Kind::Tool, "tools/call", &*request.name);
+            access::authorize(
+                audit_sink,
+                &context,
+                &registry,
+                what,
+                request.arguments.as_ref(),
+            )
+            .await?;
             let unknown =
                 || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
             if registry.tool(&request.name).is_none() {
@@ -262,8 +291,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let registry = self.shared.registry();
-        let resources = self.visible(
-            &context,
+        let resources = access::visible(
+            &caller_of(&context),
             Kind::Resource,
             &registry,
             &registry.resources(),
@@ -282,7 +311,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let registry = self.shared.registry();
-        let (templates, next) = page(registry.templates(), cursor(&request))?;
+        let templates = access::templates(&caller_of(&context), &registry);
+        let (templates, next) = page(&templates, cursor(&request))?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -297,6 +327,8 @@ impl ServerHandler for McpHandler {
         // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
+            let what = (Kind::Resource, "resources/read", request.uri.as_str());
+            access::authorize(self.shared.audit.as_ref(), &context, &registry, what, None).await?;
             let Some(provider) = registry.resource_owner(&request.uri) else {
                 // rmcp turns -32002 into -32602 for 2026-07-28 clients.
                 return Err(McpError::resource_not_found(
@@ -333,7 +365,8 @@ impl ServerHandler for McpHandler {
                 rmcp::model::SubscribeRequestMethod,
             >());
         }
-        if registry.resource_owner(&request.uri).is_none() {
+        // One answer for what is not there and what the caller may not read.
+        if !access::may_subscribe(&caller_of(&context), &registry, &request.uri) {
             return Err(McpError::resource_not_found(
                 "Resource not found",
                 Some(serde_json::json!({ "uri": request.uri })),
@@ -365,14 +398,9 @@ impl ServerHandler for McpHandler {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        let caller = self.serving.clone().unwrap_or_else(Caller::anonymous);
         let registry = self.shared.registry();
-        let mut accepted = requested.clone();
-        if !registry.subscribable() {
-            accepted.resource_subscriptions = None;
-        } else if let Some(uris) = accepted.resource_subscriptions.as_mut() {
-            uris.retain(|uri| registry.resource_owner(uri).is_some());
-        }
-        Some(accepted)
+        Some(access::subscription_filter(&caller, &registry, requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
@@ -388,7 +416,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         let registry = self.shared.registry();
-        let prompts = self.visible(&context, Kind::Prompt, &registry, registry.prompts(), |p| {
+        let caller = caller_of(&context);
+        let prompts = access::visible(&caller, Kind::Prompt, &registry, registry.prompts(), |p| {
             &p.name
         });
         let (prompts, next) = page(&prompts, cursor(&request))?;
@@ -406,6 +435,16 @@ impl ServerHandler for McpHandler {
         // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();
+            let what = (Kind::Prompt, "prompts/get", request.name.as_str());
+            let arguments = request.arguments.as_ref();
+            access::authorize(
+                self.shared.audit.as_ref(),
+                &context,
+                &registry,
+                what,
+                arguments,
+            )
+            .await?;
             let (Some(provider), Some(prompt)) = (
                 registry.prompt(&request.name),
                 registry.prompts().iter().find(|p| p.name == request.name),
@@ -469,24 +508,7 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let registry = self.shared.registry();
-        let argument = &request.argument;
-        let mut values = match &request.r#ref {
-            Reference::Prompt(prompt) => match registry.prompt(&prompt.name) {
-                Some(provider) => provider.complete(&prompt.name, &argument.name, &argument.value),
-                None => {
-                    return Err(McpError::invalid_params(
-                        format!("Unknown prompt: {}", prompt.name),
-                        None,
-                    ));
-                }
-            },
-            Reference::Resource(template) => registry
-                .resource_providers()
-                .iter()
-                .flat_map(|p| p.complete(&template.uri, &argument.name, &argument.value))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut values = access::completions(&caller_of(&context), &registry, &request)?;
         let total = values.len();
         values.truncate(CompletionInfo::MAX_VALUES);
         let mut completion =

@@ -39,10 +39,24 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::{McpHandler, Sessions, Shared, StreamableHttpService};
-use crate::registry::ChangeEvent;
+use crate::registry::{Caller, ChangeEvent};
 
 const MODERN: &str = "2026-07-28";
 const METHOD: &str = "subscriptions/listen";
+
+tokio::task_local! {
+    /// The caller of the request rmcp is handling on this task. rmcp builds
+    /// the request's handler here, in `handle` (`McpHandler::for_http`), and
+    /// asks it things before any request context exists: the tool a name
+    /// stands for (to check `Mcp-Param-*` headers), what a listen filter
+    /// grants. The handler answers them for this caller.
+    static SERVING: Caller;
+}
+
+/// The caller `Engine` is handing a request to rmcp for, if any.
+pub(super) fn serving() -> Option<Caller> {
+    SERVING.try_with(Caller::clone).ok()
+}
 
 /// The MCP endpoint's engine: native listen streams, rmcp for the rest.
 #[derive(Clone)]
@@ -70,26 +84,32 @@ impl Engine {
     /// connection's one future (`http::front`). Through rmcp's tower `call`
     /// each request cloned rmcp's service twice (ours, then rmcp's own), and
     /// each clone locks the shutdown token's mutex, which both workers share.
-    pub async fn serve(&self, request: Request<Body>) -> Response {
+    pub async fn serve(&self, mut request: Request<Body>) -> Response {
+        // Without a known caller, rmcp's questions are answered for nobody.
+        let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+            return self.rmcp.handle(request).await.into_response();
+        };
         let listen = request
             .headers()
             .get(crate::http::names::MCP_METHOD)
             .is_some_and(|m| m.as_bytes() == METHOD.as_bytes());
-        if !listen {
-            return self.rmcp.handle(request).await.into_response();
+        if listen {
+            // The guard has read the body already; this is the same buffer.
+            let (parts, body) = request.into_parts();
+            let bytes = body
+                .collect()
+                .await
+                .map(|b| b.to_bytes())
+                .unwrap_or_default();
+            if let Some(response) = self.listener.serve(&parts.headers, &bytes, &caller) {
+                return response;
+            }
+            request = Request::from_parts(parts, Body::from(bytes));
         }
-        // The guard has read the body already; this is the same buffer.
-        let (parts, body) = request.into_parts();
-        let bytes = body
-            .collect()
+        SERVING
+            .scope(caller, self.rmcp.handle(request))
             .await
-            .map(|b| b.to_bytes())
-            .unwrap_or_default();
-        if let Some(response) = self.listener.serve(&parts.headers, &bytes) {
-            return response;
-        }
-        let request = Request::from_parts(parts, Body::from(bytes));
-        self.rmcp.handle(request).await.into_response()
+            .into_response()
     }
 }
 
@@ -101,9 +121,14 @@ struct Listener {
 
 impl Listener {
     /// The stream's response, or `None` to leave the request to rmcp.
-    fn serve(self: &Arc<Self>, headers: &HeaderMap, body: &Bytes) -> Option<Response> {
+    fn serve(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        body: &Bytes,
+        caller: &Caller,
+    ) -> Option<Response> {
         let (id, requested) = plain_listen(headers, body)?;
-        let handler = McpHandler::new(self.shared.clone());
+        let handler = McpHandler::new(self.shared.clone()).serving(caller.clone());
         // rmcp's rule: what the handler accepts, within what was asked and advertised.
         let candidate = handler.accepted_subscription_filter(&requested)?;
         let info = handler.get_info();

@@ -3,6 +3,7 @@
 //! Every other module names MCP types through `crate::mcp::...`, so an rmcp
 //! upgrade touches this module and the handler, not the whole crate.
 
+mod access;
 mod calls;
 mod handler;
 mod known;

@@ -155,6 +155,16 @@ impl PromptProvider for DeclaredPrompts {
     fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
         super::declared_scopes(&self.find(name)?.scopes)
     }
+
+    fn completes_from(&self, prompt: &str, argument: &str) -> Option<String> {
+        let argument = self
+            .find(prompt)?
+            .arguments
+            .iter()
+            .find(|a| a.name == argument)?;
+        let source = argument.complete_from.as_deref()?.strip_prefix("docs:")?;
+        Some(format!("docs://{source}/"))
+    }
 }
 
 #[cfg(test)]

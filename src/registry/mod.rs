@@ -85,6 +85,11 @@ pub trait PromptProvider: Send + Sync {
     fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
         None
     }
+    /// The resource URI whose paths complete `argument` of `prompt`, if any:
+    /// a caller offered them must be allowed to read it too.
+    fn completes_from(&self, _prompt: &str, _argument: &str) -> Option<String> {
+        None
+    }
 }
 
 /// What a scope check is about.
@@ -335,9 +340,20 @@ impl Registry {
         declared.unwrap_or_else(|| {
             vec![match kind {
                 Kind::Tool => format!("tools:{name}"),
-                Kind::Resource => "resources:read".to_owned(),
+                Kind::Resource => DEFAULT_RESOURCE_SCOPE.to_owned(),
                 Kind::Prompt => format!("prompts:{name}"),
             }]
         })
     }
+}
+
+/// What reading a resource needs unless its provider declares otherwise.
+const DEFAULT_RESOURCE_SCOPE: &str = "resources:read";
+
+/// The scopes reading `uri` (a URI or one of the provider's templates)
+/// through `provider` needs.
+pub fn resource_scopes(provider: &dyn ResourceProvider, uri: &str) -> Vec<String> {
+    provider
+        .required_scopes(uri)
+        .unwrap_or_else(|| vec![DEFAULT_RESOURCE_SCOPE.to_owned()])
 }

@@ -441,6 +441,17 @@ pub async fn observe_outer<F: Future<Output = Response>>(
     let http_method = request.method().clone();
     let response = next(request).await;
     let status = response.status().as_u16();
+    let metrics = &observer.metrics;
+    // A 403 is an authorization failure when it carries a challenge
+    // (insufficient scope, decided by the engine, so also on requests that
+    // reached it); the edge's Host/Origin refusals do not.
+    let challenged = response.headers().contains_key(header::WWW_AUTHENTICATE);
+    match status {
+        401 => metrics.auth_failure(status),
+        403 if challenged => metrics.auth_failure(status),
+        429 => metrics.rate_limited(),
+        _ => {}
+    }
     if reached.0.load(Ordering::Relaxed) {
         return response;
     }
@@ -450,16 +461,6 @@ pub async fn observe_outer<F: Future<Output = Response>>(
     };
     let version = value_text(mcp_version.as_ref());
     let post = http_method == Method::POST;
-    let metrics = &observer.metrics;
-    // A 403 is an authorization failure when it carries a challenge
-    // (insufficient scope); the edge's Host/Origin refusals do not.
-    let challenged = response.headers().contains_key(header::WWW_AUTHENTICATE);
-    match status {
-        401 => metrics.auth_failure(status),
-        403 if challenged => metrics.auth_failure(status),
-        429 => metrics.rate_limited(),
-        _ => {}
-    }
     let outcome = format!("http_{status}");
     let era = era(&version);
     let elapsed = started.elapsed();

@@ -21,6 +21,7 @@ async fn secured(idp: &Idp) -> TestApp {
         audience: String::new(),
         algorithms: vec!["ES256".into(), "RS256".into()],
         user_claim: "preferred_username".into(),
+        user_prefix: None,
     };
     spawn_app_with(move |c| {
         c.auth.mode = AuthMode::Required;

@@ -27,6 +27,8 @@ pub struct TestApp {
     /// Hot reload of the running app's capabilities.
     pub reloader: Reloader,
     pub bus: teamgate::registry::ChangeBus,
+    /// The server's own personal tokens (a revocation through it is local).
+    pub tokens: Arc<teamgate::auth::PersonalTokens>,
 }
 
 pub fn repo_path(relative: &str) -> PathBuf {
@@ -82,6 +84,7 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
     let sessions = app.sessions();
     let reloader = app.reloader();
     let bus = app.change_bus();
+    let tokens = app.tokens();
     let store = app.store().clone();
     let (tx, rx) = oneshot::channel::<()>();
     let served = tokio::spawn(app.serve(listener, async move {
@@ -98,6 +101,7 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
         served,
         reloader,
         bus,
+        tokens,
     }
 }
 

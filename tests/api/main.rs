@@ -23,6 +23,7 @@ mod reload;
 mod replicas;
 mod safety;
 mod sdk;
+mod sec_authz;
 mod sec_commands;
 mod sec_edge;
 mod sec_files;

@@ -1,0 +1,156 @@
+//! Who may do what, decided on the typed request the engine acts on (never
+//! on a second parse of the body): calls, reads, prompts, completions,
+//! templates and subscriptions. Where a caller may not use something, it
+//! is refused or left out exactly as if it did not exist, except for the
+//! calls the authorization spec answers with 403 (`authorize`).
+
+use std::sync::Arc;
+
+use rmcp::model::{CompleteRequestParams, ErrorCode, Reference, ResourceTemplate};
+use serde_json::json;
+
+use super::{
+    JsonObject, McpError, RequestContext, RoleServer, SubscriptionFilter,
+    calls::{Audit, AuditSink, caller_of},
+};
+use crate::{
+    http::ScopeRefusal,
+    registry::{Caller, Kind, Registry, resource_scopes},
+};
+
+/// JSON-RPC code of a scope refusal; the HTTP layer's 403 body carries it too.
+const FORBIDDEN: i32 = -31003;
+
+/// Refuses `method` on `target` unless the caller holds every scope it
+/// needs. Unknown targets need their default scopes, so a caller without
+/// them gets the same refusal for what exists and what does not. The
+/// refusal is audited and, over HTTP, answered 403 with a challenge.
+pub async fn authorize(
+    sink: Option<&AuditSink>,
+    context: &RequestContext<RoleServer>,
+    registry: &Registry,
+    (kind, method, target): (Kind, &str, &str),
+    arguments: Option<&JsonObject>,
+) -> Result<(), McpError> {
+    let caller = caller_of(context);
+    if caller.may_do_anything() {
+        return Ok(());
+    }
+    let required = registry.required_scopes(kind, target);
+    if caller.may(&required) {
+        return Ok(());
+    }
+    let reason = format!(
+        "{} lacks the scope(s) {} needed for {method} {target}",
+        caller.user,
+        required.join(" ")
+    );
+    if let Some(sink) = sink {
+        Audit::begin(sink, context, &caller, method, target, arguments)
+            .deny(&reason)
+            .await;
+    }
+    if let Some(parts) = context.extensions.get::<http::request::Parts>()
+        && let Some(refusal) = parts.extensions.get::<Arc<ScopeRefusal>>()
+    {
+        refusal.refuse(parts, &required, reason.clone());
+    }
+    Err(McpError::new(
+        ErrorCode(FORBIDDEN),
+        format!("Forbidden: {reason}"),
+        Some(json!({ "scopes": required })),
+    ))
+}
+
+/// Whether `caller` may use `target` of `kind`.
+pub fn allowed(caller: &Caller, registry: &Registry, kind: Kind, target: &str) -> bool {
+    caller.may_do_anything() || caller.may(&registry.required_scopes(kind, target))
+}
+
+/// What of `items` the caller may use (lists show nothing else).
+pub fn visible<T: Clone>(
+    caller: &Caller,
+    kind: Kind,
+    registry: &Registry,
+    items: &[T],
+    name: impl Fn(&T) -> &str,
+) -> Vec<T> {
+    if caller.may_do_anything() {
+        return items.to_vec();
+    }
+    items
+        .iter()
+        .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))
+        .cloned()
+        .collect()
+}
+
+/// The resource templates `caller` may read through.
+pub fn templates(caller: &Caller, registry: &Registry) -> Vec<ResourceTemplate> {
+    if caller.may_do_anything() {
+        return registry.templates().to_vec();
+    }
+    registry
+        .resource_providers()
+        .iter()
+        .flat_map(|provider| provider.templates().into_iter().map(move |t| (provider, t)))
+        .filter(|(provider, t)| caller.may(&resource_scopes(provider.as_ref(), &t.uri_template)))
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// The values `completion/complete` offers `caller`. A prompt the caller may
+/// not get answers as an unknown one; a template it may not read, or a
+/// source it may not read, offers nothing, as an unknown one does.
+pub fn completions(
+    caller: &Caller,
+    registry: &Registry,
+    request: &CompleteRequestParams,
+) -> Result<Vec<String>, McpError> {
+    let argument = &request.argument;
+    Ok(match &request.r#ref {
+        Reference::Prompt(prompt) => {
+            let name = &prompt.name;
+            let provider = registry
+                .prompt(name)
+                .filter(|_| allowed(caller, registry, Kind::Prompt, name))
+                .ok_or_else(|| McpError::invalid_params(format!("Unknown prompt: {name}"), None))?;
+            let source = provider.completes_from(name, &argument.name);
+            if source.is_some_and(|uri| !allowed(caller, registry, Kind::Resource, &uri)) {
+                return Ok(Vec::new());
+            }
+            provider.complete(name, &argument.name, &argument.value)
+        }
+        Reference::Resource(template) => registry
+            .resource_providers()
+            .iter()
+            .filter(|p| {
+                caller.may_do_anything() || caller.may(&resource_scopes(p.as_ref(), &template.uri))
+            })
+            .flat_map(|p| p.complete(&template.uri, &argument.name, &argument.value))
+            .collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// Whether `caller` may subscribe to `uri`: it exists and may be read.
+pub fn may_subscribe(caller: &Caller, registry: &Registry, uri: &str) -> bool {
+    registry.resource_owner(uri).is_some() && allowed(caller, registry, Kind::Resource, uri)
+}
+
+/// What of a `subscriptions/listen` filter `caller` is granted: resource
+/// subscriptions only to what it may read (others are dropped as unknown
+/// ones are), none when the server has nothing to subscribe to.
+pub fn subscription_filter(
+    caller: &Caller,
+    registry: &Registry,
+    requested: &SubscriptionFilter,
+) -> SubscriptionFilter {
+    let mut accepted = requested.clone();
+    if !registry.subscribable() {
+        accepted.resource_subscriptions = None;
+    } else if let Some(uris) = accepted.resource_subscriptions.as_mut() {
+        uris.retain(|uri| may_subscribe(caller, registry, uri));
+    }
+    accepted
+}
