@@ -1,9 +1,10 @@
 //! A snapshot of one docs source: the documents found on disk and a tantivy
-//! (BM25) index over their titles and bodies, built in RAM. A snapshot never
-//! changes; a re-index builds a new one and the source swaps it in.
+//! (BM25) index over their sections (see `sections`), built in RAM. A
+//! snapshot never changes; a re-index builds a new one and the source swaps
+//! it in.
 
 use std::{
-    collections::BTreeMap,
+    collections::{BTreeMap, HashMap},
     hash::{DefaultHasher, Hash, Hasher},
     path::{Path, PathBuf},
     sync::Arc,
@@ -18,15 +19,22 @@ use tantivy::{
     schema::{
         Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
     },
-    snippet::SnippetGenerator,
+    snippet::{SnippetGenerator, collapse_overlapped_ranges},
 };
 
+use super::sections::{self, Section};
 use crate::config::DocsSourceConfig;
 
 /// Memory budget of the one indexing thread (tantivy's minimum is 15 MB).
 const WRITER_MEMORY: usize = 20_000_000;
 /// Longest snippet returned with a hit.
 const SNIPPET_CHARS: usize = 240;
+/// Sections of one document a result list shows before other documents'.
+pub const PER_DOCUMENT: usize = 2;
+/// Weights: a word in the section's own heading says most about it, one in
+/// the document's title or the headings above it more than one in the body.
+const HEADING_BOOST: f32 = 3.0;
+const CONTEXT_BOOST: f32 = 1.5;
 
 pub struct Document {
     pub title: String,
@@ -35,10 +43,19 @@ pub struct Document {
     pub mime: &'static str,
     /// Content hash: a changed hash is a `resources/updated`.
     pub hash: u64,
+    /// Whole sections (no parts), to read one by its anchor.
+    pub sections: Vec<Section>,
+}
+
+impl Document {
+    /// The section a `#anchor` names.
+    pub fn section(&self, anchor: &str) -> Option<&Section> {
+        self.sections.iter().find(|s| s.anchor == anchor)
+    }
 }
 
 pub struct Snapshot {
-    /// Documents by path inside the source (`docs/guide.md`, `README.md`).
+    /// Documents by path inside the source (`guide.md`, `ops/oncall.md`).
     pub documents: BTreeMap<String, Document>,
     index: Index,
     reader: IndexReader,
@@ -48,14 +65,29 @@ pub struct Snapshot {
 #[derive(Clone, Copy)]
 struct Fields {
     path: Field,
-    title: Field,
+    /// The document's title and the headings above the section.
+    context: Field,
+    /// The section's own heading.
+    heading: Field,
     body: Field,
+    /// The heading path as JSON, the anchor and the line range, for the hit.
+    headings: Field,
+    anchor: Field,
+    start: Field,
+    end: Field,
 }
 
 pub struct Hit {
     pub path: String,
     pub title: String,
+    pub headings: Vec<String>,
+    pub anchor: String,
+    pub start: u64,
+    pub end: u64,
+    /// A part of a longer section: its link names the lines.
+    pub part: bool,
     pub score: f32,
+    /// Text around the matched words, which are marked `**like this**`.
     pub snippet: String,
 }
 
@@ -74,7 +106,6 @@ pub fn scan(config: &DocsSourceConfig) -> Vec<(String, PathBuf)> {
             }
             continue;
         }
-        let base = root.file_name().map(PathBuf::from).unwrap_or_default();
         let walker = ignore::WalkBuilder::new(root)
             .require_git(false)
             .follow_links(false)
@@ -84,7 +115,8 @@ pub fn scan(config: &DocsSourceConfig) -> Vec<(String, PathBuf)> {
             if entry.file_type().is_some_and(|t| t.is_file())
                 && let Ok(inside) = entry.path().strip_prefix(root)
             {
-                let name = base.join(inside).to_string_lossy().replace('\\', "/");
+                // Paths are relative to the configured folder itself.
+                let name = inside.to_string_lossy().replace('\\', "/");
                 found.push((name, entry.into_path()));
             }
         }
@@ -122,17 +154,20 @@ fn title(path: &str, text: &str) -> String {
 impl Snapshot {
     pub fn build(files: &[(String, PathBuf)]) -> anyhow::Result<Self> {
         let mut schema = Schema::builder();
-        let text = TextOptions::default()
-            .set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer("en_stem")
-                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-            )
-            .set_stored();
+        let text = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("en_stem")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
         let fields = Fields {
             path: schema.add_text_field("path", STRING | STORED),
-            title: schema.add_text_field("title", text.clone()),
-            body: schema.add_text_field("body", text),
+            context: schema.add_text_field("context", text.clone()),
+            heading: schema.add_text_field("heading", text.clone()),
+            body: schema.add_text_field("body", text.set_stored()),
+            headings: schema.add_text_field("headings", STORED),
+            anchor: schema.add_text_field("anchor", STORED),
+            start: schema.add_u64_field("start", STORED),
+            end: schema.add_u64_field("end", STORED),
         };
         let index = Index::create_in_ram(schema.build());
         let mut writer = index
@@ -145,11 +180,34 @@ impl Snapshot {
                 continue;
             };
             let title = title(path, &content);
-            writer.add_document(doc!(
-                fields.path => path.as_str(),
-                fields.title => title.as_str(),
-                fields.body => content.as_str(),
-            ))?;
+            let mime = mime(path);
+            let lines: Vec<&str> = content.lines().collect();
+            let whole = sections::whole(&content, mime == "text/markdown");
+            for section in &sections::parts(&whole, &lines) {
+                let (own, above) = section
+                    .headings
+                    .split_last()
+                    .map_or(("", &[][..]), |(own, above)| (own.as_str(), above));
+                let mut context = title.clone();
+                for heading in above {
+                    context.push('\n');
+                    context.push_str(heading);
+                }
+                let body = lines
+                    .get(section.start - 1..section.end.min(lines.len()))
+                    .unwrap_or_default()
+                    .join("\n");
+                writer.add_document(doc!(
+                    fields.path => path.as_str(),
+                    fields.context => context,
+                    fields.heading => own,
+                    fields.body => body,
+                    fields.headings => serde_json::to_string(&section.headings)?,
+                    fields.anchor => if section.part { format!("~{}", section.anchor) } else { section.anchor.clone() },
+                    fields.start => section.start as u64,
+                    fields.end => section.end as u64,
+                ))?;
+            }
             let mut hasher = DefaultHasher::new();
             content.hash(&mut hasher);
             documents.insert(
@@ -157,8 +215,9 @@ impl Snapshot {
                 Document {
                     title,
                     size: content.len() as u64,
-                    mime: mime(path),
+                    mime,
                     hash: hasher.finish(),
+                    sections: whole,
                     text: content.into(),
                 },
             );
@@ -177,36 +236,90 @@ impl Snapshot {
         })
     }
 
-    /// Ranked hits for a free-text query (BM25; title matches count double).
-    /// Query syntax errors are forgiven: the parsable part is searched.
+    /// Ranked sections for a free-text query (BM25, headings weighing more
+    /// than body), at most `PER_DOCUMENT` from one document while others
+    /// match. Query syntax errors are forgiven: the parsable part is searched.
     pub fn search(&self, query: &str, limit: usize) -> anyhow::Result<Vec<Hit>> {
         let searcher = self.reader.searcher();
-        let mut parser =
-            QueryParser::for_index(&self.index, vec![self.fields.title, self.fields.body]);
-        parser.set_field_boost(self.fields.title, 2.0);
+        let f = self.fields;
+        let mut parser = QueryParser::for_index(&self.index, vec![f.heading, f.context, f.body]);
+        parser.set_field_boost(f.heading, HEADING_BOOST);
+        parser.set_field_boost(f.context, CONTEXT_BOOST);
         let (query, _errors) = parser.parse_query_lenient(query);
-        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
-        let mut snippets = SnippetGenerator::create(&searcher, &*query, self.fields.body)?;
-        snippets.set_max_num_chars(SNIPPET_CHARS);
-        let mut hits = Vec::with_capacity(top.len());
+        // Enough candidates that grouping still fills the list.
+        let wanted = limit * 4 + 16;
+        let top = searcher.search(&query, &TopDocs::with_limit(wanted).order_by_score())?;
+        let mut per_document: HashMap<String, usize> = HashMap::new();
+        let (mut chosen, mut spare) = (Vec::new(), Vec::new());
         for (score, address) in top {
             let doc: TantivyDocument = searcher.doc(address)?;
-            let text = |field| {
-                doc.get_first(field)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned()
+            let path = stored_str(&doc, f.path).to_owned();
+            let seen = per_document.entry(path.clone()).or_default();
+            *seen += 1;
+            let list = if *seen > PER_DOCUMENT {
+                &mut spare
+            } else {
+                &mut chosen
             };
-            let body = text(self.fields.body);
-            hits.push(Hit {
-                path: text(self.fields.path),
-                title: text(self.fields.title),
-                score,
-                snippet: snippets.snippet(&body).fragment().trim().to_owned(),
-            });
+            if list.len() < limit {
+                list.push((score, path, doc));
+            }
         }
-        Ok(hits)
+        // Only when few documents match do more sections of one fill the list.
+        let room = limit.saturating_sub(chosen.len());
+        chosen.extend(spare.into_iter().take(room));
+        let mut snippets = SnippetGenerator::create(&searcher, &*query, f.body)?;
+        snippets.set_max_num_chars(SNIPPET_CHARS);
+        let hits = chosen.into_iter().map(|(score, path, doc)| {
+            let body = stored_str(&doc, f.body);
+            let anchor = stored_str(&doc, f.anchor);
+            let number = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+            Hit {
+                title: self
+                    .documents
+                    .get(&path)
+                    .map(|d| d.title.clone())
+                    .unwrap_or_default(),
+                path,
+                headings: serde_json::from_str(stored_str(&doc, f.headings)).unwrap_or_default(),
+                part: anchor.starts_with('~'),
+                anchor: anchor.trim_start_matches('~').to_owned(),
+                start: number(f.start),
+                end: number(f.end),
+                score,
+                snippet: snippet(&snippets, body),
+            }
+        });
+        Ok(hits.collect())
     }
+}
+
+fn stored_str(doc: &TantivyDocument, field: Field) -> &str {
+    doc.get_first(field)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+}
+
+/// The body's best fragment with the matched words in bold; the section's
+/// start when only its headings matched.
+fn snippet(generator: &SnippetGenerator, body: &str) -> String {
+    let snippet = generator.snippet(body);
+    if snippet.is_empty() {
+        let end = body.floor_char_boundary(SNIPPET_CHARS.min(body.len()));
+        return body[..end].trim().to_owned();
+    }
+    let fragment = snippet.fragment();
+    let mut marked = String::with_capacity(fragment.len() + 16);
+    let mut from = 0;
+    for range in collapse_overlapped_ranges(snippet.highlighted()) {
+        marked.push_str(&fragment[from..range.start]);
+        marked.push_str("**");
+        marked.push_str(&fragment[range.clone()]);
+        marked.push_str("**");
+        from = range.end;
+    }
+    marked.push_str(&fragment[from..]);
+    marked.trim().to_owned()
 }
 
 #[cfg(test)]
