@@ -79,6 +79,7 @@ async fn hits_are_sections_and_their_links_read_just_the_section() {
     assert_eq!(top["lines"], json!({"start": 13, "end": 17}));
     assert_eq!(top["uri"], "docs://ops/guide.md#revoking-a-token");
     assert_eq!(top["document"], "docs://ops/guide.md");
+    assert_eq!(top["section"], "revoking-a-token");
     let snippet = top["snippet"].as_str().unwrap();
     assert!(snippet.contains("**revoke**"), "{snippet}");
 

@@ -12,29 +12,39 @@ use std::{
 
 use anyhow::Context;
 use tantivy::{
-    Index, IndexReader, TantivyDocument,
+    DocAddress, Index, IndexReader, TantivyDocument,
     collector::TopDocs,
     doc,
     query::QueryParser,
     schema::{
-        Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+        FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+        Value,
     },
-    snippet::{SnippetGenerator, collapse_overlapped_ranges},
+    snippet::SnippetGenerator,
 };
 
-use super::sections::{self, Section};
+use super::{
+    sections::{self, Section},
+    text::{SNIPPET_CHARS, analyzer, snippet, with_words, without_comments},
+};
 use crate::config::DocsSourceConfig;
 
 /// Memory budget of the one indexing thread (tantivy's minimum is 15 MB).
 const WRITER_MEMORY: usize = 20_000_000;
-/// Longest snippet returned with a hit.
-const SNIPPET_CHARS: usize = 240;
 /// Sections of one document a result list shows before other documents'.
 pub const PER_DOCUMENT: usize = 2;
 /// Weights: a word in the section's own heading says most about it, one in
-/// the document's title or the headings above it more than one in the body.
-const HEADING_BOOST: f32 = 3.0;
-const CONTEXT_BOOST: f32 = 1.5;
+/// the document's title or the headings above it more than one in the body
+/// (the heading's words are in the body too). Tuned on bench/docs: larger
+/// boosts let short headings that share one word outrank the answer.
+const HEADING_BOOST: f32 = 1.5;
+const CONTEXT_BOOST: f32 = 1.2;
+const TOKENIZER: &str = "docs";
+/// Sections scored before grouping: enough that grouping still fills the
+/// list, and that a document's relevance is seen across its sections.
+const CANDIDATES: usize = 200;
+/// How much a document's summed relevance adds to each of its sections.
+const DOCUMENT_WEIGHT: f32 = 0.05;
 
 pub struct Document {
     pub title: String,
@@ -75,6 +85,8 @@ struct Fields {
     anchor: Field,
     start: Field,
     end: Field,
+    /// The document's number, a fast field, to group candidates cheaply.
+    doc: Field,
 }
 
 pub struct Hit {
@@ -156,7 +168,7 @@ impl Snapshot {
         let mut schema = Schema::builder();
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
-                .set_tokenizer("en_stem")
+                .set_tokenizer(TOKENIZER)
                 .set_index_option(IndexRecordOption::WithFreqsAndPositions),
         );
         let fields = Fields {
@@ -168,8 +180,10 @@ impl Snapshot {
             anchor: schema.add_text_field("anchor", STORED),
             start: schema.add_u64_field("start", STORED),
             end: schema.add_u64_field("end", STORED),
+            doc: schema.add_u64_field("doc", FAST),
         };
         let index = Index::create_in_ram(schema.build());
+        index.tokenizers().register(TOKENIZER, analyzer());
         let mut writer = index
             .writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)
             .context("creating the docs index writer")?;
@@ -188,10 +202,10 @@ impl Snapshot {
                     .headings
                     .split_last()
                     .map_or(("", &[][..]), |(own, above)| (own.as_str(), above));
-                let mut context = title.clone();
+                let mut context = with_words(&title);
                 for heading in above {
                     context.push('\n');
-                    context.push_str(heading);
+                    context.push_str(&with_words(heading));
                 }
                 let body = lines
                     .get(section.start - 1..section.end.min(lines.len()))
@@ -200,12 +214,13 @@ impl Snapshot {
                 writer.add_document(doc!(
                     fields.path => path.as_str(),
                     fields.context => context,
-                    fields.heading => own,
-                    fields.body => body,
+                    fields.heading => with_words(own),
+                    fields.body => without_comments(&body),
                     fields.headings => serde_json::to_string(&section.headings)?,
                     fields.anchor => if section.part { format!("~{}", section.anchor) } else { section.anchor.clone() },
                     fields.start => section.start as u64,
                     fields.end => section.end as u64,
+                    fields.doc => documents.len() as u64,
                 ))?;
             }
             let mut hasher = DefaultHasher::new();
@@ -246,15 +261,36 @@ impl Snapshot {
         parser.set_field_boost(f.heading, HEADING_BOOST);
         parser.set_field_boost(f.context, CONTEXT_BOOST);
         let (query, _errors) = parser.parse_query_lenient(query);
-        // Enough candidates that grouping still fills the list.
-        let wanted = limit * 4 + 16;
-        let top = searcher.search(&query, &TopDocs::with_limit(wanted).order_by_score())?;
-        let mut per_document: HashMap<String, usize> = HashMap::new();
-        let (mut chosen, mut spare) = (Vec::new(), Vec::new());
+        let top = searcher.search(&query, &TopDocs::with_limit(CANDIDATES).order_by_score())?;
+        // Each candidate's document, from a fast field (no stored fields read yet).
+        let mut candidates = Vec::with_capacity(top.len());
+        let mut relevance: HashMap<u64, f32> = HashMap::new();
         for (score, address) in top {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let path = stored_str(&doc, f.path).to_owned();
-            let seen = per_document.entry(path.clone()).or_default();
+            let column = searcher
+                .segment_reader(address.segment_ord)
+                .fast_fields()
+                .u64("doc")?;
+            let document = column.first(address.doc_id).unwrap_or(u64::MAX);
+            *relevance.entry(document).or_default() += score;
+            candidates.push((score, document, address));
+        }
+        // A section of a document that matches as a whole ranks above a
+        // like-scored section of one that matches only there.
+        let mut ranked: Vec<(f32, u64, DocAddress)> = candidates
+            .into_iter()
+            .map(|(score, document, address)| {
+                (
+                    score + DOCUMENT_WEIGHT * relevance[&document],
+                    document,
+                    address,
+                )
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut per_document: HashMap<u64, usize> = HashMap::new();
+        let (mut chosen, mut spare) = (Vec::new(), Vec::new());
+        for (score, document, address) in ranked {
+            let seen = per_document.entry(document).or_default();
             *seen += 1;
             let list = if *seen > PER_DOCUMENT {
                 &mut spare
@@ -262,12 +298,19 @@ impl Snapshot {
                 &mut chosen
             };
             if list.len() < limit {
-                list.push((score, path, doc));
+                list.push((score, address));
             }
         }
         // Only when few documents match do more sections of one fill the list.
         let room = limit.saturating_sub(chosen.len());
         chosen.extend(spare.into_iter().take(room));
+        let chosen = chosen
+            .into_iter()
+            .map(|(score, address)| {
+                let doc: TantivyDocument = searcher.doc(address)?;
+                Ok((score, stored_str(&doc, f.path).to_owned(), doc))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let mut snippets = SnippetGenerator::create(&searcher, &*query, f.body)?;
         snippets.set_max_num_chars(SNIPPET_CHARS);
         let hits = chosen.into_iter().map(|(score, path, doc)| {
@@ -298,28 +341,6 @@ fn stored_str(doc: &TantivyDocument, field: Field) -> &str {
     doc.get_first(field)
         .and_then(|v| v.as_str())
         .unwrap_or_default()
-}
-
-/// The body's best fragment with the matched words in bold; the section's
-/// start when only its headings matched.
-fn snippet(generator: &SnippetGenerator, body: &str) -> String {
-    let snippet = generator.snippet(body);
-    if snippet.is_empty() {
-        let end = body.floor_char_boundary(SNIPPET_CHARS.min(body.len()));
-        return body[..end].trim().to_owned();
-    }
-    let fragment = snippet.fragment();
-    let mut marked = String::with_capacity(fragment.len() + 16);
-    let mut from = 0;
-    for range in collapse_overlapped_ranges(snippet.highlighted()) {
-        marked.push_str(&fragment[from..range.start]);
-        marked.push_str("**");
-        marked.push_str(&fragment[range.clone()]);
-        marked.push_str("**");
-        from = range.end;
-    }
-    marked.push_str(&fragment[from..]);
-    marked.trim().to_owned()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 mod index;
 mod read;
 mod sections;
+mod text;
 mod watch;
 
 use std::sync::Arc;
@@ -131,6 +132,7 @@ impl ToolProvider for DocsSource {
                     "path": {"type": "string"},
                     "headings": {"type": "array", "items": {"type": "string"}, "description": "the section's heading path, outermost first"},
                     "lines": {"type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}}},
+                    "section": {"type": "string", "description": "the heading's anchor (empty in plain text and before the first heading)"},
                     "uri": {"type": "string", "description": "reads just this section"},
                     "document": {"type": "string", "description": "reads the whole document"},
                     "score": {"type": "number"}, "snippet": {"type": "string"}}}}},
@@ -172,7 +174,7 @@ impl ToolProvider for DocsSource {
         let hits: Vec<Value> = hits
             .into_iter()
             .map(|h| {
-                json!({"title": h.title, "path": h.path, "headings": h.headings,
+                json!({"title": h.title, "path": h.path, "headings": h.headings, "section": h.anchor,
                     "lines": {"start": h.start, "end": h.end}, "uri": self.inner.hit_uri(&h),
                     "document": self.inner.uri(&h.path), "score": h.score, "snippet": h.snippet})
             })
