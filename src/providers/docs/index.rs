@@ -265,11 +265,17 @@ impl Snapshot {
         // Each candidate's document, from a fast field (no stored fields read yet).
         let mut candidates = Vec::with_capacity(top.len());
         let mut relevance: HashMap<u64, f32> = HashMap::new();
+        let mut columns = HashMap::new();
         for (score, address) in top {
-            let column = searcher
-                .segment_reader(address.segment_ord)
-                .fast_fields()
-                .u64("doc")?;
+            let column = match columns.entry(address.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(column) => column.into_mut(),
+                std::collections::hash_map::Entry::Vacant(slot) => slot.insert(
+                    searcher
+                        .segment_reader(address.segment_ord)
+                        .fast_fields()
+                        .u64("doc")?,
+                ),
+            };
             let document = column.first(address.doc_id).unwrap_or(u64::MAX);
             *relevance.entry(document).or_default() += score;
             candidates.push((score, document, address));
