@@ -3,19 +3,13 @@
 //! section or a line range, headings weigh more than body, and one document
 //! cannot fill the list.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use crate::{
-    docs_source::docs,
+    docs_source::{docs, write},
     helpers::{TestApp, spawn_app_with},
     sdk::{self, call},
 };
-
-fn write(dir: &Path, name: &str, text: &str) {
-    std::fs::write(dir.join(name), text).unwrap();
-}
 
 const GUIDE: &str = "# Operating teamgate
 

@@ -20,7 +20,7 @@ pub fn docs(name: &str, folder: &Path, watch: bool) -> DocsSourceConfig {
     .unwrap()
 }
 
-fn write(dir: &Path, name: &str, text: &str) {
+pub fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 

@@ -66,8 +66,8 @@ pub fn with_words(text: &str) -> String {
 pub fn snippet(generator: &SnippetGenerator, body: &str) -> String {
     let snippet = generator.snippet(body);
     if snippet.is_empty() {
-        let end = body.floor_char_boundary(SNIPPET_CHARS.min(body.len()));
-        return body[..end].trim().to_owned();
+        let start: String = body.chars().take(SNIPPET_CHARS).collect();
+        return start.trim().to_owned();
     }
     let fragment = snippet.fragment();
     let mut marked = String::with_capacity(fragment.len() + 16);
