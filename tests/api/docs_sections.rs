@@ -190,3 +190,51 @@ async fn headings_weigh_more_than_body_text() {
     let snippet = hits[0]["snippet"].as_str().unwrap();
     assert!(snippet.contains("**Certificates**"), "{snippet}");
 }
+
+#[tokio::test]
+async fn watch_reindexes_changed_files_and_forgets_removed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.md", "# Alpha\n\nThe walrus sleeps.\n");
+    write(dir.path(), "b.md", "# Beta\n\nThe narwhal swims.\n");
+    write(dir.path(), "c.md", "# Gamma\n\nThe puffin flies.\n");
+    let app = spawn_app_with(|c| c.sources.docs = vec![docs("live", dir.path(), true)]).await;
+    let found = |hits: &[Value]| -> Vec<String> {
+        hits.iter()
+            .map(|h| h["uri"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        found(&search(&app, "search_live", "walrus", 5).await),
+        ["docs://live/a.md#alpha"]
+    );
+
+    write(
+        dir.path(),
+        "a.md",
+        "# Alpha\n\nThe walrus woke up.\n\n## Lunch\n\nHerring.\n",
+    );
+    std::fs::remove_file(dir.path().join("b.md")).unwrap();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while search(&app, "search_live", "herring", 5).await.is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "re-indexed in time");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        found(&search(&app, "search_live", "herring", 5).await),
+        ["docs://live/a.md#lunch"]
+    );
+    // The changed file's old sections are gone, not doubled.
+    assert_eq!(
+        found(&search(&app, "search_live", "walrus", 5).await).len(),
+        1
+    );
+    assert!(search(&app, "search_live", "sleeps", 5).await.is_empty());
+    // The removed file is no longer found; the unchanged one still is.
+    assert!(search(&app, "search_live", "narwhal", 5).await.is_empty());
+    assert_eq!(
+        found(&search(&app, "search_live", "puffin", 5).await),
+        ["docs://live/c.md#gamma"]
+    );
+    let gone = read(&app, "docs://live/b.md").await;
+    assert_eq!(gone["error"]["code"], -32602, "{gone}");
+}

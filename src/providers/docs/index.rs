@@ -12,7 +12,7 @@ use std::{
 
 use anyhow::Context;
 use tantivy::{
-    DocAddress, Index, IndexReader, TantivyDocument,
+    DocAddress, Index, IndexReader, ReloadPolicy, TantivyDocument, Term,
     collector::TopDocs,
     doc,
     query::QueryParser,
@@ -66,10 +66,12 @@ impl Document {
 
 pub struct Snapshot {
     /// Documents by path inside the source (`guide.md`, `ops/oncall.md`).
-    pub documents: BTreeMap<String, Document>,
+    pub documents: BTreeMap<String, Arc<Document>>,
     index: Index,
     reader: IndexReader,
     fields: Fields,
+    /// The number the last indexed document got (the `doc` fast field).
+    next: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -165,6 +167,16 @@ fn title(path: &str, text: &str) -> String {
 
 impl Snapshot {
     pub fn build(files: &[(String, PathBuf)]) -> anyhow::Result<Self> {
+        Self::index(files, None)
+    }
+
+    /// The next snapshot: only documents whose content changed since this
+    /// one are re-indexed (into a copy of its index), gone ones deleted.
+    pub fn update(&self, files: &[(String, PathBuf)]) -> anyhow::Result<Self> {
+        Self::index(files, Some(self))
+    }
+
+    fn schema() -> (Index, Fields) {
         let mut schema = Schema::builder();
         let text = TextOptions::default().set_indexing_options(
             TextFieldIndexing::default()
@@ -184,6 +196,17 @@ impl Snapshot {
         };
         let index = Index::create_in_ram(schema.build());
         index.tokenizers().register(TOKENIZER, analyzer());
+        (index, fields)
+    }
+
+    fn index(files: &[(String, PathBuf)], old: Option<&Self>) -> anyhow::Result<Self> {
+        let (index, fields, mut next) = match old {
+            Some(old) => (old.index.clone(), old.fields, old.next),
+            None => {
+                let (index, fields) = Self::schema();
+                (index, fields, 0)
+            }
+        };
         let mut writer = index
             .writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)
             .context("creating the docs index writer")?;
@@ -193,6 +216,18 @@ impl Snapshot {
             let Ok(content) = std::fs::read_to_string(file) else {
                 continue;
             };
+            let mut hasher = DefaultHasher::new();
+            content.hash(&mut hasher);
+            let hash = hasher.finish();
+            let before = old.and_then(|o| o.documents.get(path));
+            if let Some(before) = before.filter(|b| b.hash == hash) {
+                documents.insert(path.clone(), before.clone());
+                continue;
+            }
+            if before.is_some() {
+                writer.delete_term(Term::from_field_text(fields.path, path));
+            }
+            next += 1;
             let title = title(path, &content);
             let mime = mime(path);
             let lines: Vec<&str> = content.lines().collect();
@@ -220,34 +255,42 @@ impl Snapshot {
                     fields.anchor => if section.part { format!("~{}", section.anchor) } else { section.anchor.clone() },
                     fields.start => section.start as u64,
                     fields.end => section.end as u64,
-                    fields.doc => documents.len() as u64,
+                    fields.doc => next,
                 ))?;
             }
-            let mut hasher = DefaultHasher::new();
-            content.hash(&mut hasher);
             documents.insert(
                 path.clone(),
-                Document {
+                Arc::new(Document {
                     title,
                     size: content.len() as u64,
                     mime,
-                    hash: hasher.finish(),
+                    hash,
                     sections: whole,
                     text: content.into(),
-                },
+                }),
             );
+        }
+        let gone = old.iter().flat_map(|o| o.documents.keys());
+        for path in gone.filter(|p| !documents.contains_key(*p)) {
+            writer.delete_term(Term::from_field_text(fields.path, path));
         }
         writer.commit().context("committing the docs index")?;
         // The writer's arenas are freed here; hand them back at once.
         drop(writer);
         crate::memory::release_freed();
-        let reader = index.reader().context("opening the docs index")?;
+        // Manual: a snapshot never sees the commits of the next one.
+        let reader: IndexReader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .context("opening the docs index")?;
         reader.reload()?;
         Ok(Self {
             documents,
             index,
             reader,
             fields,
+            next,
         })
     }
 

@@ -77,16 +77,17 @@ impl Inner {
     /// name in front, which URIs carried before they became relative to it.
     pub fn document<'a>(
         &self,
-        documents: &'a std::collections::BTreeMap<String, Document>,
+        documents: &'a std::collections::BTreeMap<String, std::sync::Arc<Document>>,
         path: &str,
     ) -> Option<&'a Document> {
-        documents.get(path).or_else(|| {
+        let found = documents.get(path).or_else(|| {
             self.config.paths.iter().find_map(|root| {
                 let name = std::path::Path::new(root).file_name()?.to_str()?;
                 let inner = path.strip_prefix(name)?.strip_prefix('/')?;
                 documents.get(inner)
             })
-        })
+        });
+        found.map(|d| &**d)
     }
 }
 
