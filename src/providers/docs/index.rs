@@ -275,8 +275,16 @@ impl Snapshot {
             writer.delete_term(Term::from_field_text(fields.path, path));
         }
         writer.commit().context("committing the docs index")?;
+        if old.is_some() {
+            // Each update adds a small segment: let the merges it starts
+            // finish, or segments pile up over a day of edits.
+            writer
+                .wait_merging_threads()
+                .context("merging the docs index")?;
+        } else {
+            drop(writer);
+        }
         // The writer's arenas are freed here; hand them back at once.
-        drop(writer);
         crate::memory::release_freed();
         // Manual: a snapshot never sees the commits of the next one.
         let reader: IndexReader = index
