@@ -20,7 +20,7 @@ pub fn docs(name: &str, folder: &Path, watch: bool) -> DocsSourceConfig {
     .unwrap()
 }
 
-fn write(dir: &Path, name: &str, text: &str) {
+pub fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 
@@ -58,19 +58,10 @@ async fn search_ranks_hits_and_documents_are_resources() {
     .await;
     assert_eq!(result["isError"], false, "{result}");
     let hits = result["structuredContent"]["hits"].as_array().unwrap();
-    let folder = dir
-        .path()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
     let paths: Vec<&str> = hits.iter().map(|h| h["path"].as_str().unwrap()).collect();
     assert_eq!(
         paths,
-        [
-            format!("{folder}/deploying.md"),
-            format!("{folder}/rollback.md")
-        ],
+        ["deploying.md", "rollback.md"],
         "the document about deploying ranks first; unrelated ones are absent"
     );
     assert!(hits[0]["score"].as_f64() > hits[1]["score"].as_f64());
@@ -80,15 +71,17 @@ async fn search_ranks_hits_and_documents_are_resources() {
         "{}",
         hits[0]
     );
-    let uri = format!("docs://runbooks/{folder}/deploying.md");
-    assert_eq!(hits[0]["uri"], uri);
+    let uri = "docs://runbooks/deploying.md".to_owned();
+    let section = format!("{uri}#deploying-to-production");
+    assert_eq!(hits[0]["uri"], section);
+    assert_eq!(hits[0]["document"], uri);
     let link = result["content"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["type"] == "resource_link")
         .expect("a resource_link per hit");
-    assert_eq!(link["uri"], uri);
+    assert_eq!(link["uri"], section);
 
     let resources = client.list_all_resources().await.unwrap();
     let listed = serde_json::to_value(&resources).unwrap();
@@ -112,7 +105,7 @@ async fn search_ranks_hits_and_documents_are_resources() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|t| t["uriTemplate"] == "docs://runbooks/{+path}"),
+            .any(|t| t["uriTemplate"] == "docs://runbooks/{+path}{?lines}"),
         "{templates}"
     );
     let read = client
@@ -128,14 +121,14 @@ async fn search_ranks_hits_and_documents_are_resources() {
     );
     let completion = client
         .complete_resource_argument(
-            "docs://runbooks/{+path}",
+            "docs://runbooks/{+path}{?lines}",
             "path",
-            format!("{folder}/ro"),
+            "ro".to_owned(),
             None,
         )
         .await
         .unwrap();
-    assert_eq!(completion.values, [format!("{folder}/rollback.md")]);
+    assert_eq!(completion.values, ["rollback.md"]);
     client.cancel().await.unwrap();
 
     // Modern reads carry cache hints; a missing document is -32602.
@@ -223,13 +216,7 @@ async fn listen_until(stream: &mut reqwest::Response, wanted: impl Fn(&Value) ->
 async fn edits_are_reindexed_and_subscribers_are_told() {
     let dir = runbooks();
     let app = spawn_app_with(|c| c.sources.docs = vec![docs("live", dir.path(), true)]).await;
-    let folder = dir
-        .path()
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
-    let uri = format!("docs://live/{folder}/cooking.md");
+    let uri = "docs://live/cooking.md".to_owned();
 
     // A legacy session subscribes through the SDK.
     let (client, mut heard) = sdk::connect(&app.url, None).await;
@@ -266,7 +253,7 @@ async fn edits_are_reindexed_and_subscribers_are_told() {
     assert_eq!(updated["params"]["uri"], uri);
     let result = call(&client, "search_live", json!({"query": "tacos"})).await;
     assert_eq!(
-        result["structuredContent"]["hits"][0]["uri"], uri,
+        result["structuredContent"]["hits"][0]["document"], uri,
         "re-indexed"
     );
 

@@ -28,8 +28,11 @@ const SECRET_TEXT: &str = "ROTATE-THE-KEYS-AT-MIDNIGHT";
 pub struct Fixture {
     pub app: TestApp,
     _docs: tempfile::TempDir,
-    /// `docs://runbooks/<folder>/restricted.md`.
+    /// `docs://runbooks/restricted.md`.
     pub restricted: String,
+    /// The same document by its older URI, which still reads:
+    /// `docs://runbooks/<folder>/restricted.md`.
+    pub restricted_old: String,
 }
 
 impl Fixture {
@@ -74,7 +77,8 @@ impl Fixture {
         Self {
             app,
             _docs: dir,
-            restricted: format!("docs://runbooks/{folder}/restricted.md"),
+            restricted: "docs://runbooks/restricted.md".into(),
+            restricted_old: format!("docs://runbooks/{folder}/restricted.md"),
         }
     }
 
@@ -217,6 +221,7 @@ async fn resources_read_is_decided_on_the_uri_whatever_else_the_params_carry() {
     let uri = fx.restricted.as_str();
     for (id, params) in [
         (2, json!({"uri": uri})),
+        (7, json!({"uri": fx.restricted_old, "name": "x"})),
         (3, json!({"uri": uri, "name": "x"})),
         (4, json!({"uri": uri, "name": "teamgate_info"})),
     ] {

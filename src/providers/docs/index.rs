@@ -1,9 +1,10 @@
 //! A snapshot of one docs source: the documents found on disk and a tantivy
-//! (BM25) index over their titles and bodies, built in RAM. A snapshot never
-//! changes; a re-index builds a new one and the source swaps it in.
+//! (BM25) index over their sections (see `sections`), built in RAM. A
+//! snapshot never changes; a re-index builds a new one and the source swaps
+//! it in.
 
 use std::{
-    collections::BTreeMap,
+    collections::{BTreeMap, HashMap},
     hash::{DefaultHasher, Hash, Hasher},
     path::{Path, PathBuf},
     sync::Arc,
@@ -11,22 +12,39 @@ use std::{
 
 use anyhow::Context;
 use tantivy::{
-    Index, IndexReader, TantivyDocument,
+    DocAddress, Index, IndexReader, ReloadPolicy, TantivyDocument, Term,
     collector::TopDocs,
     doc,
     query::QueryParser,
     schema::{
-        Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+        FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+        Value,
     },
     snippet::SnippetGenerator,
 };
 
+use super::{
+    sections::{self, Section},
+    text::{SNIPPET_CHARS, analyzer, snippet, with_words, without_comments},
+};
 use crate::config::DocsSourceConfig;
 
 /// Memory budget of the one indexing thread (tantivy's minimum is 15 MB).
 const WRITER_MEMORY: usize = 20_000_000;
-/// Longest snippet returned with a hit.
-const SNIPPET_CHARS: usize = 240;
+/// Sections of one document a result list shows before other documents'.
+pub const PER_DOCUMENT: usize = 2;
+/// Weights: a word in the section's own heading says most about it, one in
+/// the document's title or the headings above it more than one in the body
+/// (the heading's words are in the body too). Tuned on bench/docs: larger
+/// boosts let short headings that share one word outrank the answer.
+const HEADING_BOOST: f32 = 1.5;
+const CONTEXT_BOOST: f32 = 1.2;
+const TOKENIZER: &str = "docs";
+/// Sections scored before grouping: enough that grouping still fills the
+/// list, and that a document's relevance is seen across its sections.
+const CANDIDATES: usize = 200;
+/// How much a document's summed relevance adds to each of its sections.
+const DOCUMENT_WEIGHT: f32 = 0.05;
 
 pub struct Document {
     pub title: String,
@@ -35,27 +53,55 @@ pub struct Document {
     pub mime: &'static str,
     /// Content hash: a changed hash is a `resources/updated`.
     pub hash: u64,
+    /// Whole sections (no parts), to read one by its anchor.
+    pub sections: Vec<Section>,
+}
+
+impl Document {
+    /// The section a `#anchor` names.
+    pub fn section(&self, anchor: &str) -> Option<&Section> {
+        self.sections.iter().find(|s| s.anchor == anchor)
+    }
 }
 
 pub struct Snapshot {
-    /// Documents by path inside the source (`docs/guide.md`, `README.md`).
-    pub documents: BTreeMap<String, Document>,
+    /// Documents by path inside the source (`guide.md`, `ops/oncall.md`).
+    pub documents: BTreeMap<String, Arc<Document>>,
     index: Index,
     reader: IndexReader,
     fields: Fields,
+    /// The number the last indexed document got (the `doc` fast field).
+    next: u64,
 }
 
 #[derive(Clone, Copy)]
 struct Fields {
     path: Field,
-    title: Field,
+    /// The document's title and the headings above the section.
+    context: Field,
+    /// The section's own heading.
+    heading: Field,
     body: Field,
+    /// The heading path as JSON, the anchor and the line range, for the hit.
+    headings: Field,
+    anchor: Field,
+    start: Field,
+    end: Field,
+    /// The document's number, a fast field, to group candidates cheaply.
+    doc: Field,
 }
 
 pub struct Hit {
     pub path: String,
     pub title: String,
+    pub headings: Vec<String>,
+    pub anchor: String,
+    pub start: u64,
+    pub end: u64,
+    /// A part of a longer section: its link names the lines.
+    pub part: bool,
     pub score: f32,
+    /// Text around the matched words, which are marked `**like this**`.
     pub snippet: String,
 }
 
@@ -74,7 +120,6 @@ pub fn scan(config: &DocsSourceConfig) -> Vec<(String, PathBuf)> {
             }
             continue;
         }
-        let base = root.file_name().map(PathBuf::from).unwrap_or_default();
         let walker = ignore::WalkBuilder::new(root)
             .require_git(false)
             .follow_links(false)
@@ -84,7 +129,8 @@ pub fn scan(config: &DocsSourceConfig) -> Vec<(String, PathBuf)> {
             if entry.file_type().is_some_and(|t| t.is_file())
                 && let Ok(inside) = entry.path().strip_prefix(root)
             {
-                let name = base.join(inside).to_string_lossy().replace('\\', "/");
+                // Paths are relative to the configured folder itself.
+                let name = inside.to_string_lossy().replace('\\', "/");
                 found.push((name, entry.into_path()));
             }
         }
@@ -121,20 +167,46 @@ fn title(path: &str, text: &str) -> String {
 
 impl Snapshot {
     pub fn build(files: &[(String, PathBuf)]) -> anyhow::Result<Self> {
+        Self::index(files, None)
+    }
+
+    /// The next snapshot: only documents whose content changed since this
+    /// one are re-indexed (into a copy of its index), gone ones deleted.
+    pub fn update(&self, files: &[(String, PathBuf)]) -> anyhow::Result<Self> {
+        Self::index(files, Some(self))
+    }
+
+    fn schema() -> (Index, Fields) {
         let mut schema = Schema::builder();
-        let text = TextOptions::default()
-            .set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer("en_stem")
-                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-            )
-            .set_stored();
+        let text = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TOKENIZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
         let fields = Fields {
             path: schema.add_text_field("path", STRING | STORED),
-            title: schema.add_text_field("title", text.clone()),
-            body: schema.add_text_field("body", text),
+            context: schema.add_text_field("context", text.clone()),
+            heading: schema.add_text_field("heading", text.clone()),
+            body: schema.add_text_field("body", text.set_stored()),
+            headings: schema.add_text_field("headings", STORED),
+            anchor: schema.add_text_field("anchor", STORED),
+            start: schema.add_u64_field("start", STORED),
+            end: schema.add_u64_field("end", STORED),
+            doc: schema.add_u64_field("doc", FAST),
         };
         let index = Index::create_in_ram(schema.build());
+        index.tokenizers().register(TOKENIZER, analyzer());
+        (index, fields)
+    }
+
+    fn index(files: &[(String, PathBuf)], old: Option<&Self>) -> anyhow::Result<Self> {
+        let (index, fields, mut next) = match old {
+            Some(old) => (old.index.clone(), old.fields, old.next),
+            None => {
+                let (index, fields) = Self::schema();
+                (index, fields, 0)
+            }
+        };
         let mut writer = index
             .writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)
             .context("creating the docs index writer")?;
@@ -144,69 +216,188 @@ impl Snapshot {
             let Ok(content) = std::fs::read_to_string(file) else {
                 continue;
             };
-            let title = title(path, &content);
-            writer.add_document(doc!(
-                fields.path => path.as_str(),
-                fields.title => title.as_str(),
-                fields.body => content.as_str(),
-            ))?;
             let mut hasher = DefaultHasher::new();
             content.hash(&mut hasher);
+            let hash = hasher.finish();
+            let before = old.and_then(|o| o.documents.get(path));
+            if let Some(before) = before.filter(|b| b.hash == hash) {
+                documents.insert(path.clone(), before.clone());
+                continue;
+            }
+            if before.is_some() {
+                writer.delete_term(Term::from_field_text(fields.path, path));
+            }
+            next += 1;
+            let title = title(path, &content);
+            let mime = mime(path);
+            let lines: Vec<&str> = content.lines().collect();
+            let whole = sections::whole(&content, mime == "text/markdown");
+            for section in &sections::parts(&whole, &lines) {
+                let (own, above) = section
+                    .headings
+                    .split_last()
+                    .map_or(("", &[][..]), |(own, above)| (own.as_str(), above));
+                let mut context = with_words(&title);
+                for heading in above {
+                    context.push('\n');
+                    context.push_str(&with_words(heading));
+                }
+                let body = lines
+                    .get(section.start - 1..section.end.min(lines.len()))
+                    .unwrap_or_default()
+                    .join("\n");
+                writer.add_document(doc!(
+                    fields.path => path.as_str(),
+                    fields.context => context,
+                    fields.heading => with_words(own),
+                    fields.body => without_comments(&body),
+                    fields.headings => serde_json::to_string(&section.headings)?,
+                    fields.anchor => if section.part { format!("~{}", section.anchor) } else { section.anchor.clone() },
+                    fields.start => section.start as u64,
+                    fields.end => section.end as u64,
+                    fields.doc => next,
+                ))?;
+            }
             documents.insert(
                 path.clone(),
-                Document {
+                Arc::new(Document {
                     title,
                     size: content.len() as u64,
-                    mime: mime(path),
-                    hash: hasher.finish(),
+                    mime,
+                    hash,
+                    sections: whole,
                     text: content.into(),
-                },
+                }),
             );
         }
+        let gone = old.iter().flat_map(|o| o.documents.keys());
+        for path in gone.filter(|p| !documents.contains_key(*p)) {
+            writer.delete_term(Term::from_field_text(fields.path, path));
+        }
         writer.commit().context("committing the docs index")?;
+        if old.is_some() {
+            // Each update adds a small segment: let the merges it starts
+            // finish, or segments pile up over a day of edits.
+            writer
+                .wait_merging_threads()
+                .context("merging the docs index")?;
+        } else {
+            drop(writer);
+        }
         // The writer's arenas are freed here; hand them back at once.
-        drop(writer);
         crate::memory::release_freed();
-        let reader = index.reader().context("opening the docs index")?;
+        // Manual: a snapshot never sees the commits of the next one.
+        let reader: IndexReader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .context("opening the docs index")?;
         reader.reload()?;
         Ok(Self {
             documents,
             index,
             reader,
             fields,
+            next,
         })
     }
 
-    /// Ranked hits for a free-text query (BM25; title matches count double).
-    /// Query syntax errors are forgiven: the parsable part is searched.
+    /// Ranked sections for a free-text query (BM25, headings weighing more
+    /// than body), at most `PER_DOCUMENT` from one document while others
+    /// match. Query syntax errors are forgiven: the parsable part is searched.
     pub fn search(&self, query: &str, limit: usize) -> anyhow::Result<Vec<Hit>> {
         let searcher = self.reader.searcher();
-        let mut parser =
-            QueryParser::for_index(&self.index, vec![self.fields.title, self.fields.body]);
-        parser.set_field_boost(self.fields.title, 2.0);
+        let f = self.fields;
+        let mut parser = QueryParser::for_index(&self.index, vec![f.heading, f.context, f.body]);
+        parser.set_field_boost(f.heading, HEADING_BOOST);
+        parser.set_field_boost(f.context, CONTEXT_BOOST);
         let (query, _errors) = parser.parse_query_lenient(query);
-        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
-        let mut snippets = SnippetGenerator::create(&searcher, &*query, self.fields.body)?;
-        snippets.set_max_num_chars(SNIPPET_CHARS);
-        let mut hits = Vec::with_capacity(top.len());
+        let top = searcher.search(&query, &TopDocs::with_limit(CANDIDATES).order_by_score())?;
+        // Each candidate's document, from a fast field (no stored fields read yet).
+        let mut candidates = Vec::with_capacity(top.len());
+        let mut relevance: HashMap<u64, f32> = HashMap::new();
+        let mut columns = HashMap::new();
         for (score, address) in top {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let text = |field| {
-                doc.get_first(field)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_owned()
+            let column = match columns.entry(address.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(column) => column.into_mut(),
+                std::collections::hash_map::Entry::Vacant(slot) => slot.insert(
+                    searcher
+                        .segment_reader(address.segment_ord)
+                        .fast_fields()
+                        .u64("doc")?,
+                ),
             };
-            let body = text(self.fields.body);
-            hits.push(Hit {
-                path: text(self.fields.path),
-                title: text(self.fields.title),
-                score,
-                snippet: snippets.snippet(&body).fragment().trim().to_owned(),
-            });
+            let document = column.first(address.doc_id).unwrap_or(u64::MAX);
+            *relevance.entry(document).or_default() += score;
+            candidates.push((score, document, address));
         }
-        Ok(hits)
+        // A section of a document that matches as a whole ranks above a
+        // like-scored section of one that matches only there.
+        let mut ranked: Vec<(f32, u64, DocAddress)> = candidates
+            .into_iter()
+            .map(|(score, document, address)| {
+                (
+                    score + DOCUMENT_WEIGHT * relevance[&document],
+                    document,
+                    address,
+                )
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut per_document: HashMap<u64, usize> = HashMap::new();
+        let (mut chosen, mut spare) = (Vec::new(), Vec::new());
+        for (score, document, address) in ranked {
+            let seen = per_document.entry(document).or_default();
+            *seen += 1;
+            let list = if *seen > PER_DOCUMENT {
+                &mut spare
+            } else {
+                &mut chosen
+            };
+            if list.len() < limit {
+                list.push((score, address));
+            }
+        }
+        // Only when few documents match do more sections of one fill the list.
+        let room = limit.saturating_sub(chosen.len());
+        chosen.extend(spare.into_iter().take(room));
+        let chosen = chosen
+            .into_iter()
+            .map(|(score, address)| {
+                let doc: TantivyDocument = searcher.doc(address)?;
+                Ok((score, stored_str(&doc, f.path).to_owned(), doc))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let mut snippets = SnippetGenerator::create(&searcher, &*query, f.body)?;
+        snippets.set_max_num_chars(SNIPPET_CHARS);
+        let hits = chosen.into_iter().map(|(score, path, doc)| {
+            let body = stored_str(&doc, f.body);
+            let anchor = stored_str(&doc, f.anchor);
+            let number = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+            Hit {
+                title: self
+                    .documents
+                    .get(&path)
+                    .map(|d| d.title.clone())
+                    .unwrap_or_default(),
+                path,
+                headings: serde_json::from_str(stored_str(&doc, f.headings)).unwrap_or_default(),
+                part: anchor.starts_with('~'),
+                anchor: anchor.trim_start_matches('~').to_owned(),
+                start: number(f.start),
+                end: number(f.end),
+                score,
+                snippet: snippet(&snippets, body),
+            }
+        });
+        Ok(hits.collect())
     }
+}
+
+fn stored_str(doc: &TantivyDocument, field: Field) -> &str {
+    doc.get_first(field)
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

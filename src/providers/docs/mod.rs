@@ -1,9 +1,13 @@
-//! `[[sources.docs]]`: a folder of Markdown and text, searchable through a
-//! tool (`search_docs`) and readable as resources `docs://<source>/<path>`
-//! (plus a template for direct reads). With `watch`, edits re-index the
-//! source and raise `resources/updated` and `resources/list_changed`.
+//! `[[sources.docs]]`: a folder of Markdown and text, searchable by section
+//! through a tool (`search_docs`) and readable as resources
+//! `docs://<source>/<path>` (plus a template for direct reads of a section
+//! `#anchor` or of `?lines=a-b`). With `watch`, edits re-index the source
+//! and raise `resources/updated` and `resources/list_changed`.
 
 mod index;
+mod read;
+mod sections;
+mod text;
 mod watch;
 
 use std::sync::Arc;
@@ -90,6 +94,15 @@ impl Inner {
     fn uri(&self, path: &str) -> String {
         format!("docs://{}/{path}", self.config.name)
     }
+
+    /// A hit's link: its section by anchor, a part or plain text by lines.
+    fn hit_uri(&self, hit: &index::Hit) -> String {
+        if hit.part || hit.anchor.is_empty() {
+            format!("{}?lines={}-{}", self.uri(&hit.path), hit.start, hit.end)
+        } else {
+            format!("{}#{}", self.uri(&hit.path), hit.anchor)
+        }
+    }
 }
 
 #[async_trait]
@@ -100,7 +113,7 @@ impl ToolProvider for DocsSource {
             "name": config.tool,
             "title": format!("Search the {} docs", config.name),
             "description": format!(
-                "Full-text search (BM25) over the `{}` documents. Returns ranked hits with title, path, a snippet and a link to read the whole document.",
+                "Full-text search (BM25) over the sections of the `{}` documents (headings weigh more than body text; at most 2 sections per document while other documents match). Each hit names its document, heading path and lines, with a snippet (matched words in **bold**) and a link that reads just that section.",
                 config.name
             ),
             "inputSchema": {
@@ -115,7 +128,13 @@ impl ToolProvider for DocsSource {
             "outputSchema": {
                 "type": "object",
                 "properties": {"hits": {"type": "array", "items": {"type": "object", "properties": {
-                    "title": {"type": "string"}, "path": {"type": "string"}, "uri": {"type": "string"},
+                    "title": {"type": "string", "description": "the document's title"},
+                    "path": {"type": "string"},
+                    "headings": {"type": "array", "items": {"type": "string"}, "description": "the section's heading path, outermost first"},
+                    "lines": {"type": "object", "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}}},
+                    "section": {"type": "string", "description": "the heading's anchor (empty in plain text and before the first heading)"},
+                    "uri": {"type": "string", "description": "reads just this section"},
+                    "document": {"type": "string", "description": "reads the whole document"},
                     "score": {"type": "number"}, "snippet": {"type": "string"}}}}},
                 "required": ["hits"]
             },
@@ -155,8 +174,9 @@ impl ToolProvider for DocsSource {
         let hits: Vec<Value> = hits
             .into_iter()
             .map(|h| {
-                json!({"title": h.title, "path": h.path, "uri": self.inner.uri(&h.path),
-                    "score": h.score, "snippet": h.snippet})
+                json!({"title": h.title, "path": h.path, "headings": h.headings, "section": h.anchor,
+                    "lines": {"start": h.start, "end": h.end}, "uri": self.inner.hit_uri(&h),
+                    "document": self.inner.uri(&h.path), "score": h.score, "snippet": h.snippet})
             })
             .collect();
         let mut result = structured_result(json!({ "hits": hits }), false);
@@ -170,8 +190,9 @@ impl ToolProvider for DocsSource {
         let links: Vec<Value> = hits
             .iter()
             .map(|h| {
+                let heading = h["headings"].as_array().and_then(|a| a.last()).cloned();
                 json!({"type": "resource_link", "uri": h["uri"], "name": h["path"],
-                "title": h["title"], "mimeType": "text/markdown"})
+                "title": heading.unwrap_or_else(|| h["title"].clone()), "mimeType": "text/markdown"})
             })
             .collect();
         result
@@ -199,9 +220,10 @@ impl ResourceProvider for DocsSource {
 
     fn templates(&self) -> Vec<ResourceTemplate> {
         vec![wire(json!({
-            "uriTemplate": format!("{}{{+path}}", self.prefix()),
+            "uriTemplate": format!("{}{{+path}}{{?lines}}", self.prefix()),
             "name": format!("{} document", self.inner.config.name),
             "title": format!("A document of the {} docs by path", self.inner.config.name),
+            "description": "`lines` (`10-40`) reads a range; a `#anchor` (GitHub-style heading anchor) reads one section",
             "mimeType": "text/markdown",
         }))]
     }
@@ -212,12 +234,17 @@ impl ResourceProvider for DocsSource {
 
     async fn read(&self, uri: &str, _cx: &CallContext) -> Result<ReadResourceResponse, McpError> {
         let snapshot = self.inner.snapshot.load();
-        let Some(doc) = self.path_of(uri).and_then(|p| snapshot.documents.get(p)) else {
+        let wanted = self.path_of(uri).map(read::parse);
+        let Some((doc, wanted)) = wanted.and_then(|w| {
+            let doc = self.inner.document(&snapshot.documents, w.path)?;
+            Some((doc, w))
+        }) else {
             return Err(McpError::resource_not_found(
                 "Resource not found",
                 Some(json!({"uri": uri})),
             ));
         };
+        let text = read::text_of(doc, &wanted, uri)?;
         // Subscribers hear about edits, so a short reuse window is safe.
         let scope = if self.inner.config.scopes.is_empty() {
             "public"
@@ -225,7 +252,7 @@ impl ResourceProvider for DocsSource {
             "private"
         };
         let result: ReadResourceResult = wire(json!({
-            "contents": [{"uri": uri, "mimeType": doc.mime, "text": &*doc.text}],
+            "contents": [{"uri": uri, "mimeType": doc.mime, "text": text}],
             "ttlMs": if self.inner.config.watch { 30_000 } else { 300_000 },
             "cacheScope": scope,
         }));

@@ -44,8 +44,9 @@ pub fn start(inner: Arc<Inner>) -> anyhow::Result<Watcher> {
 
 async fn reindex(inner: &Arc<Inner>) {
     let config = inner.config.clone();
-    let built =
-        tokio::task::spawn_blocking(move || index::Snapshot::build(&index::scan(&config))).await;
+    let current = inner.snapshot.load_full();
+    // Only changed files are re-indexed; unchanged ones keep their sections.
+    let built = tokio::task::spawn_blocking(move || current.update(&index::scan(&config))).await;
     let new = match built {
         Ok(Ok(snapshot)) => Arc::new(snapshot),
         Ok(Err(error)) => {
