@@ -92,7 +92,8 @@ impl ConfigSources {
         if self.read_env {
             figment = figment.merge(Env::prefixed(ENV_PREFIX).split("__"));
         }
-        let config: Config = last(figment).extract().map_err(|errors| {
+        let figment = last(figment);
+        let mut config: Config = figment.extract().map_err(|errors| {
             ConfigError::Load(
                 errors
                     .into_iter()
@@ -101,6 +102,7 @@ impl ConfigSources {
                     .join("; "),
             )
         })?;
+        super::paths::resolve(&figment, default_file, &mut config);
         config.validate()?;
         Ok(config)
     }
@@ -121,6 +123,9 @@ fn describe(error: &figment::Error) -> String {
         },
         None => "the configuration".to_owned(),
     };
+    if let figment::error::Kind::UnknownField(found, expected) = &error.kind {
+        return super::suggest::unknown_key(&key, found, expected, &source);
+    }
     if key.is_empty() {
         format!("{} in {source}", error.kind)
     } else {
