@@ -78,7 +78,14 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// A TOML file layered over the defaults; repeatable, later files win.
-    #[arg(long = "config", value_name = "FILE")]
+    /// Without it: the files listed in TEAMGATE_CONFIG, separated by ':'
+    /// (the container image sets /etc/teamgate/teamgate.toml).
+    #[arg(
+        long = "config",
+        value_name = "FILE",
+        env = "TEAMGATE_CONFIG",
+        value_delimiter = ':'
+    )]
     pub files: Vec<PathBuf>,
 }
 

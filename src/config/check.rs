@@ -35,7 +35,10 @@ impl Config {
         let builtin = super::ConfigSources::files_only(Vec::new()).load().ok();
         let builtin = builtin.map(|c| c.sources.docs).unwrap_or_default();
         for (i, docs) in self.sources.docs.iter().enumerate() {
-            if builtin.iter().any(|b| b.name == docs.name && b.paths == docs.paths) {
+            if builtin
+                .iter()
+                .any(|b| b.name == docs.name && b.paths == docs.paths)
+            {
                 continue;
             }
             for (j, path) in docs.paths.iter().enumerate() {

@@ -196,6 +196,33 @@ fn undeclared_prompt_placeholders_and_array_output_schemas_are_refused() {
 }
 
 #[test]
+fn teamgate_config_lists_the_files_when_no_config_flag_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("base.toml"),
+        "[mcp]\nserver_name = \"base\"\ninstructions = \"from base\"\n",
+    );
+    write(
+        &dir.path().join("team.toml"),
+        "[mcp]\nserver_name = \"team\"\n",
+    );
+    let files = format!("{0}/base.toml:{0}/team.toml", dir.path().display());
+    let envs = [("TEAMGATE_CONFIG", files.as_str())];
+    let output = teamgate(&repo_path(""), &["check-config"], &envs);
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        printed.contains("server_name = \"team\"") && printed.contains("from base"),
+        "{printed}"
+    );
+    // --config wins over the variable.
+    let base = dir.path().join("base.toml");
+    let args = ["check-config", "--config", base.to_str().unwrap()];
+    let output = teamgate(&repo_path(""), &args, &envs);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("server_name = \"base\""));
+}
+
+#[test]
 fn unknown_keys_suggest_the_close_one_without_garbled_backticks() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("team.toml");
