@@ -24,7 +24,7 @@ use crate::{
     },
     providers::{self, builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
-    store::{self, Backend, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
+    store::{self, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
     telemetry::{self, Metrics, Observer},
 };
 
@@ -73,7 +73,7 @@ impl App {
         )
         .await
         .context("cannot LISTEN for changes from other replicas")?;
-        let registry = Arc::new(build_registry(&config, &bus)?);
+        let registry = build_registry(&config, &bus)?;
         let audit_stop = CancellationToken::new();
         let auditor = Auditor::start(store.clone(), config.audit.buffer, audit_stop.clone());
         let clock_store = store.clone();
@@ -140,7 +140,7 @@ impl App {
     /// does not build is refused and the current registry keeps serving.
     /// Only capabilities reload: listener, limits and the like need a restart.
     pub fn reload(&self, config: &Config) -> anyhow::Result<()> {
-        self.reloader().reload(config)
+        self.reloader().reload(config).map(drop)
     }
 
     /// A handle that reloads this app's capabilities, usable after `serve`
@@ -416,10 +416,12 @@ pub struct Reloader {
 }
 
 impl Reloader {
-    pub fn reload(&self, config: &Config) -> anyhow::Result<()> {
+    /// Returns a one-line summary of what was added and removed.
+    pub fn reload(&self, config: &Config) -> anyhow::Result<String> {
         let registry = build_registry(config, &self.shared.bus)?;
-        self.shared.replace_registry(Arc::new(registry));
-        Ok(())
+        let summary = crate::reload::summary(&self.shared.registry(), &registry);
+        self.shared.replace_registry(registry);
+        Ok(summary)
     }
 }
 
@@ -471,21 +473,15 @@ async fn state_keys(config: &Config, store: &Store) -> anyhow::Result<StateKeys>
     if !config.mcp.request_state_keys.is_empty() {
         return StateKeys::new(&config.mcp.request_state_keys);
     }
-    match store.backend() {
-        Backend::Postgres => anyhow::bail!(
-            "mcp.request_state_keys is empty but store.url is PostgreSQL: every replica must open the \
-             requestState the others sealed, so they need the same key. Set for example \
-             TEAMGATE__MCP__REQUEST_STATE_KEYS='[\"<at least 32 random characters>\"]' on every replica"
-        ),
-        Backend::Sqlite => {
-            let key = store
-                .setting_or_insert("mrtr_request_state_key", || {
-                    hex::encode(rand::random::<[u8; 32]>())
-                })
-                .await?;
-            StateKeys::new(&[Secret::new(key)])
-        }
+    if let Some(problem) = config.state_keys_problem() {
+        anyhow::bail!(problem);
     }
+    let key = store
+        .setting_or_insert("mrtr_request_state_key", || {
+            hex::encode(rand::random::<[u8; 32]>())
+        })
+        .await?;
+    StateKeys::new(&[Secret::new(key)])
 }
 
 /// A handler for `teamgate stdio`: the configured registry, no store (one
@@ -493,7 +489,7 @@ async fn state_keys(config: &Config, store: &Store) -> anyhow::Result<StateKeys>
 /// the `Reloader` that swaps its capabilities.
 pub fn stdio_handler(config: &Config) -> anyhow::Result<(McpHandler, Reloader)> {
     let bus = ChangeBus::default();
-    let registry = Arc::new(build_registry(config, &bus)?);
+    let registry = build_registry(config, &bus)?;
     let shared = Arc::new(Shared::new(
         registry,
         bus,
@@ -508,7 +504,7 @@ pub fn stdio_handler(config: &Config) -> anyhow::Result<(McpHandler, Reloader)> 
 }
 
 /// Registers the providers the configuration enables.
-fn build_registry(config: &Config, bus: &ChangeBus) -> anyhow::Result<Registry> {
+pub(crate) fn build_registry(config: &Config, bus: &ChangeBus) -> anyhow::Result<Arc<Registry>> {
     let providers = &config.providers;
     let mut builder = Registry::builder();
     if providers.conformance.enabled {
@@ -524,10 +520,17 @@ fn build_registry(config: &Config, bus: &ChangeBus) -> anyhow::Result<Registry> 
             .prompts(mrtr)
             .subscribable();
     }
-    if providers.builtin.enabled {
-        let builtin = Arc::new(Builtin::new(&config.mcp.server_name));
-        builder = builder.tools(builtin.clone()).prompts(builtin);
+    let builtin = providers
+        .builtin
+        .enabled
+        .then(|| Arc::new(Builtin::new(&config.mcp.server_name)));
+    if let Some(builtin) = &builtin {
+        builder = builder.tools(builtin.clone()).prompts(builtin.clone());
     }
     builder = providers::declare(config, bus, builder)?;
-    Ok(builder.build()?)
+    let registry = Arc::new(builder.build()?);
+    if let Some(builtin) = builtin {
+        builtin.offered_by(&registry);
+    }
+    Ok(registry)
 }

@@ -40,8 +40,9 @@ pub enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
-    /// Validate the configuration and print the effective result (secrets
-    /// masked) without binding anything.
+    /// Validate the configuration as `serve` would (every provider built,
+    /// secrets present, paths existing) and print the effective result
+    /// (secrets masked) without binding or connecting anything.
     CheckConfig {
         #[command(flatten)]
         config: ConfigArgs,
@@ -77,7 +78,14 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// A TOML file layered over the defaults; repeatable, later files win.
-    #[arg(long = "config", value_name = "FILE")]
+    /// Without it: the files listed in TEAMGATE_CONFIG, separated by ':'
+    /// (the container image sets /etc/teamgate/teamgate.toml).
+    #[arg(
+        long = "config",
+        value_name = "FILE",
+        env = "TEAMGATE_CONFIG",
+        value_delimiter = ':'
+    )]
     pub files: Vec<PathBuf>,
 }
 
@@ -110,16 +118,40 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sessions { command, config } => admin::sessions(command, config.load(None)?).await,
         Command::Token { command, config } => admin::tokens(command, config.load(None)?).await,
         Command::Audit { command, config } => admin::audit(command, config.load(None)?).await,
-        Command::CheckConfig { config } => {
-            let config = config.load(None)?;
-            print!(
-                "{}",
-                toml::to_string_pretty(&config).context("printing configuration")?
-            );
-            eprintln!("configuration is valid");
-            Ok(())
-        }
+        Command::CheckConfig { config } => check_config(&config.load(None)?),
     }
+}
+
+/// Everything `serve` would refuse, without binding, connecting or
+/// watching: the store rule, every provider built (secrets read, docs
+/// indexed, roots opened, templates checked) and what must exist on disk.
+/// Prints the effective configuration, then each problem with its key.
+fn check_config(config: &Config) -> anyhow::Result<()> {
+    print!(
+        "{}",
+        toml::to_string_pretty(config).context("printing configuration")?
+    );
+    let mut problems: Vec<String> = config.state_keys_problem().into_iter().collect();
+    problems.extend(config.missing_on_disk());
+    // Each docs source is indexed once here; a watcher would outlive the check.
+    let mut built = config.clone();
+    for docs in &mut built.sources.docs {
+        docs.watch = false;
+    }
+    if let Err(error) = crate::app::build_registry(&built, &crate::registry::ChangeBus::default()) {
+        problems.push(format!("{error:#}"));
+    }
+    if problems.is_empty() {
+        eprintln!("configuration is valid");
+        return Ok(());
+    }
+    for problem in &problems {
+        eprintln!("problem: {problem}");
+    }
+    anyhow::bail!(
+        "the configuration has {} problem(s), listed above",
+        problems.len()
+    )
 }
 
 async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {

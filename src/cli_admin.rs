@@ -1,14 +1,16 @@
 //! Operator commands that work on the database directly: tokens, sessions
 //! and the audit trail. They run beside a live server (same store).
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use clap::Subcommand;
 use serde_json::json;
 
 use crate::{
     auth::PersonalTokens,
+    cli_table::Table,
     config::Config,
+    registry::{ChangeBus, Kind},
     store::{SessionRepo, Store, SystemClock},
 };
 
@@ -28,6 +30,10 @@ pub enum TokenCommand {
         /// Lifetime, e.g. "90d" or "12h"; default: no expiry.
         #[arg(long, value_parser = humantime::parse_duration)]
         expires_in: Option<Duration>,
+        /// Grant scopes that name no tool, prompt or resource scope the
+        /// configuration declares (e.g. for a tool added later).
+        #[arg(long)]
+        force: bool,
     },
     /// List tokens (never their secrets).
     List {
@@ -99,6 +105,7 @@ pub async fn tokens(command: TokenCommand, config: Config) -> anyhow::Result<()>
             name,
             scopes,
             expires_in,
+            force,
         } => {
             anyhow::ensure!(!user.trim().is_empty(), "--user must name a member");
             // `#` marks names qualified by an OAuth issuer (`<issuer>#<name>`).
@@ -109,6 +116,7 @@ pub async fn tokens(command: TokenCommand, config: Config) -> anyhow::Result<()>
             let scopes = if scopes.is_empty() {
                 config.auth.default_token_scopes.clone()
             } else {
+                unknown_scopes(&config, &scopes, force)?;
                 scopes
             };
             let created = tokens.create(&user, &name, scopes, expires_in).await?;
@@ -132,26 +140,32 @@ pub async fn tokens(command: TokenCommand, config: Config) -> anyhow::Result<()>
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&rows)?);
             } else {
-                println!(
-                    "{:<14} {:<16} {:<14} {:<22} {:<22} {:<22} STATE",
-                    "ID", "USER", "LABEL", "SCOPES", "EXPIRES", "LAST USED"
-                );
+                let mut table = Table::new(&[
+                    ("ID", 40),
+                    ("USER", 24),
+                    ("LABEL", 24),
+                    ("SCOPES", 40),
+                    ("EXPIRES", 20),
+                    ("LAST USED", 20),
+                    ("STATE", 8),
+                ]);
                 for t in &rows {
                     let state = if t.revoked_ms.is_some() {
                         "revoked"
                     } else {
                         "active"
                     };
-                    println!(
-                        "{:<14} {:<16} {:<14} {:<22} {:<22} {:<22} {state}",
-                        t.id,
-                        t.user_name,
-                        t.label,
+                    table.row(vec![
+                        t.id.clone(),
+                        t.user_name.clone(),
+                        t.label.clone(),
                         t.scopes.join(" "),
                         time(t.expires_ms),
-                        time(t.last_used_ms)
-                    );
+                        time(t.last_used_ms),
+                        state.into(),
+                    ]);
                 }
+                print!("{}", table.render());
             }
         }
         TokenCommand::Revoke { id } => {
@@ -176,19 +190,24 @@ pub async fn sessions(command: SessionsCommand, config: Config) -> anyhow::Resul
                     .collect();
                 println!("{}", serde_json::to_string_pretty(&rows)?);
             } else {
-                println!(
-                    "{:<38} {:<20} {:<11} {:<24} {:>8}",
-                    "ID", "OWNER", "VERSION", "CLIENT", "IDLE"
-                );
+                let mut table = Table::new(&[
+                    ("ID", 40),
+                    ("OWNER", 24),
+                    ("VERSION", 11),
+                    ("CLIENT", 32),
+                    ("IDLE", 10),
+                ]);
                 let now = store.now_ms();
                 for r in &rows {
-                    let client = format!("{} {}", r.client_name, r.client_version);
-                    let idle = format!("{}s", (now - r.last_seen_ms).max(0) / 1000);
-                    println!(
-                        "{:<38} {:<20} {:<11} {:<24} {:>8}",
-                        r.id, r.owner, r.protocol_version, client, idle
-                    );
+                    table.row(vec![
+                        r.id.clone(),
+                        r.owner.clone(),
+                        r.protocol_version.clone(),
+                        format!("{} {}", r.client_name, r.client_version),
+                        format!("{}s", (now - r.last_seen_ms).max(0) / 1000),
+                    ]);
                 }
+                print!("{}", table.render());
                 eprintln!("{} session(s)", rows.len());
             }
         }
@@ -215,18 +234,85 @@ pub async fn audit(command: AuditCommand, config: Config) -> anyhow::Result<()> 
             println!("{}", serde_json::to_string(record)?);
         }
     } else {
+        let mut table = Table::new(&[
+            ("TIME", 20),
+            ("USER", 24),
+            ("METHOD", 16),
+            ("TARGET", 40),
+            ("OUTCOME", 16),
+            ("LATENCY", 10),
+            ("TRACE", 32),
+        ]);
         for r in &records {
-            println!(
-                "{} {:<16} {:<15} {:<32} {:<12} {:>5}ms {}",
+            table.row(vec![
                 time(Some(r.at_ms)),
-                r.user,
-                r.method,
-                r.target,
-                r.outcome,
-                r.latency_ms,
-                r.trace_id
-            );
+                r.user.clone(),
+                r.method.clone(),
+                r.target.clone(),
+                r.outcome.clone(),
+                format!("{}ms", r.latency_ms),
+                r.trace_id.clone(),
+            ]);
         }
+        print!("{}", table.render());
     }
     Ok(())
+}
+
+/// Refuses scopes that grant nothing this configuration offers (a typo such
+/// as `tools:deplyo` would otherwise make a token that silently cannot call
+/// the tool), unless `force`. Wildcards (`*`, `tools:*`) and every scope a
+/// tool, prompt or resource requires are known.
+fn unknown_scopes(config: &Config, scopes: &[String], force: bool) -> anyhow::Result<()> {
+    let mut built = config.clone();
+    for docs in &mut built.sources.docs {
+        docs.watch = false;
+    }
+    let registry = match crate::app::build_registry(&built, &ChangeBus::default()) {
+        Ok(registry) => registry,
+        Err(error) => {
+            eprintln!(
+                "warning: scopes not checked: the configuration's capabilities do not build: {error:#}"
+            );
+            return Ok(());
+        }
+    };
+    let mut known: BTreeSet<String> = config.auth.oauth.scopes_supported.iter().cloned().collect();
+    known.insert("resources:read".into());
+    let tools = registry
+        .tools()
+        .iter()
+        .map(|t| (Kind::Tool, t.name.to_string()));
+    let prompts = registry
+        .prompts()
+        .iter()
+        .map(|p| (Kind::Prompt, p.name.clone()));
+    let resources = registry
+        .resources()
+        .into_iter()
+        .map(|r| (Kind::Resource, r.uri.clone()));
+    for (kind, name) in tools.chain(prompts).chain(resources) {
+        known.extend(registry.required_scopes(kind, &name));
+    }
+    let unknown: Vec<&String> = scopes
+        .iter()
+        .filter(|s| !(s.as_str() == "*" || s.ends_with(":*") || known.contains(*s)))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let list = unknown
+        .iter()
+        .map(|s| format!("{s:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if force {
+        eprintln!("warning: {list} grant(s) nothing the configuration declares (--force given)");
+        return Ok(());
+    }
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    anyhow::bail!(
+        "--scope {list}: no tool, prompt or resource of this configuration requires it; known scopes: *, tools:*, prompts:*, {}. Add --force to grant it anyway",
+        known.join(", ")
+    )
 }

@@ -11,6 +11,7 @@ pub mod audit;
 pub mod auth;
 pub mod cli;
 pub mod cli_admin;
+pub mod cli_table;
 pub mod config;
 pub mod fswatch;
 pub mod gate;

@@ -3,12 +3,15 @@
 //! capabilities; a configuration that does not load or build is refused
 //! with a logged reason and the running one keeps serving.
 
-use std::path::{Path, PathBuf};
+use std::{
+    collections::BTreeSet,
+    path::{Path, PathBuf},
+};
 
 use anyhow::Context;
 use notify::RecursiveMode;
 
-use crate::{app::Reloader, config::ConfigSources};
+use crate::{app::Reloader, config::ConfigSources, registry::Registry};
 
 /// Loads `sources` and reloads; logs and returns the outcome. Blocking:
 /// reading files and indexing docs happen here.
@@ -18,12 +21,61 @@ pub fn reload_now(reloader: &Reloader, sources: &ConfigSources) -> anyhow::Resul
         .map_err(anyhow::Error::from)
         .and_then(|config| reloader.reload(&config));
     match &outcome {
-        Ok(()) => tracing::info!("configuration reloaded"),
+        Ok(changes) => tracing::info!(%changes, "configuration reloaded: {changes}"),
         Err(error) => {
             tracing::error!(reason = %format!("{error:#}"), "configuration reload refused; the previous configuration keeps serving");
         }
     }
-    outcome
+    outcome.map(drop)
+}
+
+/// What a reload changed, in one line: `tools +a -b; prompts +c` (at most a
+/// few names per kind), or that nothing did.
+pub fn summary(old: &Registry, new: &Registry) -> String {
+    fn names(registry: &Registry) -> [(&'static str, BTreeSet<String>); 3] {
+        [
+            (
+                "tools",
+                registry
+                    .tools()
+                    .iter()
+                    .map(|t| t.name.to_string())
+                    .collect(),
+            ),
+            (
+                "resources",
+                registry
+                    .resources()
+                    .into_iter()
+                    .map(|r| r.uri.clone())
+                    .collect(),
+            ),
+            (
+                "prompts",
+                registry.prompts().iter().map(|p| p.name.clone()).collect(),
+            ),
+        ]
+    }
+    const SHOWN: usize = 5;
+    let mut parts = Vec::new();
+    for ((kind, before), (_, after)) in names(old).into_iter().zip(names(new)) {
+        let added = after.difference(&before).map(|n| format!("+{n}"));
+        let removed = before.difference(&after).map(|n| format!("-{n}"));
+        let changed: Vec<String> = added.chain(removed).collect();
+        if changed.is_empty() {
+            continue;
+        }
+        let mut part = format!("{kind} {}", changed[..changed.len().min(SHOWN)].join(" "));
+        if changed.len() > SHOWN {
+            part.push_str(&format!(" and {} more", changed.len() - SHOWN));
+        }
+        parts.push(part);
+    }
+    if parts.is_empty() {
+        "no tool, resource or prompt added or removed".to_owned()
+    } else {
+        parts.join("; ")
+    }
 }
 
 /// Runs [`reload_now`] on the blocking pool, so indexing a large docs

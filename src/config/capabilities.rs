@@ -199,7 +199,8 @@ pub struct SourcesConfig {
 pub struct DocsSourceConfig {
     /// Source name, used in resource URIs.
     pub name: String,
-    /// Folders or files, relative to the working directory; missing ones are skipped.
+    /// Folders or files, relative to the configuration file naming them (the defaults: to the
+    /// working directory); missing ones are skipped with a warning, and check-config reports them.
     pub paths: Vec<String>,
     /// Name of the search tool.
     #[serde(default = "default_search_docs")]

@@ -94,7 +94,7 @@ impl ConfigSources {
             figment = figment.merge(Env::prefixed(ENV_PREFIX).split("__"));
         }
         let figment = last(figment);
-        let config: Config = figment.extract().map_err(|errors| {
+        let mut config: Config = figment.extract().map_err(|errors| {
             let secrets = secret_values(&figment);
             let mut message = errors
                 .into_iter()
@@ -106,6 +106,7 @@ impl ConfigSources {
             }
             ConfigError::Load(message)
         })?;
+        super::paths::resolve(&figment, default_file, &mut config);
         config.validate()?;
         Ok(config)
     }
@@ -126,6 +127,9 @@ fn describe(error: &figment::Error) -> String {
         },
         None => "the configuration".to_owned(),
     };
+    if let figment::error::Kind::UnknownField(found, expected) = &error.kind {
+        return super::suggest::unknown_key(&key, found, expected, &source);
+    }
     let kind = without_values(&error.kind);
     if key.is_empty() {
         format!("{kind} in {source}")

@@ -5,8 +5,11 @@
 //! start-up instead of being silently ignored.
 
 mod capabilities;
+mod check;
 mod load;
+mod paths;
 mod secret;
+mod suggest;
 mod validate;
 
 use std::{net::SocketAddr, time::Duration};

@@ -183,6 +183,13 @@ fn declared(key: &str, tool: &ToolDecl) -> Result<(), ConfigError> {
     jsonschema::validator_for(&Value::Object(tool.input_schema.clone()))
         .map_err(|e| invalid(format!("{key}.input_schema"), e.to_string()))?;
     if let Some(output) = &tool.output_schema {
+        // MCP's structuredContent is a JSON object, so its schema must be one.
+        if output.get("type") != Some(&Value::from("object")) {
+            return Err(invalid(
+                format!("{key}.output_schema"),
+                "must have type = \"object\" at the root: MCP's structuredContent is an object",
+            ));
+        }
         jsonschema::validator_for(&Value::Object(output.clone()))
             .map_err(|e| invalid(format!("{key}.output_schema"), e.to_string()))?;
     }

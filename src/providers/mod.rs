@@ -14,6 +14,7 @@ pub mod prompts;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
 
+use anyhow::Context;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -37,60 +38,101 @@ pub(crate) fn declared_scopes(scopes: &[String]) -> Option<Vec<String>> {
     (!scopes.is_empty()).then(|| scopes.to_vec())
 }
 
+/// The built value, or `None` with the error's text added to `problems`.
+fn keep<T>(problems: &mut Vec<String>, result: anyhow::Result<T>) -> Option<T> {
+    result
+        .map_err(|error| problems.push(format!("{error:#}")))
+        .ok()
+}
+
 /// Registers every capability the configuration declares: HTTP and command
 /// tools, docs and files sources, prompts. Secrets the declarations read
-/// from the environment are handed to the registry for scrubbing.
+/// from the environment are handed to the registry for scrubbing. Every
+/// declaration is built, and all that fail are reported together, each with
+/// its key: `check-config` shows the same list `serve` would stop on.
 pub fn declare(
     config: &Config,
     bus: &ChangeBus,
     mut builder: RegistryBuilder,
 ) -> anyhow::Result<RegistryBuilder> {
     let mut secrets = config.held_secrets();
+    let mut problems = Vec::new();
     let mut tools = Vec::new();
     if !config.tools.http.is_empty() {
         let client = http_tool::client()?;
         for (i, tool) in config.tools.http.iter().enumerate() {
-            let (runner, defaults) = http_tool::HttpRunner::new(
+            let runner = http_tool::HttpRunner::new(
                 i,
                 tool,
                 client.clone(),
                 &config.tools.http_allowlist,
                 &mut secrets,
-            )?;
-            tools.push(declared::DeclaredTool::new(
-                tool.decl(),
-                defaults,
-                Box::new(runner),
-            )?);
+            );
+            let built = runner.and_then(|(runner, defaults)| {
+                declared::DeclaredTool::new(tool.decl(), defaults, Box::new(runner))
+            });
+            tools.extend(keep(&mut problems, built));
         }
     }
     for (i, tool) in config.tools.command.iter().enumerate() {
-        let (runner, defaults) = command_tool::CommandRunner::new(i, tool, &mut secrets)?;
-        tools.push(declared::DeclaredTool::new(
-            tool.decl(),
-            defaults,
-            Box::new(runner),
-        )?);
+        let built = command_tool::CommandRunner::new(i, tool, &mut secrets).and_then(
+            |(runner, defaults)| {
+                declared::DeclaredTool::new(tool.decl(), defaults, Box::new(runner))
+            },
+        );
+        tools.extend(keep(&mut problems, built));
+    }
+    let mut docs_sources = HashMap::new();
+    let mut docs_providers = Vec::new();
+    for source in &config.sources.docs {
+        if let Some(docs) = keep(
+            &mut problems,
+            docs::DocsSource::new(source.clone(), bus.clone()),
+        ) {
+            docs_sources.insert(docs.name().to_owned(), docs.clone());
+            docs_providers.push(docs);
+        }
+    }
+    let mut files_providers = Vec::new();
+    for (i, source) in config.sources.files.iter().enumerate() {
+        files_providers.extend(keep(
+            &mut problems,
+            files::FilesSource::new(i, source.clone()),
+        ));
+    }
+    let mut prompts = Vec::new();
+    for (i, prompt) in config.prompts.iter().enumerate() {
+        let checked = prompts::undeclared_placeholders(prompt)
+            .map_err(|why| anyhow::anyhow!("prompts[{i}].template: {why}"));
+        prompts.extend(keep(&mut problems, checked.map(|()| prompt.clone())));
+    }
+    for (i, folder) in config.prompt_files.folders.iter().enumerate() {
+        let loaded = prompts::load_folder(Path::new(folder))
+            .with_context(|| format!("prompt_files.folders[{i}]"));
+        prompts.extend(keep(&mut problems, loaded).into_iter().flatten());
+    }
+    if !problems.is_empty() {
+        anyhow::bail!(
+            "{} declaration(s) cannot be built:\n  {}",
+            problems.len(),
+            problems.join("\n  ")
+        );
+    }
+    for problem in config.missing_on_disk() {
+        tracing::warn!(%problem, "declared path missing");
     }
     let declared = declared::DeclaredTools::new(tools, config.tools.cache_max_entries);
     if !declared.is_empty() {
         builder = builder.tools(declared);
     }
-    let mut docs_sources = HashMap::new();
-    for source in &config.sources.docs {
-        let docs = docs::DocsSource::new(source.clone(), bus.clone())?;
-        docs_sources.insert(docs.name().to_owned(), docs.clone());
+    for docs in docs_providers {
         builder = builder.tools(docs.clone()).resources(docs);
     }
     if !config.sources.docs.is_empty() {
         builder = builder.subscribable();
     }
-    for (i, source) in config.sources.files.iter().enumerate() {
-        builder = builder.tools(files::FilesSource::new(i, source.clone())?);
-    }
-    let mut prompts = config.prompts.clone();
-    for folder in &config.prompt_files.folders {
-        prompts.extend(prompts::load_folder(Path::new(folder))?);
+    for files in files_providers {
+        builder = builder.tools(files);
     }
     let prompts = prompts::DeclaredPrompts::new(prompts, docs_sources);
     if !prompts.is_empty() {

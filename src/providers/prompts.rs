@@ -13,7 +13,10 @@ use gray_matter::{
 };
 use serde_json::json;
 
-use super::{declared::template::render, docs::DocsSource};
+use super::{
+    declared::template::{prompt_names, render},
+    docs::DocsSource,
+};
 use crate::{
     config::PromptConfig,
     mcp::{GetPromptResponse, GetPromptResult, McpError, Prompt},
@@ -87,7 +90,36 @@ fn load_file(path: &Path) -> anyhow::Result<PromptConfig> {
         "{}: the body is empty",
         context()
     );
+    undeclared_placeholders(&prompt).map_err(|why| anyhow::anyhow!("{}: {why}", context()))?;
     Ok(prompt)
+}
+
+/// A `{{name}}` no argument declares would render as nothing: refused, so
+/// a typo in a template or an argument name is found before a member is.
+pub fn undeclared_placeholders(prompt: &PromptConfig) -> Result<(), String> {
+    let mut unknown: Vec<&str> = prompt_names(&prompt.template)
+        .into_iter()
+        .filter(|name| !prompt.arguments.iter().any(|a| a.name == *name))
+        .collect();
+    unknown.dedup();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let declared: Vec<&str> = prompt.arguments.iter().map(|a| a.name.as_str()).collect();
+    Err(format!(
+        "the template uses {} but the prompt {:?} declares no such argument (declared: {})",
+        unknown
+            .iter()
+            .map(|n| format!("{{{{{n}}}}}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        prompt.name,
+        if declared.is_empty() {
+            "none".to_owned()
+        } else {
+            declared.join(", ")
+        }
+    ))
 }
 
 #[async_trait]

@@ -8,6 +8,7 @@ mod binary;
 mod command_tools;
 mod config;
 mod databases;
+mod deploy_checks;
 mod docs_sections;
 mod docs_source;
 mod edge;

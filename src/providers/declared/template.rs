@@ -35,6 +35,14 @@ pub fn names(template: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The argument names a prompt template (`{{name}}`) refers to.
+pub fn prompt_names(template: &str) -> Vec<&str> {
+    placeholders(template, true)
+        .into_iter()
+        .map(|(_, _, n)| n)
+        .collect()
+}
+
 /// Replaces each placeholder with `value(name)`; absent values become "".
 pub fn render(template: &str, double: bool, value: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(template.len());

@@ -1,0 +1,538 @@
+//! A first hour with teamgate (issue 32): `check-config` refuses what `serve`
+//! refuses, relative paths follow the configuration file, and the operator
+//! commands, `teamgate_info` and reload say clearly what there is. Through
+//! the real binary, as an operator runs it.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Child, Command, Output, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::{Value, json};
+use teamgate::config::ConfigSources;
+
+use crate::{
+    helpers::repo_path,
+    sdk::{self, call},
+};
+
+fn teamgate(cwd: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
+    command.args(args).current_dir(cwd);
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    command.output().expect("teamgate runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+const HTTP_TOOL_WITH_SECRET: &str = r#"
+[tools]
+http_allowlist = ["https://internal.example.com"]
+[[tools.http]]
+name = "lookup"
+description = "Looks a thing up"
+url = "https://internal.example.com/api"
+headers = { Authorization = "Bearer ${TEAMGATE_TEST_INTERNAL_API_KEY}" }
+"#;
+
+#[test]
+fn check_config_refuses_what_serve_refuses_naming_each_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    // A PostgreSQL store nobody listens on: check-config must not connect.
+    write(
+        &file,
+        &format!(
+            "{HTTP_TOOL_WITH_SECRET}[store]\nurl = \"postgres://teamgate@127.0.0.1:1/teamgate\"\n"
+        ),
+    );
+    let config = file.to_str().unwrap();
+    let output = teamgate(dir.path(), &["check-config", "--config", config], &[]);
+    let error = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{error}");
+    assert!(
+        error.contains("tools.http[0].headers.Authorization")
+            && error.contains("TEAMGATE_TEST_INTERNAL_API_KEY is not set"),
+        "{error}"
+    );
+    assert!(
+        error.contains("mcp.request_state_keys") && error.contains("PostgreSQL"),
+        "{error}"
+    );
+
+    // With both fixed it passes, still without reaching the database.
+    let keys = format!("[\"{}\"]", "k".repeat(40));
+    let fixed = [
+        ("TEAMGATE_TEST_INTERNAL_API_KEY", "not-a-real-key"),
+        ("TEAMGATE__MCP__REQUEST_STATE_KEYS", keys.as_str()),
+    ];
+    let output = teamgate(dir.path(), &["check-config", "--config", config], &fixed);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("configuration is valid"));
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("not-a-real-key"));
+
+    // serve stops on the same missing secret (SQLite here, so it gets that far).
+    write(&file, HTTP_TOOL_WITH_SECRET);
+    let store = format!("sqlite://{}/teamgate.db", dir.path().display());
+    let envs = [("TEAMGATE__STORE__URL", store.as_str())];
+    let args = ["serve", "--listen", "127.0.0.1:0", "--config", config];
+    let output = teamgate(dir.path(), &args, &envs);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("tools.http[0].headers.Authorization"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn relative_paths_follow_the_file_that_names_them_and_missing_ones_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("conf");
+    write(&conf.join("handbook/oncall.md"), "# On call\n");
+    write(&conf.join("repo/main.rs"), "fn main() {}\n");
+    write(
+        &conf.join("prompts/review.md"),
+        "---\nname: review\narguments:\n  - name: diff\n---\nReview {{diff}}\n",
+    );
+    let file = conf.join("team.toml");
+    let text = r#"
+[[sources.docs]]
+name = "team"
+paths = ["handbook"]
+watch = false
+[[sources.files]]
+name = "repo"
+root = "repo"
+extensions = ["rs"]
+[prompt_files]
+folders = ["prompts"]
+"#;
+    write(&file, text);
+    let loaded = ConfigSources::files_only(vec![file.clone()])
+        .load()
+        .unwrap();
+    assert_eq!(
+        Path::new(&loaded.sources.docs[0].paths[0]),
+        conf.join("handbook")
+    );
+    assert_eq!(Path::new(&loaded.sources.files[0].root), conf.join("repo"));
+    assert_eq!(
+        Path::new(&loaded.prompt_files.folders[0]),
+        conf.join("prompts")
+    );
+
+    // Run from elsewhere: the paths still resolve next to the file.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let args = ["check-config", "--config", file.to_str().unwrap()];
+    let output = teamgate(elsewhere.path(), &args, &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    write(
+        &file,
+        &text.replace("[\"handbook\"]", "[\"handbook\", \"gone\"]"),
+    );
+    let output = teamgate(elsewhere.path(), &args, &[]);
+    let error = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{error}");
+    assert!(
+        error.contains("sources.docs[0].paths[1]") && error.contains("gone"),
+        "{error}"
+    );
+}
+
+#[test]
+fn undeclared_prompt_placeholders_and_array_output_schemas_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    let args = ["check-config", "--config", file.to_str().unwrap()];
+    write(
+        &file,
+        "[[prompts]]\nname = \"greet\"\ntemplate = \"Hello {{nmae}}\"\narguments = [{ name = \"name\" }]\n",
+    );
+    let error = stderr(&teamgate(dir.path(), &args, &[]));
+    assert!(
+        error.contains("prompts[0].template") && error.contains("{{nmae}}"),
+        "{error}"
+    );
+
+    write(
+        &dir.path().join("prompts/greet.md"),
+        "---\nname: greet\n---\nHello {{who}}\n",
+    );
+    write(&file, "[prompt_files]\nfolders = [\"prompts\"]\n");
+    let output = teamgate(dir.path(), &args, &[]);
+    let error = stderr(&output);
+    assert!(!output.status.success());
+    assert!(
+        error.contains("prompt_files.folders[0]")
+            && error.contains("greet.md")
+            && error.contains("{{who}}"),
+        "{error}"
+    );
+
+    write(
+        &file,
+        "[[tools.command]]\nname = \"list\"\ndescription = \"d\"\nprogram = \"/bin/echo\"\noutput_schema = { type = \"array\" }\n",
+    );
+    let error = ConfigSources::files_only(vec![file])
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("tools.command[0].output_schema") && error.contains("object"),
+        "{error}"
+    );
+}
+
+#[test]
+fn teamgate_config_lists_the_files_when_no_config_flag_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("base.toml"),
+        "[mcp]\nserver_name = \"base\"\ninstructions = \"from base\"\n",
+    );
+    write(
+        &dir.path().join("team.toml"),
+        "[mcp]\nserver_name = \"team\"\n",
+    );
+    let files = format!("{0}/base.toml:{0}/team.toml", dir.path().display());
+    let envs = [("TEAMGATE_CONFIG", files.as_str())];
+    let output = teamgate(&repo_path(""), &["check-config"], &envs);
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        printed.contains("server_name = \"team\"") && printed.contains("from base"),
+        "{printed}"
+    );
+    // --config wins over the variable.
+    let base = dir.path().join("base.toml");
+    let args = ["check-config", "--config", base.to_str().unwrap()];
+    let output = teamgate(&repo_path(""), &args, &envs);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("server_name = \"base\""));
+}
+
+#[test]
+fn unknown_keys_suggest_the_close_one_without_garbled_backticks() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    write(&file, "[server]\nalowed_hosts = [\"mcp.example.com\"]\n");
+    let error = ConfigSources::files_only(vec![file])
+        .load()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("unknown key `server.alowed_hosts`")
+            && error.contains("did you mean `server.allowed_hosts`?"),
+        "{error}"
+    );
+    assert!(
+        !error.contains("``") && !error.contains("`one of"),
+        "{error}"
+    );
+}
+
+/// `teamgate serve` with its log in a file and its own SQLite store, for
+/// what the log says and what the operator commands show afterwards.
+struct Logged {
+    child: Child,
+    log: PathBuf,
+    url: String,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Logged {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Logged {
+    fn start(config: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        write(&dir.path().join("team.toml"), config);
+        // The default docs source reads docs/ in the working directory.
+        write(&dir.path().join("docs/guide.md"), "# Guide\n");
+        let log = dir.path().join("serve.log");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--config", "team.toml"])
+            .current_dir(dir.path())
+            .envs(Self::envs(dir.path()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        let child = command.spawn().expect("teamgate starts");
+        let mut served = Self {
+            child,
+            log,
+            url: String::new(),
+            dir,
+        };
+        let line = served.wait_for("http://127.0.0.1:");
+        let start = line.find("http://127.0.0.1:").unwrap();
+        served.url = line[start..]
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != '"')
+            .collect();
+        served
+    }
+
+    fn envs(dir: &Path) -> Vec<(String, String)> {
+        vec![
+            (
+                "TEAMGATE__STORE__URL".into(),
+                format!("sqlite://{}/teamgate.db", dir.display()),
+            ),
+            ("TEAMGATE__LOG__FORMAT".into(), "json".into()),
+        ]
+    }
+
+    /// The first log line containing `needle`, waiting up to 30 s.
+    fn wait_for(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if let Some(line) = log.lines().find(|l| l.contains(needle)) {
+                return line.to_owned();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no {needle:?} in the log:\n{log}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// An operator command on this server's store and configuration.
+    fn admin(&self, args: &[&str]) -> Output {
+        let envs = Self::envs(self.dir.path());
+        let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        // `--config` belongs to the command group: `token --config F create`.
+        let mut all = vec![args[0], "--config", "team.toml"];
+        all.extend(&args[1..]);
+        teamgate(self.dir.path(), &all, &envs)
+    }
+
+    fn token(&self, user: &str, scopes: &[&str]) -> String {
+        let mut args = vec!["token", "create", "--user", user];
+        for scope in scopes {
+            args.extend(["--scope", scope]);
+        }
+        let output = self.admin(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        stdout.lines().last().unwrap().trim().to_owned()
+    }
+}
+
+const WATCHLESS: &str = "[reload]\nwatch = false\n";
+
+#[tokio::test]
+async fn teamgate_info_counts_what_the_caller_may_use_and_shows_its_scopes() {
+    let served = Logged::start(WATCHLESS);
+    let everything = served.token("alice", &[]);
+    let (client, _) = sdk::connect_as(&served.url, Some(&everything), None).await;
+    let info = call(&client, "teamgate_info", json!({})).await["structuredContent"].clone();
+    let tools = client.list_all_tools().await.unwrap().len();
+    let resources = client.list_all_resources().await.unwrap().len();
+    let prompts = client.list_all_prompts().await.unwrap().len();
+    assert!(tools >= 2 && resources >= 1 && prompts >= 1, "{info}");
+    assert_eq!(
+        info["offered"],
+        json!({"tools": tools, "resources": resources, "prompts": prompts})
+    );
+    assert_eq!(info["scopes"], json!(["*"]));
+    client.cancel().await.unwrap();
+
+    let narrow = served.token("bob", &["tools:teamgate_info"]);
+    let (client, _) = sdk::connect_as(&served.url, Some(&narrow), None).await;
+    let info = call(&client, "teamgate_info", json!({})).await["structuredContent"].clone();
+    assert_eq!(
+        info["offered"],
+        json!({"tools": 1, "resources": 0, "prompts": 0})
+    );
+    assert_eq!(info["scopes"], json!(["tools:teamgate_info"]));
+    assert_eq!(info["user"], "bob");
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn token_create_refuses_a_scope_that_names_nothing_declared() {
+    let served = Logged::start(WATCHLESS);
+    let output = served.admin(&[
+        "token",
+        "create",
+        "--user",
+        "carol",
+        "--scope",
+        "tools:teamgate_inf",
+    ]);
+    let error = stderr(&output);
+    assert!(!output.status.success());
+    assert!(
+        error.contains("tools:teamgate_inf")
+            && error.contains("tools:teamgate_info")
+            && error.contains("--force"),
+        "{error}"
+    );
+    let listed = served.admin(&["token", "list", "--json"]);
+    let rows: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(rows, json!([]), "nothing was created");
+
+    for scopes in [
+        &["tools:*"][..],
+        &["*"],
+        &[
+            "tools:teamgate_info",
+            "resources:read",
+            "prompts:teamgate_guide",
+        ],
+    ] {
+        served.token("carol", scopes);
+    }
+    let forced = [
+        "token",
+        "create",
+        "--user",
+        "carol",
+        "--scope",
+        "tools:later",
+        "--force",
+    ];
+    let output = served.admin(&forced);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("tools:later"),
+        "a warning names it"
+    );
+}
+
+/// No cell of a table runs into the next column (at the header's offsets).
+fn assert_table(text: &str, header: &[&str]) {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    let starts: Vec<usize> = header.iter().map(|h| first.find(h).expect(h)).collect();
+    assert_eq!(starts[0], 0, "{text}");
+    for line in lines {
+        for &start in &starts[1..] {
+            let before: String = line.chars().take(start).collect();
+            assert!(
+                before.ends_with("  "),
+                "the cell before column {start} runs into it in {line:?}:\n{text}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn token_and_audit_tables_have_headers_and_cut_long_values() {
+    let served = Logged::start(WATCHLESS);
+    let long_user = format!("member-{}", "x".repeat(80));
+    let token = served.token(&long_user, &[]);
+    let label = format!("laptop\n{}", "y".repeat(200));
+    let output = served.admin(&["token", "create", "--user", "dave", "--name", &label]);
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let listed = String::from_utf8(served.admin(&["token", "list"]).stdout).unwrap();
+    assert_eq!(listed.lines().count(), 3, "{listed}");
+    assert_table(
+        &listed,
+        &[
+            "ID",
+            "USER",
+            "LABEL",
+            "SCOPES",
+            "EXPIRES",
+            "LAST USED",
+            "STATE",
+        ],
+    );
+    assert!(
+        listed.contains('…') && !listed.contains(&long_user),
+        "{listed}"
+    );
+
+    let (client, _) = sdk::connect_as(&served.url, Some(&token), None).await;
+    call(&client, "teamgate_info", json!({})).await;
+    client.cancel().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let audit = loop {
+        let audit = String::from_utf8(served.admin(&["audit", "tail"]).stdout).unwrap();
+        if audit.contains("teamgate_info") || Instant::now() > deadline {
+            break audit;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(audit.contains("teamgate_info"), "{audit}");
+    assert_table(
+        &audit,
+        &[
+            "TIME", "USER", "METHOD", "TARGET", "OUTCOME", "LATENCY", "TRACE",
+        ],
+    );
+    assert!(
+        audit.contains("member-xxx") && audit.contains('…'),
+        "{audit}"
+    );
+}
+
+#[test]
+fn a_reload_logs_one_line_saying_what_changed() {
+    let served = Logged::start(WATCHLESS);
+    let tool =
+        "[[tools.command]]\nname = \"hup\"\ndescription = \"echo\"\nprogram = \"/bin/echo\"\n";
+    write(
+        &served.dir.path().join("team.toml"),
+        &format!("{WATCHLESS}{tool}"),
+    );
+    let pid = nix::unistd::Pid::from_raw(served.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    let line = served.wait_for("configuration reloaded");
+    assert!(line.contains("tools +hup"), "{line}");
+    assert!(!line.contains("prompts"), "nothing else changed: {line}");
+}
+
+#[test]
+fn the_client_setups_send_the_authorization_header() {
+    let guide = std::fs::read_to_string(repo_path("docs/connecting-clients.md")).unwrap();
+    let sections: Vec<&str> = guide.split("\n## ").skip(1).collect();
+    let clients = [
+        "Claude Code",
+        "VS Code",
+        "Cursor",
+        "MCP Inspector",
+        "TypeScript SDK",
+        "Python SDK",
+    ];
+    for client in clients {
+        let section = sections
+            .iter()
+            .find(|s| s.starts_with(client))
+            .unwrap_or_else(|| panic!("docs/connecting-clients.md has a {client} section"));
+        assert!(section.contains("Authorization"), "{client}: {section}");
+    }
+    let readme = std::fs::read_to_string(repo_path("README.md")).unwrap();
+    let start = readme.find("## Connecting clients").unwrap();
+    let end = start + readme[start..].find("\n## Commands").unwrap();
+    let part = &readme[start..end];
+    for client in clients {
+        assert!(part.contains(client), "README names {client}");
+    }
+    assert!(part.contains("Node 22.19"), "{part}");
+    assert!(
+        part.contains("http_client=") && part.contains("Authorization"),
+        "{part}"
+    );
+}
