@@ -13,6 +13,8 @@ pub mod cli;
 pub mod cli_admin;
 pub mod config;
 pub mod fswatch;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 pub mod http;
 pub mod mcp;

@@ -9,7 +9,7 @@ mod cors;
 mod edge;
 pub mod error;
 mod front;
-mod guard;
+pub(crate) mod guard;
 mod health;
 pub mod limits;
 mod serve;

@@ -119,7 +119,7 @@ impl HttpRunner {
     /// The URL for these arguments, refused when an argument makes a `.`
     /// or `..` path segment: URL parsers drop or climb those (encoded or
     /// not), so `{project}/items/{id}` with `..` would reach another path.
-    fn url(&self, arguments: &JsonObject) -> Result<String, String> {
+    pub(crate) fn url(&self, arguments: &JsonObject) -> Result<String, String> {
         let url = render(&self.url, false, |name| {
             arguments
                 .get(name)
