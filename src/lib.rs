@@ -14,6 +14,8 @@ pub mod cli_admin;
 pub mod cli_table;
 pub mod config;
 pub mod fswatch;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 pub mod http;
 pub mod mcp;

@@ -75,7 +75,9 @@ impl DatabaseUrl {
         let Some((scheme, rest)) = self.0.split_once("://") else {
             return self.0.clone();
         };
-        let Some((userinfo, host)) = rest.split_once('@') else {
+        // The last `@` ends the user information, as URL parsers (and
+        // `passwords`) read it: a password may hold an `@` of its own.
+        let Some((userinfo, host)) = rest.rsplit_once('@') else {
             return self.0.clone();
         };
         match userinfo.split_once(':') {
@@ -165,6 +167,10 @@ mod tests {
             DatabaseUrl::new("postgres://a:p%40ss@db/x").passwords(),
             ["p%40ss", "p@ss"]
         );
+        // A password holding `@`: none of it is printed (its tail once was).
+        let url = DatabaseUrl::new("postgres://app:p@ss@word@db/x");
+        assert_eq!(url.masked(), "postgres://app:<redacted>@db/x");
+        assert_eq!(url.passwords(), ["p@ss@word"]);
         assert!(
             DatabaseUrl::new("sqlite://data/x.db")
                 .passwords()

@@ -330,7 +330,7 @@ fn header(headers: &HeaderMap, name: HeaderName) -> Option<String> {
 
 /// Checks a POST body and returns its id and method. On error, returns the
 /// id too when it could be read, so the error reply can carry it.
-fn inspect(
+pub(crate) fn inspect(
     bytes: &[u8],
     headers: &HeaderMap,
     max_depth: usize,
@@ -378,7 +378,7 @@ fn is_json(value: Option<&axum::http::HeaderValue>) -> bool {
 /// A linear scan: serde's own recursion limit would answer a generic error.
 /// Most of a request's bytes are inside strings, which are skipped to their
 /// next quote or backslash at once (memchr) rather than byte by byte.
-fn json_depth(bytes: &[u8]) -> usize {
+pub(crate) fn json_depth(bytes: &[u8]) -> usize {
     let (mut depth, mut max, mut at) = (0usize, 0usize, 0usize);
     while let Some(&b) = bytes.get(at) {
         at += 1;

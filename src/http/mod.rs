@@ -13,7 +13,7 @@ mod envelope;
 pub mod error;
 mod forwarded;
 mod front;
-mod guard;
+pub(crate) mod guard;
 mod health;
 pub mod limits;
 mod refusal;

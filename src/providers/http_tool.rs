@@ -119,7 +119,7 @@ impl HttpRunner {
     /// The URL for these arguments, refused when an argument makes a `.`
     /// or `..` path segment: URL parsers drop or climb those (encoded or
     /// not), so `{project}/items/{id}` with `..` would reach another path.
-    fn url(&self, arguments: &JsonObject) -> Result<String, String> {
+    pub(crate) fn url(&self, arguments: &JsonObject) -> Result<String, String> {
         let url = render(&self.url, false, |name| {
             arguments
                 .get(name)
@@ -205,9 +205,16 @@ impl HttpRunner {
 }
 
 /// Whether the path of `url`, as rendered (before a parser normalises it),
-/// has a `.` or `..` segment, plain or percent-encoded.
+/// has a `.` or `..` segment, plain or percent-encoded. Read as the WHATWG
+/// URL parser reads it: tabs and newlines anywhere are dropped, and `\` is a
+/// path separator of http(s) URLs.
 fn has_dot_segment(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let url: String = url
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .map(|c| if c == '\\' { '/' } else { c })
+        .collect();
+    let rest = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
     let path = rest.find('/').map_or("", |at| &rest[at..]);
     let path = path.split(['?', '#']).next().unwrap_or_default();
     path.split('/').any(|segment| {
@@ -240,6 +247,34 @@ impl Runner for HttpRunner {
                 result.unwrap_or_else(|message| text_result(message, true))
             }
             () = cx.cancellation().cancelled() => text_result("cancelled", true),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_dot_segment;
+
+    #[test]
+    fn dot_segments_are_found_as_the_url_parser_reads_them() {
+        for url in [
+            "https://api.example.com/v1/../x",
+            "https://api.example.com/v1/%2E%2e/x",
+            "https://api.example.com/v1/.",
+            // Found by the url_template fuzz target: the parser drops the
+            // newlines and then the `.` segment.
+            "https://api.example.com/v1/\n\n.",
+            "https://api.example.com/v1/.\t./x",
+            "https://api.example.com/v1\\..\\x",
+        ] {
+            assert!(has_dot_segment(url), "{url:?}");
+        }
+        for url in [
+            "https://api.example.com/v1/a.b/x?q=..",
+            "https://api.example.com/v1/...",
+            "https://api.example.com/v1/x#..",
+        ] {
+            assert!(!has_dot_segment(url), "{url:?}");
         }
     }
 }

@@ -6,7 +6,7 @@
 //! ignored, unless the source includes them), has an allowed extension and
 //! is under the size cap.
 
-mod beneath;
+pub(crate) mod beneath;
 mod list;
 mod read;
 mod search;
@@ -35,7 +35,7 @@ pub struct FilesSource {
     /// The root, canonical: what the search walker walks.
     root: PathBuf,
     /// The root held open: every file is opened beneath it.
-    root_fd: Arc<OwnedFd>,
+    pub(crate) root_fd: Arc<OwnedFd>,
 }
 
 impl FilesSource {
@@ -65,7 +65,7 @@ impl FilesSource {
     }
 
     /// `relative` as a path under the root, if it is written as one.
-    fn plain<'a>(&self, relative: &'a str) -> Result<&'a Path, String> {
+    pub(crate) fn plain<'a>(&self, relative: &'a str) -> Result<&'a Path, String> {
         let requested = Path::new(relative);
         let plain = !relative.contains('\0')
             && requested
@@ -102,7 +102,7 @@ impl FilesSource {
 
     /// The file `relative` names under the root, opened, with its size; or
     /// why it cannot be read.
-    fn open(&self, relative: &str) -> Result<(std::fs::File, u64), String> {
+    pub(crate) fn open(&self, relative: &str) -> Result<(std::fs::File, u64), String> {
         let requested = self.plain(relative)?;
         if relative.is_empty() {
             return Err("`path` names no file".into());
