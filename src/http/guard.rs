@@ -347,7 +347,13 @@ pub(crate) fn inspect(
             None,
         ));
     }
-    let envelope: Envelope = serde_json::from_slice(bytes).map_err(|e| {
+    // JSON is UTF-8 (RFC 8259), and serde skips the bytes of the fields it
+    // ignores without checking them: check the whole body once (found by the
+    // `envelope` fuzz target).
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err((HttpError::Parse("the body is not UTF-8".into()), None));
+    };
+    let envelope: Envelope = serde_json::from_str(text).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
             return (HttpError::Parse(e.to_string()), None);
         }
@@ -357,7 +363,7 @@ pub(crate) fn inspect(
         struct Id {
             id: Option<Value>,
         }
-        let id = serde_json::from_slice::<Id>(bytes).ok().and_then(|m| m.id);
+        let id = serde_json::from_str::<Id>(text).ok().and_then(|m| m.id);
         let message = "the body must be a JSON-RPC message object".into();
         (HttpError::InvalidRequest(message), id)
     })?;

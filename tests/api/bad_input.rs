@@ -214,3 +214,18 @@ async fn wrong_http_methods_are_refused_with_a_json_body() {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], -32601);
 }
+
+/// JSON is UTF-8: invalid bytes anywhere, even in a member nobody reads, are
+/// a parse error at the door (the `envelope` fuzz target found such a body
+/// let through the guard).
+#[tokio::test]
+async fn a_body_that_is_not_utf8_is_a_parse_error() {
+    let app = spawn_app().await;
+    let mut body = br#"{"jsonrpc":"2.0","id":4,"method":"ping","":{""#.to_vec();
+    body.extend([0xa7; 8]);
+    body.extend(br#"":2}}"#);
+    let response = app.post_raw(body, &[]).await;
+    assert_eq!(response.status(), 400);
+    let reply: Value = response.json().await.expect("a JSON-RPC error body");
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+}
