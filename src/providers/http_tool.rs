@@ -206,10 +206,12 @@ impl HttpRunner {
 
 /// Whether the path of `url`, as rendered (before a parser normalises it),
 /// has a `.` or `..` segment, plain or percent-encoded. Read as the WHATWG
-/// URL parser reads it: tabs and newlines anywhere are dropped, and `\` is a
-/// path separator of http(s) URLs.
+/// URL parser reads it: leading and trailing controls and spaces are trimmed,
+/// tabs and newlines anywhere are dropped, and `\` is a path separator of
+/// http(s) URLs.
 fn has_dot_segment(url: &str) -> bool {
     let url: String = url
+        .trim_matches(|c: char| c <= ' ')
         .chars()
         .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
         .map(|c| if c == '\\' { '/' } else { c })
@@ -266,6 +268,7 @@ mod tests {
             "https://api.example.com/v1/\n\n.",
             "https://api.example.com/v1/.\t./x",
             "https://api.example.com/v1\\..\\x",
+            "https://api.example.com/v1/\n..\0\0",
         ] {
             assert!(has_dot_segment(url), "{url:?}");
         }
