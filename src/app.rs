@@ -196,8 +196,8 @@ impl App {
         self.shared.bus.clone()
     }
 
-    /// The HTTP stack of the main listener.
-    pub fn front(&self) -> Arc<http::Front> {
+    /// The HTTP stack of the main listener (`http/stack.rs`).
+    pub fn router(&self) -> Router {
         let shared = self.shared.clone();
         let mcp = StreamableHttpService::new(
             move || Ok(McpHandler::for_http(shared.clone())),
@@ -244,7 +244,7 @@ impl App {
         };
         let metrics = &self.config.telemetry.metrics;
         let on_main_listener = metrics.enabled && metrics.listen.is_empty();
-        http::front(
+        http::router(
             HttpParts {
                 mcp_path: config.mcp.path.clone(),
                 mcp,
@@ -304,7 +304,7 @@ impl App {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let front = self.front();
+        let router = self.router();
         let metrics = &self.config.telemetry.metrics;
         if metrics.enabled && !metrics.listen.is_empty() {
             let addr = &metrics.listen;
@@ -346,7 +346,7 @@ impl App {
         let health = self.health.clone();
         http::serve(
             listener,
-            front,
+            router,
             options,
             shutdown,
             move || health.start_draining(),

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use http::request::Parts;
 
 use axum::{
-    extract::Request,
+    extract::{Request, State},
+    middleware::Next,
     response::{IntoResponse, Response},
 };
 
@@ -25,18 +26,21 @@ pub struct AuthState {
     pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
 }
 
-/// Resolves the `Caller` into the request's extensions, or answers 401
-/// (or 503 when the token store cannot be read).
-pub async fn authenticate(state: &AuthState, request: Request) -> Result<Request, Response> {
+/// The authentication step (`http/stack.rs`): resolves the `Caller` into the
+/// request's extensions, or answers 401 (503 when the token store cannot be
+/// read).
+pub async fn authenticate(
+    State(state): State<AuthState>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (mut parts, body) = request.into_parts();
     match state.authenticator.authenticate(&parts).await {
         Ok(caller) => {
             parts.extensions.insert(caller);
-            Ok(Request::from_parts(parts, body))
+            next.run(Request::from_parts(parts, body)).await
         }
-        // Boxed: the refusal's record and queue wait would otherwise make
-        // every request's future larger (it is moved as the request starts).
-        Err(error) => Err(Box::pin(refuse(state, parts, error)).await),
+        Err(error) => refuse(&state, parts, error).await,
     }
 }
 

@@ -8,18 +8,23 @@
 //! Notifications and responses get no answer; a batch of only those gets
 //! 202. Anywhere else a batch is refused (400), as before.
 
-use std::{future::Future, pin::Pin};
+use std::{future::Future, pin::Pin, sync::Arc};
 
 use axum::{
     body::{Body, Bytes},
-    extract::Request,
+    extract::{Request, State},
     http::{HeaderValue, StatusCode, header},
+    middleware::Next,
     response::{IntoResponse, Response},
 };
 use http_body_util::{BodyExt, Limited};
 use serde_json::{Value, value::RawValue};
 
-use super::{error::HttpError, guard::Gate, names};
+use super::{
+    error::HttpError,
+    guard::{Gate, GuardConfig},
+    names,
+};
 
 /// Elements a batch may hold at most (the body is bounded by
 /// `server.max_body_bytes` besides).
@@ -61,15 +66,33 @@ pub fn defer(parts: http::request::Parts, bytes: Bytes) -> Response {
 }
 
 /// The batch a refusal carries, if it does.
-pub fn take(refusal: &mut Response) -> Option<Deferred> {
+fn take(refusal: &mut Response) -> Option<Deferred> {
     refusal.extensions_mut().remove::<Deferred>()
 }
 
-pub type Served<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
+/// The endpoint's outermost step (`stack.rs`): a batch the guard set aside
+/// is served here, each element through every step below.
+pub async fn batches(
+    State(config): State<Arc<GuardConfig>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let mut response = next.clone().run(request).await;
+    if response.status() != StatusCode::BAD_REQUEST {
+        return response;
+    }
+    let Some(deferred) = take(&mut response) else {
+        return response;
+    };
+    let serve = |element| -> Served<'static> { Box::pin(next.clone().run(element)) };
+    serve_batch(deferred, config.gate.as_deref(), serve).await
+}
+
+type Served<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
 
 /// Serves `batch` when its session was negotiated at 2025-03-26, each
 /// element through `serve` (the whole endpoint); else the refusal.
-pub async fn serve<'a>(
+async fn serve_batch<'a>(
     batch: Deferred,
     gate: Option<&dyn Gate>,
     serve: impl Fn(Request) -> Served<'a>,

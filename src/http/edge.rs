@@ -3,7 +3,10 @@
 //! reach us at all (DNS-rebinding protection). Runs before anything else
 //! reads the request, authentication included.
 
-use std::net::{IpAddr, SocketAddr};
+use std::{
+    net::{IpAddr, SocketAddr},
+    sync::Arc,
+};
 
 use super::{
     authority::{OriginRule, origin_rule, parse_origin, split_authority},
@@ -12,8 +15,9 @@ use super::{
 };
 use crate::config::ForwardedHeader;
 use axum::{
-    extract::Request,
+    extract::{ConnectInfo, Request, State},
     http::{HeaderMap, header},
+    middleware::Next,
     response::{IntoResponse, Response},
 };
 
@@ -191,22 +195,15 @@ impl EdgeConfig {
     }
 }
 
-/// The edge step's settings: who may reach us, and what is compressed.
-pub struct Edge {
-    pub config: EdgeConfig,
-    pub compression: super::compress::Compression,
-}
-
-/// Refuses a foreign `Host` or `Origin` (403, JSON-RPC body), records the
-/// `ClientInfo` for the layers below, and compresses what they answer
-/// (`compress.rs`).
-pub async fn edge<F: Future<Output = Response>>(
-    edge: &Edge,
-    peer: SocketAddr,
+/// The edge step (`stack.rs`): refuses a foreign `Host` or `Origin` (403,
+/// JSON-RPC body) and records the `ClientInfo` for the steps below. The
+/// peer's address comes from the accept loop (`serve.rs`).
+pub async fn check(
+    State(config): State<Arc<EdgeConfig>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     mut request: Request,
-    next: impl FnOnce(Request) -> F,
+    next: Next,
 ) -> Response {
-    let config = &edge.config;
     let client = config.client(
         peer.ip(),
         request.headers(),
@@ -234,7 +231,7 @@ pub async fn edge<F: Future<Output = Response>>(
         }
     }
     request.extensions_mut().insert(client);
-    super::compress::compress(&edge.compression, request, next).await
+    next.run(request).await
 }
 
 #[cfg(test)]

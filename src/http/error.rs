@@ -55,6 +55,9 @@ pub enum HttpError {
     /// An error status rmcp answered with a plain-text body; the text is kept.
     #[error("{1}")]
     Engine(StatusCode, String),
+    /// A bug of ours (a panic caught by the stack); the details go to the log only.
+    #[error("internal error; the server's log has the details")]
+    Internal,
 }
 
 impl HttpError {
@@ -72,6 +75,7 @@ impl HttpError {
             Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::Engine(status, _) => *status,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -85,6 +89,7 @@ impl HttpError {
             Self::Unauthorized { .. } => code::UNAUTHORIZED,
             Self::Forbidden { .. } => code::FORBIDDEN,
             Self::Engine(status, _) if status.is_server_error() => code::INTERNAL_ERROR,
+            Self::Internal => code::INTERNAL_ERROR,
             Self::Engine(StatusCode::NOT_FOUND, _) => code::SESSION_NOT_FOUND,
             _ => code::INVALID_REQUEST,
         }

@@ -6,9 +6,10 @@
 
 use std::{sync::Arc, time::Duration};
 
+use axum::middleware::Next;
 use axum::{
     body::{Body, Bytes},
-    extract::Request,
+    extract::{Request, State},
     http::{HeaderMap, HeaderName, Method, StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -98,6 +99,21 @@ pub struct After {
     delete: bool,
     /// A reply the client could resume (collapse.rs waits less for it).
     resumable: bool,
+}
+
+/// The guard's step (`stack.rs`): [`admit`], the steps below, [`finish`].
+pub async fn guard(
+    State(config): State<Arc<GuardConfig>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match admit(&config, request).await {
+        Ok(Admitted { request, after }) => {
+            let response = next.run(request).await;
+            finish(&config, after, response).await
+        }
+        Err(refusal) => refusal,
+    }
 }
 
 /// The checks before the engine: session ownership for every method; for a

@@ -6,13 +6,10 @@
 mod authority;
 mod batch;
 mod collapse;
-mod compress;
-mod cors;
 mod edge;
 mod envelope;
 pub mod error;
 mod forwarded;
-mod front;
 pub(crate) mod guard;
 mod health;
 pub mod limits;
@@ -23,22 +20,16 @@ mod throttle;
 
 use std::sync::Arc;
 
-use axum::{Router, routing::get};
-use tower_http::trace::TraceLayer;
-
 pub use edge::{ClientInfo, EdgeConfig};
 pub use envelope::Envelope;
-pub use front::Front;
 pub use guard::{Gate, GuardConfig, Refusal};
 pub use health::Health;
 pub use limits::{RateLimits, StreamCaps};
 pub use refusal::ScopeRefusal;
 pub use serve::{ServeOptions, serve};
+pub use stack::router;
 
-use crate::{
-    auth::{self, AuthState},
-    mcp::Engine,
-};
+use crate::{auth::AuthState, mcp::Engine};
 
 /// RFC 9728 protected-resource metadata (root and path-inserted forms).
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -78,51 +69,6 @@ impl GuardConfig {
             collapse_wait: config.mcp.sse_keep_alive,
         }
     }
-}
-
-/// The whole HTTP stack, one per listener (`front.rs` lists its steps).
-/// `metrics`: the `/metrics` route, when it is served on this listener.
-pub fn front(parts: HttpParts, metrics: Option<Router>) -> Arc<Front> {
-    // The MCP endpoint: its own steps (capacity, rate limits, authentication,
-    // the input guard, observation) run in order; `stack.rs` lists them.
-    let mcp = stack::Steps::new(
-        parts.mcp,
-        parts.max_in_flight,
-        parts.rate_limits,
-        parts.auth.clone(),
-        parts.guard,
-        parts.observer.clone(),
-    );
-    let metadata = Router::new()
-        .route(METADATA_PATH, get(auth::protected_resource_metadata))
-        .route(
-            &format!("{METADATA_PATH}/{{*resource}}"),
-            get(auth::protected_resource_metadata),
-        )
-        .with_state(parts.auth);
-    // One debug-level span per request to these routes (tower-http's;
-    // failures are not logged here: an ERROR line per shed request would only
-    // add to an overload). The MCP endpoint's requests have the observe
-    // step's span instead: through this layer each also paid for a second
-    // span and a wrapper around its reply body.
-    let routes = Router::new()
-        .route(health::PROBES[0], get(health::healthz))
-        .route(health::PROBES[1], get(health::readyz))
-        .with_state(parts.health)
-        .merge(metadata)
-        .layer(TraceLayer::new_for_http().on_failure(()));
-    Arc::new(Front {
-        observer: parts.observer,
-        edge: edge::Edge {
-            config: parts.edge,
-            compression: compress::Compression::new(parts.compression_min_bytes),
-        },
-        cors: cors::BrowserCors::new(&parts.browser_origins),
-        mcp_path: parts.mcp_path,
-        mcp,
-        routes,
-        metrics,
-    })
 }
 
 /// The headers read on every MCP request, as names parsed once: a lookup by

@@ -16,7 +16,9 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::Front;
+use axum::{Router, extract::ConnectInfo};
+use hyper_util::service::TowerToHyperService;
+use tower::ServiceExt;
 
 pub struct ServeOptions {
     /// A client must send its request head within this time.
@@ -32,12 +34,12 @@ pub struct ServeOptions {
     pub grace: Duration,
 }
 
-/// Serves `front` on `listener` until `shutdown`; then drains. `on_drain`
+/// Serves `router` on `listener` until `shutdown`; then drains. `on_drain`
 /// runs when draining starts (readiness turns false); `end_streams` is
 /// cancelled when the grace period is over, which ends open SSE streams.
 pub async fn serve(
     listener: TcpListener,
-    front: Arc<Front>,
+    router: Router,
     options: ServeOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
     on_drain: impl FnOnce() + Send + 'static,
@@ -82,7 +84,13 @@ pub async fn serve(
             tracing::warn!(%error, "could not set TCP_NODELAY");
         }
         let io = TokioIo::new(stream);
-        let service = front.connection(peer);
+        // The edge step reads the peer's address from here (`edge.rs`).
+        let service = TowerToHyperService::new(router.clone().map_request(
+            move |mut request: axum::http::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(ConnectInfo(peer));
+                request
+            },
+        ));
         match &protocols {
             Protocols::Http1(builder) => {
                 spawn(graceful.watch(builder.serve_connection(io, service)), slot);

@@ -1,130 +1,182 @@
-//! The MCP endpoint's own middleware, in one async function that the
-//! connection's future (`front.rs`) runs in place.
+//! The whole HTTP stack in one place: which layer runs where, outermost first.
 //!
-//! The steps run in this order, each able to answer in place of the rest:
+//! Every listener serves one axum `Router` built here. A request meets:
 //!
-//! 1. capacity: over `limits.max_in_flight`, refuse at once (503) instead of
-//!    queueing; a slot is held until the response head, so open streams
-//!    never count;
-//! 2. unauthenticated traffic is limited per client address before any
-//!    credential is checked, so guessing costs quota (a failed credential
-//!    spends it on the way out);
-//! 3. authentication: who is calling, 401 before any body is read;
-//! 4. each caller's own quota, now that the caller is known;
-//! 5. the guard reads and checks the body once (size, time, syntax, depth),
-//!    then session ownership, per-tool quotas, stream caps and audit room,
-//!    and gives every error reply the JSON-RPC shape (scopes are decided by
-//!    the engine; the guard turns its refusal into the 403);
-//! 6. observe: one span and the measurements per request the engine serves
-//!    (refusals above are counted where they happen);
-//! 7. the engine.
+//! 1. catch-panic (tower-http): a panic anywhere below becomes a 500 with a
+//!    JSON-RPC body, never a dropped connection;
+//! 2. trace (tower-http): a debug-level span per request (the MCP endpoint's
+//!    own span, with the method and outcome, is step 12);
+//! 3. the health probes, answered here, before the Host check: the kubelet
+//!    sends the pod's address as Host, and they carry nothing a rebinding
+//!    attack could use (`health.rs`);
+//! 4. observe-refusals: describes the MCP requests refused anywhere below
+//!    (Host or Origin, 401, 429, ...), which the engine never sees
+//!    (`telemetry/observe.rs`);
+//! 5. edge: a foreign Host or Origin is refused before anything reads the
+//!    request (DNS rebinding); who the client is, behind trusted proxies
+//!    (`edge.rs`, `forwarded.rs`);
+//! 6. compression (tower-http): JSON above `limits.compression_min_bytes`;
+//!    its default predicate never compresses SSE;
+//! 7. CORS (tower-http) for browser clients of the allowed origins;
+//! 8. the routes: the MCP endpoint, the protected-resource metadata and,
+//!    when served on this listener, `/metrics`.
 //!
-//! A JSON-RPC batch of a 2025-03-26 session is set aside by the guard and
-//! its elements each run all of these steps (`serve_or_batch`, `batch.rs`).
+//! The MCP endpoint's own steps, each able to answer in place of the rest:
 //!
-//! They were six tower layers, then six async functions each wrapping the
-//! next. Now each step is a check before the engine and, where it has one,
-//! a step after it, written in a row in one async function: its future is
-//! the size of its largest step, not the sum of all of them, and nothing
-//! nested is moved as the request starts (the profile showed those copies
-//! on every call; BENCHMARKS.md).
+//! 9. batches: a 2025-03-26 JSON-RPC batch is served element by element,
+//!    each through steps 10 to 14 as a request of its own (`batch.rs`);
+//! 10. capacity (tower): over `limits.max_in_flight` requests are refused at
+//!     once (503) instead of queueing; a slot is held until the response head,
+//!     so open streams never count;
+//! 11. rate limits and authentication: unauthenticated traffic is limited per
+//!     client address before any credential is checked, so guessing costs
+//!     quota (`throttle.rs`); then who is calling, 401 before any body is read
+//!     (`auth/layer.rs`); then the caller's own quota;
+//! 12. the guard reads the body once (size, time, syntax, depth) and shapes
+//!     the engine's replies (`guard.rs`);
+//! 13. observe: one span and the measurements per request the engine serves;
+//! 14. the engine (`mcp::Engine`: rmcp and its handler).
+
+use std::{any::Any, sync::Arc};
 
 use axum::{
+    Router,
+    error_handling::HandleErrorLayer,
     extract::Request,
+    http::{HeaderName, HeaderValue, Method},
+    middleware::from_fn_with_state,
     response::{IntoResponse, Response},
+    routing::{any, get},
 };
-use tokio::sync::Semaphore;
-use tracing::Instrument;
+use tower::{BoxError, ServiceBuilder, limit::GlobalConcurrencyLimitLayer};
+use tower_http::{
+    catch_panic::CatchPanicLayer,
+    compression::{CompressionLayer, DefaultPredicate, Predicate, predicate::SizeAbove},
+    cors::{AllowOrigin, CorsLayer},
+    trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer},
+};
+use tracing::Level;
 
-use super::{
-    batch,
-    error::HttpError,
-    guard,
-    limits::RateLimits,
-    throttle::{self, Anonymous},
-};
-use crate::{
-    auth::{self, AuthState},
-    mcp::Engine,
-    telemetry::{Observer, Observing},
-};
+use super::{HttpParts, METADATA_PATH, batch, edge, error::HttpError, guard, health, throttle};
+use crate::{auth, telemetry};
 
-/// The MCP endpoint: the steps above in front of the engine.
-pub struct Steps {
-    in_flight: Semaphore,
-    rate_limits: RateLimits,
-    auth: AuthState,
-    guard: guard::GuardConfig,
-    observer: Observer,
-    engine: Engine,
+/// The router of one listener. `metrics`: the `/metrics` route, when it is
+/// served on this listener (a scraper that sends no public Host name uses
+/// `telemetry.metrics.listen` instead).
+pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
+    let HttpParts {
+        mcp_path,
+        mcp,
+        guard,
+        health,
+        auth,
+        edge,
+        browser_origins,
+        rate_limits,
+        max_in_flight,
+        compression_min_bytes,
+        observer,
+    } = parts;
+    let guard = Arc::new(guard);
+
+    // Steps 9 to 13, in order.
+    let endpoint_steps = ServiceBuilder::new()
+        .layer(from_fn_with_state(guard.clone(), batch::batches))
+        .layer(HandleErrorLayer::new(at_capacity))
+        .load_shed()
+        .layer(GlobalConcurrencyLimitLayer::new(max_in_flight))
+        .layer(from_fn_with_state(rate_limits.clone(), throttle::anonymous))
+        .layer(from_fn_with_state(auth.clone(), auth::authenticate))
+        .layer(from_fn_with_state(rate_limits, throttle::callers))
+        .layer(from_fn_with_state(guard, guard::guard))
+        .layer(from_fn_with_state(observer.clone(), telemetry::observe));
+    let engine = Arc::new(mcp);
+    let endpoint = any(move |request: Request| {
+        let engine = engine.clone();
+        async move { engine.serve(request).await }
+    })
+    .layer(endpoint_steps);
+
+    let mut routes = Router::new()
+        .route(&mcp_path, endpoint)
+        .route(METADATA_PATH, get(auth::protected_resource_metadata))
+        .route(
+            &format!("{METADATA_PATH}/{{*resource}}"),
+            get(auth::protected_resource_metadata),
+        )
+        .with_state(auth);
+    if let Some(metrics) = metrics {
+        routes = routes.merge(metrics);
+    }
+
+    // Steps 4 to 7, in order (on the routes above only: not on the probes).
+    let compress_when = DefaultPredicate::new().and(SizeAbove::new(compression_min_bytes.into()));
+    let edge_steps = ServiceBuilder::new()
+        .layer(from_fn_with_state(observer, telemetry::observe_refusals))
+        .layer(from_fn_with_state(Arc::new(edge), edge::check))
+        .layer(CompressionLayer::new().compress_when(compress_when))
+        .layer(cors(&browser_origins));
+    let routes = routes.route_layer(edge_steps);
+
+    // Steps 1 to 3.
+    let probes = Router::new()
+        .route(health::PROBES[0], get(health::healthz))
+        .route(health::PROBES[1], get(health::readyz))
+        .with_state(health);
+    let outer = ServiceBuilder::new()
+        .layer(CatchPanicLayer::custom(panicked))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::DEBUG))
+                .on_response(DefaultOnResponse::new().level(Level::DEBUG))
+                // An error line per shed request would only add to an overload.
+                .on_failure(()),
+        );
+    probes.merge(routes).layer(outer)
 }
 
-impl Steps {
-    pub fn new(
-        engine: Engine,
-        max_in_flight: usize,
-        rate_limits: RateLimits,
-        auth: AuthState,
-        guard: guard::GuardConfig,
-        observer: Observer,
-    ) -> Self {
-        Self {
-            in_flight: Semaphore::new(max_in_flight),
-            rate_limits,
-            auth,
-            guard,
-            observer,
-            engine,
-        }
-    }
+/// Step 10's refusal: the server is at `limits.max_in_flight`.
+async fn at_capacity(_: BoxError) -> Response {
+    HttpError::Unavailable("the server is at capacity; retry shortly".into()).into_response()
+}
 
-    /// Part of the connection's one future (`front.rs`), not boxed apart.
-    pub async fn serve(&self, request: Request) -> Response {
-        let Ok(_slot) = self.in_flight.try_acquire() else {
-            let message = "the server is at capacity; retry shortly".to_owned();
-            return HttpError::Unavailable(message).into_response();
-        };
-        let limits = &self.rate_limits;
-        let anonymous = Anonymous::of(&request);
-        if let Some(refusal) = anonymous.check(limits) {
-            return refusal;
-        }
-        let response = match self.admit(request).await {
-            Ok(admitted) => {
-                let guard::Admitted { request, after } = admitted;
-                let (request, observing) = Observing::start(request);
-                let span = observing.span().clone();
-                let response = self.engine.serve(request).instrument(span).await;
-                let response = observing.finish(&self.observer, response);
-                guard::finish(&self.guard, after, response).await
-            }
-            Err(refusal) => refusal,
-        };
-        anonymous.after(limits, response)
-    }
+/// Step 1: a panic is a bug of ours; the client gets a JSON-RPC error and the
+/// log the message.
+fn panicked(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic without a message");
+    tracing::error!(panic = message, "request handler panicked");
+    HttpError::Internal.into_response()
+}
 
-    /// [`serve`](Self::serve), and a 2025-03-26 batch the guard set aside:
-    /// each element through all of the steps, as a request of its own
-    /// (boxed: rare, and kept out of every other request's future).
-    pub async fn serve_or_batch(&self, request: Request) -> Response {
-        let mut response = self.serve(request).await;
-        if response.status() != axum::http::StatusCode::BAD_REQUEST {
-            return response;
-        }
-        let Some(deferred) = batch::take(&mut response) else {
-            return response;
-        };
-        let gate = self.guard.gate.as_deref();
-        let serve = |element| -> batch::Served<'_> { Box::pin(self.serve(element)) };
-        Box::pin(batch::serve(deferred, gate, serve)).await
-    }
-
-    /// Steps 3 to 5: who is calling, their quota, the guard's checks.
-    async fn admit(&self, request: Request) -> Result<guard::Admitted, Response> {
-        let request = auth::authenticate(&self.auth, request).await?;
-        if let Some(refusal) = throttle::callers(&self.rate_limits, &request) {
-            return Err(refusal);
-        }
-        guard::admit(&self.guard, request).await
-    }
+/// Step 7: CORS for browser clients of `origins` (the public URL's origin
+/// and `server.allowed_origins`); the MCP headers a browser client sends
+/// and reads.
+fn cors(origins: &[String]) -> CorsLayer {
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|o| HeaderValue::from_str(o).ok())
+        .collect();
+    let allowed = [
+        "authorization",
+        "content-type",
+        "accept",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "last-event-id",
+    ];
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers(allowed.map(HeaderName::from_static))
+        .expose_headers([
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("www-authenticate"),
+        ])
+        .max_age(std::time::Duration::from_secs(600))
 }

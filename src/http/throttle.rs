@@ -5,8 +5,9 @@
 use std::net::IpAddr;
 
 use axum::{
-    extract::Request,
+    extract::{Request, State},
     http::{StatusCode, header},
+    middleware::Next,
     response::{IntoResponse, Response},
 };
 
@@ -30,13 +31,13 @@ fn spend(limits: &RateLimits, address: Option<IpAddr>, what: &str) -> Option<Res
 
 /// Before authentication: a request with no credentials spends its
 /// address's quota up front; one whose credentials fail spends it after.
-pub struct Anonymous {
+struct Anonymous {
     address: Option<IpAddr>,
     has_credentials: bool,
 }
 
 impl Anonymous {
-    pub fn of(request: &Request) -> Self {
+    fn of(request: &Request) -> Self {
         Self {
             address: address(request),
             has_credentials: request.headers().contains_key(header::AUTHORIZATION),
@@ -46,7 +47,7 @@ impl Anonymous {
     /// A request without credentials spends its address's quota now (the
     /// refusal, once it is spent); one with credentials spends it only if
     /// they fail (`after`).
-    pub fn check(&self, limits: &RateLimits) -> Option<Response> {
+    fn check(&self, limits: &RateLimits) -> Option<Response> {
         if self.has_credentials {
             return None;
         }
@@ -55,7 +56,7 @@ impl Anonymous {
 
     /// A failed authentication costs the address quota: guessing tokens is
     /// limited like anonymous traffic.
-    pub fn after(&self, limits: &RateLimits, response: Response) -> Response {
+    fn after(&self, limits: &RateLimits, response: Response) -> Response {
         if self.has_credentials
             && response.status() == StatusCode::UNAUTHORIZED
             && let Some(refusal) = spend(limits, self.address, "failed authentications")
@@ -66,10 +67,25 @@ impl Anonymous {
     }
 }
 
-/// Each caller's own quota, once the caller is known: the refusal, if spent.
-pub fn callers(limits: &RateLimits, request: &Request) -> Option<Response> {
-    let caller = request.extensions().get::<Caller>()?;
-    let wait = limits.check_caller(&caller.user).err()?;
-    let message = format!("{} is over its request rate", caller.user);
-    Some(HttpError::TooManyRequests(wait, message).into_response())
+/// The step before authentication (`stack.rs`): a request without
+/// credentials spends its address's quota up front, one whose credentials
+/// fail spends it after.
+pub async fn anonymous(State(limits): State<RateLimits>, request: Request, next: Next) -> Response {
+    let anonymous = Anonymous::of(&request);
+    if let Some(refusal) = anonymous.check(&limits) {
+        return refusal;
+    }
+    let response = next.run(request).await;
+    anonymous.after(&limits, response)
+}
+
+/// The step after authentication: each caller's own quota.
+pub async fn callers(State(limits): State<RateLimits>, request: Request, next: Next) -> Response {
+    if let Some(caller) = request.extensions().get::<Caller>()
+        && let Err(wait) = limits.check_caller(&caller.user)
+    {
+        let message = format!("{} is over its request rate", caller.user);
+        return HttpError::TooManyRequests(wait, message).into_response();
+    }
+    next.run(request).await
 }

@@ -10,7 +10,6 @@
 
 use std::{
     collections::HashMap,
-    future::Future,
     pin::Pin,
     sync::{
         Arc, Mutex,
@@ -22,8 +21,9 @@ use std::{
 
 use axum::{
     body::{Body, Bytes},
-    extract::Request,
+    extract::{Request, State},
     http::{Method, header},
+    middleware::Next,
     response::Response,
 };
 use http_body::Frame;
@@ -31,12 +31,12 @@ use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use tracing::{Span, field::Empty};
+use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::Metrics;
 use crate::{
-    http::{Envelope, clip, header_text, names, value_text},
+    http::{Envelope, clip, header_text, names},
     registry::Caller,
 };
 
@@ -65,7 +65,7 @@ impl Observed {
 
 /// Set by the inner half: the request reached the engine.
 #[derive(Default)]
-struct Reached(AtomicBool);
+pub(super) struct Reached(pub(super) AtomicBool);
 
 #[derive(Clone)]
 pub struct Observer {
@@ -86,7 +86,7 @@ struct Facts {
     post: bool,
 }
 
-fn era(version: &str) -> &'static str {
+pub(super) fn era(version: &str) -> &'static str {
     match version {
         "" => "unknown",
         v if v >= MODERN => "modern",
@@ -177,7 +177,16 @@ pub(crate) const REQUEST_TARGET: &str = "teamgate::request";
 /// The inner half, begun right before the engine: the span of a request
 /// that reached it, and what its reply is measured against. Two calls, not
 /// one wrapping the engine, so the MCP stack stays one flat future.
-pub struct Observing {
+/// The step in front of the engine (`http/stack.rs`): the request's span,
+/// which the engine's work runs in, and its measurements.
+pub async fn observe(State(observer): State<Observer>, request: Request, next: Next) -> Response {
+    let (request, observing) = Observing::start(request);
+    let span = observing.span().clone();
+    let response = next.run(request).instrument(span).await;
+    observing.finish(&observer, response)
+}
+
+struct Observing {
     span: Span,
     started: Instant,
     facts: Facts,
@@ -187,7 +196,7 @@ pub struct Observing {
 impl Observing {
     /// Describes `request` and opens its span; the returned request carries
     /// the `TraceId` and the `Observed` slot for the handler.
-    pub fn start(request: Request) -> (Request, Self) {
+    fn start(request: Request) -> (Request, Self) {
         let started = Instant::now();
         if let Some(reached) = request.extensions().get::<Arc<Reached>>() {
             reached.0.store(true, Ordering::Relaxed);
@@ -233,13 +242,13 @@ impl Observing {
     }
 
     /// The span the engine's work runs in.
-    pub fn span(&self) -> &Span {
+    fn span(&self) -> &Span {
         &self.span
     }
 
     /// Records what the reply says now and watches its body: the outcome,
     /// latency and metrics are recorded when the body ends.
-    pub fn finish(self, observer: &Observer, response: Response) -> Response {
+    fn finish(self, observer: &Observer, response: Response) -> Response {
         let Self {
             span,
             started,
@@ -420,66 +429,4 @@ impl Drop for Watched {
 /// Whether a reply chunk carries a JSON-RPC error object.
 fn carries_error(data: &Bytes) -> bool {
     memchr::memmem::find(data, b"\"error\":{").is_some()
-}
-
-/// The outer half: describes requests to the MCP endpoint that were refused
-/// before reaching the engine, and counts 401/403 and 429 refusals.
-pub async fn observe_outer<F: Future<Output = Response>>(
-    observer: &Observer,
-    mut request: Request,
-    next: impl FnOnce(Request) -> F,
-) -> Response {
-    if request.uri().path() != observer.mcp_path {
-        return next(request).await;
-    }
-    let started = Instant::now();
-    let reached = Arc::new(Reached::default());
-    request.extensions_mut().insert(reached.clone());
-    // Kept as they came (a cheap clone); read as text only for a refusal.
-    let mcp_method = request.headers().get(names::MCP_METHOD).cloned();
-    let mcp_version = request.headers().get(names::MCP_PROTOCOL_VERSION).cloned();
-    let http_method = request.method().clone();
-    let response = next(request).await;
-    let status = response.status().as_u16();
-    let metrics = &observer.metrics;
-    // A 403 is an authorization failure when it carries a challenge
-    // (insufficient scope, decided by the engine, so also on requests that
-    // reached it); the edge's Host/Origin refusals do not.
-    let challenged = response.headers().contains_key(header::WWW_AUTHENTICATE);
-    match status {
-        401 => metrics.auth_failure(status),
-        403 if challenged => metrics.auth_failure(status),
-        429 => metrics.rate_limited(),
-        _ => {}
-    }
-    if reached.0.load(Ordering::Relaxed) {
-        return response;
-    }
-    let method = match value_text(mcp_method.as_ref()) {
-        m if m.is_empty() => http_method.as_str().to_owned(),
-        m => m,
-    };
-    let version = value_text(mcp_version.as_ref());
-    let post = http_method == Method::POST;
-    let outcome = format!("http_{status}");
-    let era = era(&version);
-    let elapsed = started.elapsed();
-    let span = tracing::info_span!(
-        "mcp.request",
-        otel.kind = "server",
-        otel.status_code = "ERROR",
-        mcp.method = %method,
-        protocol_version = %version,
-        era,
-        outcome = %outcome,
-        latency_ms = elapsed.as_secs_f64() * 1000.0,
-    );
-    span.in_scope(|| tracing::info!("mcp request refused"));
-    metrics.request(
-        &method,
-        era,
-        &outcome,
-        post.then_some(elapsed.as_secs_f64()),
-    );
-    response
 }
