@@ -9,10 +9,9 @@ use figment::providers::Serialized;
 use std::sync::Arc;
 
 use crate::{
-    app::App,
+    app::{App, reload},
     cli_admin::{self as admin, AuditCommand, SessionsCommand, TokenCommand},
     config::{Config, ConfigSources},
-    reload,
     store::{Store, SystemClock},
     telemetry,
 };
@@ -133,6 +132,9 @@ fn check_config(config: &Config) -> anyhow::Result<()> {
     );
     let mut problems: Vec<String> = config.state_keys_problem().into_iter().collect();
     problems.extend(config.missing_on_disk());
+    if let Err(error) = crate::app::edge_config(config) {
+        problems.push(format!("{error:#}"));
+    }
     // Each docs source is indexed once here; a watcher would outlive the check.
     let mut built = config.clone();
     for docs in &mut built.sources.docs {

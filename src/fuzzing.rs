@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 
 use crate::{
     config::{ConfigSources, FilesSourceConfig, HttpToolConfig},
-    http::{EdgeConfig, Envelope},
-    mcp::JsonObject,
+    http::EdgeConfig,
+    protocol::Envelope,
+    protocol::JsonObject,
     providers::{files::FilesSource, http_tool::HttpRunner},
 };
 
@@ -23,6 +24,7 @@ pub fn check_config(path: &Path) -> Result<String, String> {
     let config = ConfigSources::files_only(vec![path.to_owned()])
         .load()
         .map_err(|e| e.to_string())?;
+    crate::app::edge_config(&config).map_err(|e| e.to_string())?;
     toml::to_string_pretty(&config).map_err(|e| format!("printing configuration: {e}"))
 }
 
@@ -37,7 +39,7 @@ pub fn inspect(
     if let Some(value) = content_type.and_then(|v| HeaderValue::from_bytes(v).ok()) {
         headers.insert(header::CONTENT_TYPE, value);
     }
-    crate::http::guard::inspect(body, &headers, max_depth).map_err(|(error, id)| {
+    crate::http::body::inspect(body, &headers, max_depth).map_err(|(error, id)| {
         let response = error.into_response_with_id(id);
         let status = response.status().as_u16();
         let bytes =
@@ -52,7 +54,7 @@ pub fn inspect(
 
 /// The guard's nesting depth of a body.
 pub fn json_depth(body: &[u8]) -> usize {
-    crate::http::guard::json_depth(body)
+    crate::http::body::json_depth(body)
 }
 
 /// The edge's Host and Origin rules for a server at

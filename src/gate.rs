@@ -7,8 +7,9 @@ use std::sync::Arc;
 use crate::{
     audit::{Auditor, digest, record_id},
     auth::Authenticator,
-    http::{Gate, Refusal, header_text, names},
+    http::{Gate, Refusal},
     mcp::Sessions,
+    protocol::{header_text, names},
     registry::Caller,
     store::{AuditRecord, SessionRepo, SqlEventStore},
 };

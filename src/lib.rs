@@ -20,9 +20,9 @@ pub mod gate;
 pub mod http;
 pub mod mcp;
 pub mod memory;
+pub mod protocol;
 pub mod providers;
 pub mod registry;
-pub mod reload;
 pub mod store;
 pub mod telemetry;
 

@@ -4,7 +4,7 @@
 use axum::{Json, extract::State, http::request::Parts, response::IntoResponse};
 use serde_json::json;
 
-use super::layer::AuthState;
+use super::AuthState;
 
 /// The endpoint's URL: `server.public_url` when set, else the request's own
 /// origin (loopback deployments) and the endpoint path.
@@ -13,7 +13,7 @@ pub fn resource_url(public_url: &str, mcp_path: &str, parts: &Parts) -> String {
         return public_url.trim_end_matches('/').to_owned();
     }
     // The edge layer resolved scheme and host, through trusted proxies only.
-    if let Some(client) = parts.extensions.get::<crate::http::ClientInfo>() {
+    if let Some(client) = parts.extensions.get::<crate::protocol::ClientInfo>() {
         return format!("{}://{}{mcp_path}", client.scheme, client.host);
     }
     let host = parts

@@ -3,21 +3,32 @@
 //! Knows nothing of MCP methods, sessions or SQL beyond the token store.
 
 mod jwt;
-mod layer;
 mod metadata;
 mod tokens;
 
 pub use jwt::OAuth;
-pub use layer::{AuthState, authenticate};
 pub use metadata::{challenge, protected_resource_metadata, resource_url};
 pub use tokens::{NewToken, PersonalTokens};
+
+use std::sync::Arc;
 
 use http::request::Parts;
 
 use crate::{
+    audit::Auditor,
     config::{AuthConfig, AuthMode},
     registry::Caller,
 };
+
+/// What the authentication step (`http/authenticate.rs`) and the metadata
+/// document need.
+#[derive(Clone)]
+pub struct AuthState {
+    pub authenticator: Arc<Authenticator>,
+    pub auditor: Auditor,
+    pub scopes_supported: Arc<Vec<String>>,
+    pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {

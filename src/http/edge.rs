@@ -13,24 +13,13 @@ use super::{
     error::HttpError,
     forwarded::Proxies,
 };
-use crate::config::ForwardedHeader;
+use crate::{config::ForwardedHeader, protocol::ClientInfo};
 use axum::{
     extract::{ConnectInfo, Request, State},
     http::{HeaderMap, header},
     middleware::Next,
     response::{IntoResponse, Response},
 };
-
-/// Who the client is, as far as the edge can tell.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientInfo {
-    /// The client's address (the proxy's client when the proxy is trusted).
-    pub ip: IpAddr,
-    /// `http` or `https` as the client used it.
-    pub scheme: String,
-    /// The host (and port) the client asked for.
-    pub host: String,
-}
 
 #[derive(Debug, Clone)]
 struct HostRule {

@@ -8,25 +8,28 @@ use std::{sync::Arc, time::Duration};
 
 use axum::middleware::Next;
 use axum::{
-    body::{Body, Bytes},
+    body::Body,
     extract::{Request, State},
     http::{HeaderMap, HeaderName, Method, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use futures::future::BoxFuture;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
-use serde::Deserialize;
+use http_body_util::{BodyExt, Limited};
+
 use serde_json::Value;
 
 use super::{
-    batch, collapse,
-    envelope::Envelope,
+    batch,
+    body::{inspect, is_json, read_body},
+    collapse,
     error::HttpError,
     limits::{RateLimits, StreamCaps, StreamSlot},
     names,
-    refusal::ScopeRefusal,
 };
-use crate::registry::Caller;
+use crate::{
+    protocol::{Envelope, Refused, ScopeRefusal},
+    registry::Caller,
+};
 
 /// The decisions the guard asks of the rest of the server, so this HTTP
 /// module needs no knowledge of sessions, scopes or the audit trail.
@@ -212,7 +215,9 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
         .then(|| config.gate.clone())
         .flatten()
         .map(|gate| {
-            let refusal = Arc::new(ScopeRefusal::new(gate));
+            let refusal = Arc::new(ScopeRefusal::new(Box::new(move |parts, scopes| {
+                gate.scope_challenge(parts, scopes)
+            })));
             parts.extensions.insert(refusal.clone());
             refusal
         });
@@ -265,22 +270,10 @@ pub async fn finish(config: &GuardConfig, after: After, response: Response) -> R
     // it streams): answered as the authorization spec asks, 403 with the
     // challenge naming the scopes needed.
     match refusal.and_then(|refusal| refusal.take()) {
-        Some(forbidden) => forbidden.into_response_with_id(id),
-        None => response,
-    }
-}
-
-async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError> {
-    let limited = Limited::new(body, config.max_body_bytes);
-    match tokio::time::timeout(config.body_timeout, limited.collect()).await {
-        Err(_) => Err(HttpError::BodyTimeout),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(HttpError::PayloadTooLarge(config.max_body_bytes))
+        Some(Refused { challenge, message }) => {
+            HttpError::Forbidden { challenge, message }.into_response_with_id(id)
         }
-        Ok(Err(e)) => Err(HttpError::InvalidRequest(format!(
-            "the body could not be read: {e}"
-        ))),
+        None => response,
     }
 }
 
@@ -344,89 +337,6 @@ fn header(headers: &HeaderMap, name: HeaderName) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Checks a POST body and returns its id and method. On error, returns the
-/// id too when it could be read, so the error reply can carry it.
-pub(crate) fn inspect(
-    bytes: &[u8],
-    headers: &HeaderMap,
-    max_depth: usize,
-) -> Result<Envelope, (HttpError, Option<Value>)> {
-    if json_depth(bytes) > max_depth {
-        return Err((HttpError::TooDeep(max_depth), None));
-    }
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if first == Some(&b'[') {
-        return Err((
-            HttpError::InvalidRequest(
-                "JSON-RPC batches are not supported; send one message per POST".into(),
-            ),
-            None,
-        ));
-    }
-    // JSON is UTF-8 (RFC 8259), and serde skips the bytes of the fields it
-    // ignores without checking them: check the whole body once (found by the
-    // `envelope` fuzz target).
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err((HttpError::Parse("the body is not UTF-8".into()), None));
-    };
-    let envelope: Envelope = serde_json::from_str(text).map_err(|e| {
-        if e.is_syntax() || e.is_eof() {
-            return (HttpError::Parse(e.to_string()), None);
-        }
-        // Not a message's shape (a method that is no string): the reply
-        // still carries the id when there is one.
-        #[derive(Deserialize)]
-        struct Id {
-            id: Option<Value>,
-        }
-        let id = serde_json::from_str::<Id>(text).ok().and_then(|m| m.id);
-        let message = "the body must be a JSON-RPC message object".into();
-        (HttpError::InvalidRequest(message), id)
-    })?;
-    if !is_json(headers.get(header::CONTENT_TYPE)) {
-        return Err((HttpError::UnsupportedMediaType, envelope.id));
-    }
-    Ok(envelope)
-}
-
-fn is_json(value: Option<&axum::http::HeaderValue>) -> bool {
-    value
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
-}
-
-/// Deepest nesting of arrays and objects, ignoring brackets inside strings.
-/// A linear scan: serde's own recursion limit would answer a generic error.
-/// Most of a request's bytes are inside strings, which are skipped to their
-/// next quote or backslash at once (memchr) rather than byte by byte.
-pub(crate) fn json_depth(bytes: &[u8]) -> usize {
-    let (mut depth, mut max, mut at) = (0usize, 0usize, 0usize);
-    while let Some(&b) = bytes.get(at) {
-        at += 1;
-        match b {
-            b'"' => loop {
-                let Some(found) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
-                    return max; // unterminated: serde reports it
-                };
-                let escape = bytes[at + found] == b'\\';
-                // An escape also skips the byte it escapes.
-                at = (at + found + 1 + usize::from(escape)).min(bytes.len());
-                if !escape {
-                    break;
-                }
-            },
-            b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
-}
-
 /// Largest plain-text error body read back from the engine.
 const MAX_ENGINE_ERROR_BYTES: usize = 16 * 1024;
 
@@ -458,29 +368,4 @@ async fn normalize(response: Response, id: Option<Value>) -> Response {
         }
     }
     normalized
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn depth_ignores_brackets_in_strings() {
-        assert_eq!(json_depth(br#"{"a":"[[[[{{{"}"#), 1);
-        assert_eq!(json_depth(br#"{"a":[{"b":[1]}]}"#), 4);
-        assert_eq!(json_depth(br#"{"a":"\"[["}"#), 1);
-        assert_eq!(json_depth(br#"{"a\\":[["\\\"]"]]}"#), 3);
-        assert_eq!(json_depth(br#"[[["#), 3);
-        assert_eq!(json_depth(br#"["\"#), 1);
-        assert_eq!(json_depth(br#"["[[[[\"#), 1);
-        assert_eq!(json_depth(b""), 0);
-    }
-
-    #[test]
-    fn content_type_accepts_parameters() {
-        let v = axum::http::HeaderValue::from_static("application/json; charset=utf-8");
-        assert!(is_json(Some(&v)));
-        let v = axum::http::HeaderValue::from_static("text/plain");
-        assert!(!is_json(Some(&v)));
-    }
 }

@@ -57,7 +57,9 @@ use tower_http::{
 };
 use tracing::Level;
 
-use super::{HttpParts, METADATA_PATH, batch, edge, error::HttpError, guard, health, throttle};
+use super::{
+    HttpParts, METADATA_PATH, authenticate, batch, edge, error::HttpError, guard, health, throttle,
+};
 use crate::{auth, telemetry};
 
 /// The router of one listener. `metrics`: the `/metrics` route, when it is
@@ -86,7 +88,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         .load_shed()
         .layer(GlobalConcurrencyLimitLayer::new(max_in_flight))
         .layer(from_fn_with_state(rate_limits.clone(), throttle::anonymous))
-        .layer(from_fn_with_state(auth.clone(), auth::authenticate))
+        .layer(from_fn_with_state(auth.clone(), authenticate::authenticate))
         .layer(from_fn_with_state(rate_limits, throttle::callers))
         .layer(from_fn_with_state(guard, guard::guard))
         .layer(from_fn_with_state(observer.clone(), telemetry::observe));

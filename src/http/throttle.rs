@@ -11,7 +11,8 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{edge::ClientInfo, error::HttpError, limits::RateLimits};
+use super::{error::HttpError, limits::RateLimits};
+use crate::protocol::ClientInfo;
 use crate::registry::Caller;
 
 /// The client's address as the quota key; written out only when a quota is

@@ -14,7 +14,7 @@ use super::{
     calls::{Audit, AuditSink, caller_of},
 };
 use crate::{
-    http::ScopeRefusal,
+    protocol::ScopeRefusal,
     registry::{Caller, Kind, Registry, resource_scopes},
 };
 

@@ -6,12 +6,11 @@ use std::{borrow::Cow, sync::Arc, time::Instant};
 use serde_json::Value;
 
 use super::{
-    CallToolResponse, GetPromptResponse, McpError, ProtocolVersion, ReadResourceResponse,
-    RequestContext, RoleServer,
+    CallToolResponse, GetPromptResponse, McpError, ReadResourceResponse, RequestContext, RoleServer,
 };
 use crate::{
     audit::{Auditor, digest_object, record_id},
-    http::{header_text, names},
+    protocol::{header_text, names, version_of},
     registry::Caller,
     store::AuditRecord,
     telemetry::{Observed, TraceId},
@@ -26,28 +25,6 @@ pub fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
         .and_then(|parts| parts.extensions.get::<Caller>())
         .cloned()
         .unwrap_or_else(Caller::anonymous)
-}
-
-/// The protocol version a request speaks: its `_meta` key (2026-07-28),
-/// else its session's, as rmcp's `protocol_version()` answers. Read in place:
-/// that method decodes a copy of the value each time, and a call asks
-/// several times.
-pub fn version_of(context: &RequestContext<RoleServer>) -> Option<Cow<'_, str>> {
-    const KEY: &str = "io.modelcontextprotocol/protocolVersion";
-    context
-        .meta
-        .get(KEY)
-        .and_then(Value::as_str)
-        .map(Cow::Borrowed)
-        .or_else(|| {
-            let info = context.peer.peer_info()?;
-            Some(Cow::Owned(info.protocol_version.to_string()))
-        })
-}
-
-/// True for 2026-07-28 and later: no sessions, MRTR instead of server requests.
-pub fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    version_of(context).is_some_and(|v| *v >= *ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// A request header as text, clipped like every header the audit trail and

@@ -91,7 +91,7 @@ impl Engine {
         };
         let listen = request
             .headers()
-            .get(crate::http::names::MCP_METHOD)
+            .get(crate::protocol::names::MCP_METHOD)
             .is_some_and(|m| m.as_bytes() == METHOD.as_bytes());
         if listen {
             // The guard has read the body already; this is the same buffer.

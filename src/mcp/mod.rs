@@ -1,7 +1,6 @@
-//! The one place rmcp is imported: the protocol engine and its wire types.
-//!
-//! Every other module names MCP types through `crate::mcp::...`, so an rmcp
-//! upgrade touches this module and the handler, not the whole crate.
+//! The engine: rmcp's `ServerHandler` (`handler.rs`), sessions, and the MCP
+//! policy decided on rmcp's typed requests. Its wire types come from
+//! `crate::protocol`, which every layer below may import.
 
 mod access;
 mod calls;
@@ -9,51 +8,21 @@ mod handler;
 mod known;
 mod listen;
 mod listing;
-mod methods;
-mod mrtr;
 mod resume;
 mod sessions;
 mod shared;
 mod stamp;
 mod subscriptions;
 
-pub use calls::{AuditSink, is_modern};
+// The wire types, for this module's files (`super::McpError`, ...).
+#[allow(unused_imports)]
+use crate::protocol::*;
+
+pub use calls::AuditSink;
 pub use handler::McpHandler;
 pub use listen::Engine;
-pub use methods::STANDARD_METHODS;
-pub use mrtr::{Asked, Mrtr, StateKeys};
-pub use resume::{StreamCloser, StreamEvents};
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::Shared;
-
-#[allow(deprecated)]
-// Logging is deprecated in 2026-07-28 but still served to 2025-era clients.
-pub use rmcp::model::LoggingLevel;
-pub use rmcp::{
-    ErrorData as McpError, RoleServer,
-    model::{
-        CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse,
-        GetPromptResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
-        InputResponses, JsonObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-        ReadResourceResponse, ReadResourceResult, RequestId, RequestMetaObject, Resource,
-        ResourceContents, ResourceTemplate, ServerCapabilities, SubscriptionFilter, Tool,
-    },
-    service::{Peer, RequestContext, SubscriptionContext},
-    transport::{
-        StreamableHttpServerConfig, StreamableHttpService,
-        streamable_http_server::session::{
-            EventStore, EventStoreError, EventStream, ServerSseMessage,
-        },
-    },
-};
-
-/// Protocol revisions teamgate serves, oldest first.
-pub const SUPPORTED_VERSIONS: [ProtocolVersion; 4] = [
-    ProtocolVersion::V_2025_03_26,
-    ProtocolVersion::V_2025_06_18,
-    ProtocolVersion::V_2025_11_25,
-    ProtocolVersion::V_2026_07_28,
-];
 
 /// Serves `handler` over stdin/stdout until the client closes stdin or
 /// `shutdown` resolves.

@@ -20,34 +20,12 @@
 use std::{sync::Arc, time::Duration};
 
 use async_trait::async_trait;
-use rmcp::{
-    model::ServerJsonRpcMessage,
-    transport::streamable_http_server::session::local::LocalSessionHandle,
-};
+use rmcp::model::ServerJsonRpcMessage;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::{EventStore, EventStoreError, EventStream, ServerSseMessage};
-
-/// The event store as sessions use it (the store module implements it).
-#[async_trait]
-pub trait StreamEvents: Send + Sync + 'static {
-    /// Records `event` on `stream` and returns it as sent, with its new id.
-    async fn record(
-        &self,
-        stream: &str,
-        event: &ServerSseMessage,
-    ) -> Result<String, EventStoreError>;
-
-    /// The events after `last_event_id` on its stream, when that stream's
-    /// name starts with `scope`; `None` for an id of another scope, or one
-    /// not (or no longer) known.
-    async fn replay_in(
-        &self,
-        scope: &str,
-        last_event_id: &str,
-    ) -> Result<Option<Vec<ServerSseMessage>>, EventStoreError>;
-}
+use crate::store::StreamEvents;
 
 /// The stream name prefix of `session`'s events.
 pub fn scope_of(session: &str) -> String {
@@ -86,35 +64,6 @@ impl EventStore for Scoped {
 }
 
 const UNKNOWN: &str = "unknown, expired or foreign Last-Event-ID";
-
-/// Lets a request end the SSE stream that carries its messages before its
-/// result (SEP-1699), found in the request's extensions on 2025-era
-/// sessions. rmcp sends a priming event with the retry delay and closes
-/// the stream; the request's later messages are recorded as usual and reach
-/// the client when it resumes with `Last-Event-ID`.
-#[derive(Clone)]
-pub struct StreamCloser {
-    handle: LocalSessionHandle,
-    /// rmcp's number of the request's stream within its session.
-    stream: u64,
-    retry: Duration,
-}
-
-impl StreamCloser {
-    pub(super) fn new(handle: LocalSessionHandle, stream: u64, retry: Duration) -> Self {
-        Self {
-            handle,
-            stream,
-            retry,
-        }
-    }
-
-    /// Ends the stream; false when it was already gone.
-    pub async fn close(&self) -> bool {
-        let closed = self.handle.close_sse_stream(self.stream, Some(self.retry));
-        closed.await.is_ok()
-    }
-}
 
 /// How long a resumed stream waits for more events before it closes (the
 /// client reconnects after the `retry` interval and resumes again).

@@ -33,13 +33,13 @@ use rmcp::{
 };
 
 use super::{
-    EventStore,
+    EventStore, StreamCloser,
     known::{self, Known, Presence},
-    resume::{self, Scoped, StreamCloser, StreamEvents},
+    resume::{self, Scoped},
 };
 use crate::{
     registry::Caller,
-    store::{SessionRepo, SessionRow},
+    store::{SessionRepo, SessionRow, StreamEvents},
 };
 
 /// How long a "this session still exists" answer is trusted before the

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use crate::{
-    mcp::{
+    protocol::{
         CallToolResponse, CallToolResult, GetPromptResponse, GetPromptResult, JsonObject, McpError,
         Prompt, Tool,
     },

@@ -21,7 +21,7 @@ use super::declared::{
 };
 use crate::{
     config::CommandToolConfig,
-    mcp::{CallToolResult, JsonObject},
+    protocol::{CallToolResult, JsonObject},
     registry::{CallContext, StreamScrub},
 };
 

@@ -18,7 +18,7 @@ use super::declared::{
 };
 use crate::{
     config::{HttpToolConfig, url_allowed},
-    mcp::{CallToolResult, JsonObject},
+    protocol::{CallToolResult, JsonObject},
     registry::{CallContext, Scrubber},
 };
 

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::{
     config::PromptConfig,
-    mcp::{GetPromptResponse, GetPromptResult, McpError, Prompt},
+    protocol::{GetPromptResponse, GetPromptResult, McpError, Prompt},
     providers::wire,
     registry::{CallContext, PromptProvider},
 };

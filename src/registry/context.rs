@@ -10,9 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::Scrubber;
 
-use crate::mcp::{
-    Asked, ClientCapabilities, InputRequests, LoggingLevel, McpError, Mrtr, Peer, ProtocolVersion,
-    RequestContext, RequestMetaObject, RoleServer, StreamCloser,
+use crate::protocol::{Asked, Mrtr, StreamCloser};
+use crate::protocol::{
+    ClientCapabilities, InputRequests, LoggingLevel, McpError, Peer, ProtocolVersion,
+    RequestContext, RequestMetaObject, RoleServer,
 };
 
 /// The authenticated caller, set by the auth layer on every request. The
@@ -182,7 +183,7 @@ impl CallContext {
 
     /// True for 2026-07-28 and later: stateless, MRTR instead of server requests.
     pub fn is_modern(&self) -> bool {
-        crate::mcp::is_modern(&self.request)
+        crate::protocol::is_modern(&self.request)
     }
 
     pub fn client_capabilities(&self) -> ClientCapabilities {

@@ -19,7 +19,7 @@ pub use context::{CallContext, Caller, Identity, scope_covers};
 pub use events::{ChangeBus, ChangeEvent};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};
 
-use crate::mcp::{
+use crate::protocol::{
     CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
     Resource, ResourceTemplate, ServerCapabilities, Tool,
 };

@@ -10,7 +10,7 @@ use memchr::memmem;
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
-use crate::mcp::{CallToolResponse, McpError};
+use crate::protocol::{CallToolResponse, McpError};
 
 /// Shortest value treated as a secret; shorter ones would mangle ordinary text.
 const MIN_SECRET_LEN: usize = 4;
@@ -242,9 +242,9 @@ mod tests {
     fn result(texts: &[&str], structured: Value) -> CallToolResponse {
         let content = texts
             .iter()
-            .map(|t| crate::mcp::ContentBlock::text(*t))
+            .map(|t| crate::protocol::ContentBlock::text(*t))
             .collect();
-        let mut result = crate::mcp::CallToolResult::success(content);
+        let mut result = crate::protocol::CallToolResult::success(content);
         result.structured_content = Some(structured);
         result.into()
     }

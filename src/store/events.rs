@@ -20,7 +20,27 @@ use sqlx::Row;
 use tokio::sync::mpsc;
 
 use super::{MemoryEventStore, Retention, Store, StoreError, batch, memory::Held, query_error};
-use crate::mcp::{EventStoreError, ServerSseMessage, StreamEvents};
+use crate::protocol::{EventStoreError, ServerSseMessage};
+
+/// The event store as sessions use it (this module and `memory.rs` implement it).
+#[async_trait]
+pub trait StreamEvents: Send + Sync + 'static {
+    /// Records `event` on `stream` and returns it as sent, with its new id.
+    async fn record(
+        &self,
+        stream: &str,
+        event: &ServerSseMessage,
+    ) -> Result<String, EventStoreError>;
+
+    /// The events after `last_event_id` on its stream, when that stream's
+    /// name starts with `scope`; `None` for an id of another scope, or one
+    /// not (or no longer) known.
+    async fn replay_in(
+        &self,
+        scope: &str,
+        last_event_id: &str,
+    ) -> Result<Option<Vec<ServerSseMessage>>, EventStoreError>;
+}
 
 /// Events waiting to be written; beyond this, streaming waits.
 const QUEUE: usize = 16_384;

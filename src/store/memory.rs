@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::mcp::ServerSseMessage;
+use crate::protocol::ServerSseMessage;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Retention {

@@ -31,9 +31,9 @@ use sqlx::{
 
 pub use audit::{AuditRecord, record_id};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use events::SqlEventStore;
+pub use events::{SqlEventStore, StreamEvents};
 pub use memory::{MemoryEventStore, Retention};
-pub use notify::bridge;
+pub use notify::{RELAY_QUEUE, bridge};
 pub use sessions::{SessionRepo, SessionRow};
 pub use tokens::TokenRow;
 

@@ -2,40 +2,42 @@
 //! with NOTIFY, and every replica LISTENs and republishes what the others
 //! sent. On SQLite (one instance) the bus stays in-process.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use sqlx::postgres::PgListener;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Backend, Store};
-use crate::registry::{ChangeBus, ChangeEvent};
 
 const CHANNEL: &str = "teamgate_changes";
 /// Changes waiting to be sent; a burst beyond this is dropped with a warning.
-const QUEUE: usize = 1024;
+pub const RELAY_QUEUE: usize = 1024;
 
 #[derive(Serialize, Deserialize)]
-struct Envelope {
+struct Envelope<T> {
     origin: String,
-    event: ChangeEvent,
+    event: T,
 }
 
-/// Connects `bus` to the other replicas when the store is PostgreSQL.
-pub async fn bridge(
+/// Relays changes between the replicas when the store is PostgreSQL: what
+/// arrives on `outgoing` goes to the others, what the others send goes to
+/// `deliver`. `Ok(false)` on SQLite (one instance; nothing to relay).
+pub async fn bridge<T>(
     store: &Store,
     url: &str,
-    bus: &ChangeBus,
+    mut outgoing: mpsc::Receiver<T>,
+    deliver: impl Fn(T) + Send + 'static,
     stop: CancellationToken,
-) -> Result<(), sqlx::Error> {
+) -> Result<bool, sqlx::Error>
+where
+    T: Serialize + DeserializeOwned + Send + 'static,
+{
     if store.backend() != Backend::Postgres {
-        return Ok(());
+        return Ok(false);
     }
     let origin = uuid::Uuid::new_v4().simple().to_string();
     let mut listener = PgListener::connect(url).await?;
     listener.listen(CHANNEL).await?;
-
-    let (relay, mut outgoing) = mpsc::channel::<ChangeEvent>(QUEUE);
-    bus.set_relay(relay);
     let sender_store = store.clone();
     let sender_origin = origin.clone();
     let sender_stop = stop.clone();
@@ -61,7 +63,6 @@ pub async fn bridge(
         }
     });
 
-    let bus = bus.clone();
     tokio::spawn(async move {
         loop {
             // PgListener reconnects and re-listens by itself after a drop.
@@ -71,10 +72,8 @@ pub async fn bridge(
             };
             match notification {
                 Ok(notification) => {
-                    match serde_json::from_str::<Envelope>(notification.payload()) {
-                        Ok(envelope) if envelope.origin != origin => {
-                            bus.publish_local(envelope.event)
-                        }
+                    match serde_json::from_str::<Envelope<T>>(notification.payload()) {
+                        Ok(envelope) if envelope.origin != origin => deliver(envelope.event),
                         Ok(_) => {}
                         Err(error) => tracing::warn!(%error, "unreadable change notification"),
                     }
@@ -86,5 +85,5 @@ pub async fn bridge(
             }
         }
     });
-    Ok(())
+    Ok(true)
 }

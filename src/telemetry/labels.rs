@@ -28,7 +28,7 @@ const CLIENT_NOTIFICATIONS: [&str; 4] = [
 /// (GET streams, DELETE), `response`, or "other". Never what a client made
 /// up: anyone may send any `Mcp-Method` header before authentication.
 pub(super) fn method_label(method: &str) -> &'static str {
-    let known = crate::mcp::STANDARD_METHODS
+    let known = crate::protocol::STANDARD_METHODS
         .iter()
         .chain(&CLIENT_NOTIFICATIONS)
         .chain(&["GET", "POST", "DELETE", "response"])
@@ -39,7 +39,7 @@ pub(super) fn method_label(method: &str) -> &'static str {
 /// The protocol version label: a revision teamgate serves, empty when none
 /// was named, or "other".
 pub(super) fn version_label(version: &str) -> StringValue {
-    let served = crate::mcp::SUPPORTED_VERSIONS
+    let served = crate::protocol::SUPPORTED_VERSIONS
         .iter()
         .any(|v| v.as_str() == version);
     if served || version.is_empty() {
@@ -57,7 +57,7 @@ impl Labels {
     /// `value`, or "other" once `MAX_LABEL_VALUES` distinct ones were seen.
     /// Values are interned: a label costs a reference count, not a copy.
     pub(super) fn bounded(&self, value: &str) -> StringValue {
-        let value = crate::http::clip(value, 64);
+        let value = crate::protocol::clip(value, 64);
         let mut seen = self.0.lock().expect("label set lock");
         if let Some(known) = seen.get(value) {
             return known.clone().into();

@@ -9,6 +9,7 @@ mod metrics;
 mod observe;
 mod refusals;
 mod tally;
+mod watched;
 
 use std::io::IsTerminal;
 

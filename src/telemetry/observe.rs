@@ -10,23 +10,20 @@
 
 use std::{
     collections::HashMap,
-    pin::Pin,
     sync::{
         Arc, Mutex,
         atomic::{AtomicBool, Ordering},
     },
-    task::{Context, Poll},
     time::Instant,
 };
 
 use axum::{
-    body::{Body, Bytes},
+    body::Body,
     extract::{Request, State},
     http::{Method, header},
     middleware::Next,
     response::Response,
 };
-use http_body::Frame;
 use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use serde::Deserialize;
@@ -34,14 +31,14 @@ use serde_json::value::RawValue;
 use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use super::Metrics;
+use super::{
+    Metrics,
+    watched::{Finish, Watched},
+};
 use crate::{
-    http::{Envelope, clip, header_text, names},
+    protocol::{Envelope, ProtocolEra, clip, header_text, names},
     registry::Caller,
 };
-
-/// The first protocol revision served without sessions.
-const MODERN: &str = "2026-07-28";
 
 /// Shared with the handler and the audit trail: the W3C trace id of the
 /// request (the caller's, from `traceparent`, or a new one).
@@ -58,7 +55,7 @@ impl Observed {
         *self.0.lock().expect("outcome lock") = Some(outcome.to_owned());
     }
 
-    fn get(&self) -> Option<String> {
+    pub(super) fn get(&self) -> Option<String> {
         self.0.lock().expect("outcome lock").clone()
     }
 }
@@ -74,24 +71,20 @@ pub struct Observer {
 }
 
 /// The request as the span and the metrics describe it.
-struct Facts {
-    method: String,
-    target: String,
-    user: String,
-    session: String,
-    version: String,
-    era: &'static str,
-    client: String,
-    traceparent: Option<String>,
-    post: bool,
+pub(super) struct Facts {
+    pub(super) method: String,
+    pub(super) target: String,
+    pub(super) user: String,
+    pub(super) session: String,
+    pub(super) version: String,
+    pub(super) era: &'static str,
+    pub(super) client: String,
+    pub(super) traceparent: Option<String>,
+    pub(super) post: bool,
 }
 
 pub(super) fn era(version: &str) -> &'static str {
-    match version {
-        "" => "unknown",
-        v if v >= MODERN => "modern",
-        _ => "legacy",
-    }
+    ProtocolEra::label(ProtocolEra::of(version))
 }
 
 /// The `_meta` keys the span and the metrics read. Each is read on its own,
@@ -321,112 +314,4 @@ pub fn new_trace_id() -> String {
     let mut text = [0u8; 32];
     hex::encode_to_slice(rand::random::<[u8; 16]>(), &mut text).expect("32 hex digits");
     String::from_utf8_lossy(&text).into_owned()
-}
-
-/// Records the outcome once, when the reply body ends or is dropped.
-struct Finish {
-    metrics: Metrics,
-    span: Span,
-    started: Instant,
-    facts: Facts,
-    observed: Arc<Observed>,
-    sse: bool,
-    status: u16,
-    saw_error: bool,
-}
-
-impl Finish {
-    fn done(self) {
-        // Set by the handler once a call reached a declared tool, resource
-        // or prompt; never for a name it did not know.
-        let reached = self.observed.get();
-        let declared = reached.is_some();
-        let outcome = reached.unwrap_or_else(|| {
-            if self.status >= 400 {
-                format!("http_{}", self.status)
-            } else if self.saw_error {
-                "error".to_owned()
-            } else {
-                "ok".to_owned()
-            }
-        });
-        let elapsed = self.started.elapsed();
-        let span = &self.span;
-        span.record("outcome", outcome.as_str());
-        span.record("latency_ms", elapsed.as_secs_f64() * 1000.0);
-        if outcome.starts_with("error") || outcome.starts_with("http_") {
-            span.record("otel.status_code", "ERROR");
-        }
-        span.in_scope(|| tracing::info!(target: REQUEST_TARGET, "mcp request"));
-        let facts = &self.facts;
-        let metrics = &self.metrics;
-        let seconds = facts.post.then_some(elapsed.as_secs_f64());
-        metrics.request(&facts.method, facts.era, &outcome, seconds);
-        if facts.method == "tools/call" {
-            let tool = if declared {
-                facts.target.as_str()
-            } else {
-                "other"
-            };
-            metrics.tool_call(tool, &outcome);
-        }
-        if self.sse {
-            metrics.stream_closed();
-        }
-    }
-}
-
-/// A reply body, watched for JSON-RPC errors and for its end.
-struct Watched {
-    body: Body,
-    finish: Option<Finish>,
-}
-
-impl http_body::Body for Watched {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let polled = Pin::new(&mut self.body).poll_frame(cx);
-        match &polled {
-            Poll::Ready(Some(Ok(frame))) => {
-                if let (Some(data), Some(finish)) = (frame.data_ref(), self.finish.as_mut())
-                    && carries_error(data)
-                {
-                    finish.saw_error = true;
-                }
-            }
-            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => {
-                if let Some(finish) = self.finish.take() {
-                    finish.done();
-                }
-            }
-            Poll::Pending => {}
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.body.size_hint()
-    }
-}
-
-impl Drop for Watched {
-    fn drop(&mut self) {
-        if let Some(finish) = self.finish.take() {
-            finish.done();
-        }
-    }
-}
-
-/// Whether a reply chunk carries a JSON-RPC error object.
-fn carries_error(data: &Bytes) -> bool {
-    memchr::memmem::find(data, b"\"error\":{").is_some()
 }

@@ -15,7 +15,7 @@ use axum::{
 };
 
 use super::observe::{Observer, Reached, era};
-use crate::http::{names, value_text};
+use crate::protocol::{names, value_text};
 
 /// The outer half (`http/stack.rs`): describes requests to the MCP endpoint
 /// that were refused before reaching the engine, and counts 401/403 and 429

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use teamgate::{config::ConfigSources, reload};
+use teamgate::{app::reload, config::ConfigSources};
 
 use crate::{
     binary,

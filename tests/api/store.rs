@@ -4,7 +4,8 @@ use std::{sync::Arc, time::Duration};
 
 use teamgate::{
     audit::record_id,
-    mcp::{ServerSseMessage, StreamEvents},
+    protocol::ServerSseMessage,
+    store::StreamEvents,
     store::{AuditRecord, ManualClock, Retention, SessionRepo, SessionRow, SqlEventStore, Store},
 };
 

@@ -22,7 +22,7 @@ pub(crate) const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZG
 use serde_json::{Value, json};
 
 use crate::{
-    mcp::{CallToolResponse, CallToolResult, Tool},
+    protocol::{CallToolResponse, CallToolResult, Tool},
     providers::wire,
 };
 

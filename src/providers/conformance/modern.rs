@@ -10,7 +10,8 @@ use serde_json::json;
 
 use super::{declare, mrtr::elicit, text_result};
 use crate::{
-    mcp::{Asked, CallToolResponse, ClientCapabilities, JsonObject, LoggingLevel, McpError, Tool},
+    protocol::Asked,
+    protocol::{CallToolResponse, ClientCapabilities, JsonObject, LoggingLevel, McpError, Tool},
     registry::{CallContext, ChangeBus, ChangeEvent, ToolProvider},
 };
 

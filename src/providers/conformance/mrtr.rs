@@ -13,9 +13,10 @@ use serde_json::{Value, json};
 
 use super::{declare, text_result};
 use crate::{
-    mcp::{
-        Asked, CallToolResponse, ClientCapabilities, GetPromptResponse, GetPromptResult,
-        InputRequest, InputRequests, JsonObject, McpError, Prompt, Tool,
+    protocol::Asked,
+    protocol::{
+        CallToolResponse, ClientCapabilities, GetPromptResponse, GetPromptResult, InputRequest,
+        InputRequests, JsonObject, McpError, Prompt, Tool,
     },
     providers::wire,
     registry::{CallContext, PromptProvider, ToolProvider},

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::PNG;
 use crate::{
-    mcp::{GetPromptResponse, GetPromptResult, McpError, Prompt},
+    protocol::{GetPromptResponse, GetPromptResult, McpError, Prompt},
     providers::wire,
     registry::{CallContext, PromptProvider},
 };

@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::PNG;
 use crate::{
-    mcp::{McpError, ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate},
+    protocol::{McpError, ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate},
     providers::wire,
     registry::{CallContext, ResourceProvider},
 };

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{PNG, WAV, declare};
 use crate::{
-    mcp::{
+    protocol::{
         CallToolResponse, CallToolResult, ContentBlock, JsonObject, LoggingLevel, McpError, Tool,
     },
     providers::wire,

@@ -7,14 +7,15 @@
 //! for other arguments. A client that cannot ask, a refusal, or a cancel
 //! means the tool does not run.
 //!
-//! [`Mrtr`]: crate::mcp::Mrtr
+//! [`Mrtr`]: crate::protocol::Mrtr
 
 use serde_json::{Value, json};
 
 use super::template::canonical;
 use crate::{
     config::ToolDecl,
-    mcp::{Asked, InputRequests, InputRequiredResult, JsonObject},
+    protocol::Asked,
+    protocol::{InputRequests, InputRequiredResult, JsonObject},
     providers::wire,
     registry::CallContext,
 };

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     config::ToolDecl,
-    mcp::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
+    protocol::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
     providers::wire,
     registry::{CallContext, ToolProvider},
 };

@@ -21,7 +21,7 @@ use index::Snapshot;
 use super::declared::{structured_result, text_result};
 use crate::{
     config::DocsSourceConfig,
-    mcp::{
+    protocol::{
         CallToolResponse, JsonObject, McpError, ReadResourceResponse, ReadResourceResult, Resource,
         ResourceTemplate, Tool,
     },
@@ -197,7 +197,7 @@ impl ToolProvider for DocsSource {
             .collect();
         result
             .content
-            .extend(links.into_iter().map(wire::<crate::mcp::ContentBlock>));
+            .extend(links.into_iter().map(wire::<crate::protocol::ContentBlock>));
         Ok(result.into())
     }
 }

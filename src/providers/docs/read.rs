@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::{Inner, index::Document};
-use crate::mcp::McpError;
+use crate::protocol::McpError;
 
 /// What a URI inside the source asks for.
 pub struct Wanted<'a> {

@@ -13,7 +13,7 @@ use nix::{
 };
 use serde_json::{Value, json};
 
-use crate::{config::FilesSourceConfig, mcp::JsonObject};
+use crate::{config::FilesSourceConfig, protocol::JsonObject};
 
 /// Entries in one page when the caller names no `limit`, and at most.
 pub const DEFAULT_LIMIT: u64 = 100;

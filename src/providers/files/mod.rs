@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use super::declared::{structured_result, text_result};
 use crate::{
     config::FilesSourceConfig,
-    mcp::{CallToolResponse, JsonObject, McpError, Tool},
+    protocol::{CallToolResponse, JsonObject, McpError, Tool},
     providers::wire,
     registry::{CallContext, ToolProvider},
 };

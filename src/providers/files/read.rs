@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::FilesSource;
 use crate::{
-    mcp::{CallToolResult, JsonObject},
+    protocol::{CallToolResult, JsonObject},
     providers::declared::text_result,
 };
 

@@ -17,7 +17,7 @@ use grep_searcher::{
 use ignore::{Match, WalkBuilder, overrides::OverrideBuilder};
 use serde_json::{Value, json};
 
-use crate::{config::FilesSourceConfig, mcp::JsonObject};
+use crate::{config::FilesSourceConfig, protocol::JsonObject};
 
 /// Most files looked at by one search.
 const MAX_FILES: usize = 20_000;

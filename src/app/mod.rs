@@ -2,30 +2,32 @@
 //! The only module that wires every other one together; it holds no
 //! business rules of its own.
 
+mod background;
+pub mod reload;
+mod router;
+
+use background::{purge_loop, sessions_gauge};
+
+pub use router::edge_config;
+use router::rate_limits;
+
 use std::{future::Future, sync::Arc};
 
 use anyhow::Context;
-use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     audit::Auditor,
-    auth::{AuthState, Authenticator, PersonalTokens},
+    auth::{Authenticator, PersonalTokens},
     config::{Config, Secret},
-    gate::TeamGate,
-    http::{
-        self, EdgeConfig, GuardConfig, Health, HttpParts, RateLimits, ServeOptions, StreamCaps,
-        limits,
-    },
-    mcp::{
-        AuditSink, Engine, McpHandler, SessionSettings, Sessions, Shared, StateKeys,
-        StoredSessions, StreamableHttpServerConfig, StreamableHttpService,
-    },
+    http::{self, EdgeConfig, Health, RateLimits, ServeOptions},
+    mcp::{AuditSink, McpHandler, SessionSettings, Sessions, Shared},
+    protocol::StateKeys,
     providers::{self, builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
-    store::{self, Clock, Retention, SessionRepo, SqlEventStore, Store, SystemClock},
-    telemetry::{self, Metrics, Observer},
+    store::{self, Clock, Retention, SqlEventStore, Store, SystemClock},
+    telemetry::Metrics,
 };
 
 /// How often the active-sessions gauge is refreshed.
@@ -48,6 +50,8 @@ pub struct App {
     events: Arc<SqlEventStore>,
     sessions: Arc<Sessions>,
     metrics: Metrics,
+    /// Who may reach the server (Host, Origin, trusted proxies), parsed once.
+    edge: EdgeConfig,
     /// Ends every rmcp session and stream when cancelled.
     engine_shutdown: CancellationToken,
 }
@@ -61,18 +65,25 @@ impl App {
 
     /// `build` with the clock the store reads (tests move time with it).
     pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        let edge = edge_config(&config)?;
         let store = Store::connect(config.store.url.expose(), clock).await?;
         store.migrate().await?;
         let bus = ChangeBus::default();
         let engine_shutdown = CancellationToken::new();
-        store::bridge(
+        let (relay, outgoing) = tokio::sync::mpsc::channel(store::RELAY_QUEUE);
+        let replicas = bus.clone();
+        let relayed = store::bridge(
             &store,
             config.store.url.expose(),
-            &bus,
+            outgoing,
+            move |event| replicas.publish_local(event),
             engine_shutdown.clone(),
         )
         .await
         .context("cannot LISTEN for changes from other replicas")?;
+        if relayed {
+            bus.set_relay(relay);
+        }
         let registry = build_registry(&config, &bus)?;
         let audit_stop = CancellationToken::new();
         let auditor = Auditor::start(store.clone(), config.audit.buffer, audit_stop.clone());
@@ -120,6 +131,7 @@ impl App {
         let config_limits = config.clone();
         let metrics = Metrics::new(&config.telemetry)?;
         Ok(Self {
+            edge,
             metrics,
             health: Health::new(Some(store.clone())),
             config,
@@ -194,106 +206,6 @@ impl App {
     /// The change bus every session forwarder and listen stream reads.
     pub fn change_bus(&self) -> crate::registry::ChangeBus {
         self.shared.bus.clone()
-    }
-
-    /// The HTTP stack of the main listener (`http/stack.rs`).
-    pub fn router(&self) -> Router {
-        let shared = self.shared.clone();
-        let mcp = StreamableHttpService::new(
-            move || Ok(McpHandler::for_http(shared.clone())),
-            self.sessions.clone(),
-            self.engine_config(),
-        );
-        let mcp = Engine::new(
-            mcp,
-            self.shared.clone(),
-            self.config.mcp.sse_keep_alive,
-            self.engine_shutdown.clone(),
-        );
-        let config = &self.config;
-        let gate = TeamGate {
-            sessions: self.sessions.clone(),
-            repo: Arc::new(self.store.clone()),
-            auditor: self.auditor.clone(),
-            events: self.events.clone(),
-            authenticator: self.authenticator.clone(),
-            max_sessions: config.store.max_sessions,
-            max_sessions_per_owner: config.store.max_sessions_per_owner,
-        };
-        let streams = StreamCaps::new(
-            config.limits.max_streams,
-            config.limits.max_streams_per_caller,
-        );
-        let store = self.store.clone();
-        let server = &config.server;
-        let edge = EdgeConfig::new(
-            &server.public_url,
-            &server.allowed_hosts,
-            &server.allowed_origins,
-            &server.trusted_proxies,
-            server.forwarded_header,
-        )
-        .expect("validated with the configuration");
-        let mut browser_origins = server.allowed_origins.clone();
-        if let Some(origin) = origin_of(&server.public_url) {
-            browser_origins.push(origin);
-        }
-        let observer = Observer {
-            metrics: self.metrics.clone(),
-            mcp_path: config.mcp.path.clone(),
-        };
-        let metrics = &self.config.telemetry.metrics;
-        let on_main_listener = metrics.enabled && metrics.listen.is_empty();
-        http::router(
-            HttpParts {
-                mcp_path: config.mcp.path.clone(),
-                mcp,
-                guard: GuardConfig::from_config(
-                    config,
-                    Some(Arc::new(gate)),
-                    streams,
-                    self.rate_limits.clone(),
-                ),
-                health: self.health.clone(),
-                auth: AuthState {
-                    authenticator: self.authenticator.clone(),
-                    auditor: self.auditor.clone(),
-                    scopes_supported: Arc::new(config.auth.oauth.scopes_supported.clone()),
-                    now_ms: Arc::new(move || store.now_ms()),
-                },
-                edge,
-                browser_origins,
-                rate_limits: self.rate_limits.clone(),
-                max_in_flight: config.limits.max_in_flight,
-                compression_min_bytes: config.limits.compression_min_bytes,
-                observer,
-            },
-            on_main_listener.then(|| self.metrics_router()),
-        )
-    }
-
-    /// `/metrics` (Prometheus text), on the main listener or its own.
-    pub fn metrics_router(&self) -> Router {
-        telemetry::metrics_router(self.metrics.clone(), &self.config.telemetry)
-    }
-
-    fn engine_config(&self) -> StreamableHttpServerConfig {
-        let mcp = &self.config.mcp;
-        let mut engine = StreamableHttpServerConfig::default()
-            // Host and Origin are checked once, by the edge layer, before
-            // authentication; rmcp's own copy of that check would only disagree
-            // behind a proxy.
-            .disable_allowed_hosts()
-            .disable_allowed_origins()
-            .with_sse_keep_alive(Some(mcp.sse_keep_alive))
-            .with_sse_retry(Some(mcp.sse_retry))
-            .with_json_response(mcp.json_responses)
-            .with_legacy_session_mode(mcp.legacy_sessions)
-            .with_max_request_body_bytes(self.config.server.max_body_bytes)
-            .with_cancellation_token(self.engine_shutdown.clone());
-        // rmcp restores a session it does not hold from this store.
-        engine.session_store = Some(Arc::new(StoredSessions(Arc::new(self.store.clone()))));
-        engine
     }
 
     /// Serves on `listener` until `shutdown` resolves, then drains: readiness
@@ -373,42 +285,6 @@ impl App {
     }
 }
 
-/// `scheme://host[:port]` of a URL.
-fn origin_of(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let authority = rest.split('/').next()?;
-    Some(format!("{scheme}://{authority}"))
-}
-
-/// The configured quotas, or none when rate limiting is off.
-fn rate_limits(config: &Config) -> RateLimits {
-    let rl = &config.rate_limit;
-    if !rl.enabled {
-        return RateLimits::none();
-    }
-    RateLimits {
-        per_caller: Some(limits::limiter(limits::quota(
-            rl.per_caller_per_minute,
-            rl.per_caller_burst,
-        ))),
-        unauthenticated: Some(limits::limiter(limits::quota(
-            rl.unauthenticated_per_minute,
-            rl.unauthenticated_burst,
-        ))),
-        per_tool: Arc::new(
-            rl.tools
-                .iter()
-                .map(|t| {
-                    (
-                        t.tool.clone(),
-                        limits::limiter(limits::quota(t.per_minute, t.burst)),
-                    )
-                })
-                .collect(),
-        ),
-    }
-}
-
 /// Swaps in capabilities built from a new configuration (see `App::reload`).
 #[derive(Clone)]
 pub struct Reloader {
@@ -419,50 +295,9 @@ impl Reloader {
     /// Returns a one-line summary of what was added and removed.
     pub fn reload(&self, config: &Config) -> anyhow::Result<String> {
         let registry = build_registry(config, &self.shared.bus)?;
-        let summary = crate::reload::summary(&self.shared.registry(), &registry);
+        let summary = reload::summary(&self.shared.registry(), &registry);
         self.shared.replace_registry(registry);
         Ok(summary)
-    }
-}
-
-/// Keeps the active-sessions gauge current until `stop`.
-async fn sessions_gauge(sessions: Arc<Sessions>, metrics: Metrics, stop: CancellationToken) {
-    let mut ticks = tokio::time::interval(SESSIONS_GAUGE_EVERY);
-    loop {
-        tokio::select! {
-            _ = ticks.tick() => metrics.set_sessions(sessions.in_memory().await),
-            () = stop.cancelled() => return,
-        }
-    }
-}
-
-/// Deletes expired sessions and old stream events every `interval`.
-async fn purge_loop(
-    store: Store,
-    events: Arc<SqlEventStore>,
-    limits: RateLimits,
-    config: Config,
-    stop: CancellationToken,
-) {
-    let mut ticks = tokio::time::interval(config.store.purge_interval);
-    loop {
-        tokio::select! {
-            _ = ticks.tick() => {}
-            () = stop.cancelled() => return,
-        }
-        match store.purge_expired().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(sessions = n, "expired sessions deleted"),
-            Err(error) => tracing::warn!(%error, "session purge failed"),
-        }
-        if let Err(error) = events.purge().await {
-            tracing::warn!(%error, "stream event purge failed");
-        }
-        limits.forget_idle();
-        let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;
-        if let Err(error) = store.purge_audit(horizon).await {
-            tracing::warn!(%error, "audit retention not applied");
-        }
     }
 }
 

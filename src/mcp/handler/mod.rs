@@ -4,9 +4,10 @@
 
 #![allow(deprecated)] // logging/setLevel and resources/subscribe are legacy-only but served.
 
+mod methods;
+
 use std::{
     borrow::Cow,
-    collections::HashMap,
     sync::{Arc, LazyLock},
 };
 
@@ -14,7 +15,7 @@ use rmcp::{
     ServerHandler,
     model::CallToolRequestParams,
     model::{
-        CacheScope, CompleteRequestParams, CompleteResult, CompletionInfo, GetPromptRequestParams,
+        CacheScope, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
         InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
         ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams,
         SubscribeRequestParams, UnsubscribeRequestParams,
@@ -22,17 +23,17 @@ use rmcp::{
 };
 use serde_json::Value;
 
-use super::methods::{REMOVED_IN_2026, STANDARD_METHODS};
 use super::{
-    CallToolResponse, CallToolResult, GetPromptResponse, InputResponses, LoggingLevel, McpError,
-    Mrtr, ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS,
-    Shared, SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
+    CallToolResponse, GetPromptResponse, InputResponses, LoggingLevel, McpError, Mrtr,
+    ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, Shared,
+    SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
 use super::{
     access,
-    calls::{Audit, caller_of, is_modern},
+    calls::{Audit, caller_of},
     subscriptions,
 };
+use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};
 use crate::registry::{CallContext, Caller, Identity, Kind, Registry};
 
 /// rmcp builds one handler per legacy session and one per stateless request;
@@ -227,62 +228,7 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // Boxed: see the note on this impl.
-        Box::pin(async move {
-            let registry = self.shared.registry();
-            let audit_sink = self.shared.audit.as_ref();
-            let what = (Kind::Tool, "tools/call", &*request.name);
-            access::authorize(
-                audit_sink,
-                &context,
-                &registry,
-                what,
-                request.arguments.as_ref(),
-            )
-            .await?;
-            let unknown =
-                || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
-            if registry.tool(&request.name).is_none() {
-                return Err(unknown());
-            }
-            let modern = is_modern(&context);
-            let arguments = request.arguments.unwrap_or_default();
-            let audit = self.audit(&context, "tools/call", &request.name, Some(&arguments));
-            let cx = self
-                .call_context(
-                    context,
-                    "tools/call",
-                    &request.name,
-                    request.input_responses,
-                    request.request_state,
-                )
-                .with_scrubber(registry.scrubber().clone());
-            let limit = registry
-                .tool(&request.name)
-                .and_then(|(provider, _)| provider.timeout(&request.name))
-                .unwrap_or(self.shared.tool_timeout);
-            let call = registry.call_tool(&request.name, arguments, &cx);
-            let result = match within(limit, call).await {
-                Some(result) => result.unwrap_or_else(|| Err(unknown())),
-                None => {
-                    // Stop whatever the tool started (processes, requests).
-                    cx.cancellation().cancel();
-                    let message = format!(
-                        "The tool {} did not finish within {limit:?} and was stopped.",
-                        request.name
-                    );
-                    Ok(
-                        CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)])
-                            .into(),
-                    )
-                }
-            };
-            if let Some(audit) = audit {
-                audit.finish(&result).await;
-            }
-            Ok(self.finish(modern, result?))
-        })
-        .await
+        self.call_tool_in(request, context).await
     }
 
     async fn list_resources(
@@ -324,34 +270,7 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        // Boxed: see the note on this impl.
-        Box::pin(async move {
-            let registry = self.shared.registry();
-            let what = (Kind::Resource, "resources/read", request.uri.as_str());
-            access::authorize(self.shared.audit.as_ref(), &context, &registry, what, None).await?;
-            let Some(provider) = registry.resource_owner(&request.uri) else {
-                // rmcp turns -32002 into -32602 for 2026-07-28 clients.
-                return Err(McpError::resource_not_found(
-                    "Resource not found",
-                    Some(serde_json::json!({ "uri": request.uri })),
-                ));
-            };
-            let modern = is_modern(&context);
-            let audit = self.audit(&context, "resources/read", &request.uri, None);
-            let cx = self.call_context(
-                context,
-                "resources/read",
-                &request.uri,
-                request.input_responses,
-                request.request_state,
-            );
-            let result = provider.read(&request.uri, &cx).await;
-            if let Some(audit) = audit {
-                audit.finish(&result).await;
-            }
-            Ok(self.finish(modern, result?))
-        })
-        .await
+        self.read_resource_in(request, context).await
     }
 
     async fn subscribe(
@@ -432,74 +351,7 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        // Boxed: see the note on this impl.
-        Box::pin(async move {
-            let registry = self.shared.registry();
-            let what = (Kind::Prompt, "prompts/get", request.name.as_str());
-            let arguments = request.arguments.as_ref();
-            access::authorize(
-                self.shared.audit.as_ref(),
-                &context,
-                &registry,
-                what,
-                arguments,
-            )
-            .await?;
-            let (Some(provider), Some(prompt)) = (
-                registry.prompt(&request.name),
-                registry.prompts().iter().find(|p| p.name == request.name),
-            ) else {
-                return Err(McpError::invalid_params(
-                    format!("Unknown prompt: {}", request.name),
-                    None,
-                ));
-            };
-            let arguments: HashMap<String, String> = request
-                .arguments
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, v)| match v {
-                    serde_json::Value::String(s) => (k, s),
-                    other => (k, other.to_string()),
-                })
-                .collect();
-            let missing: Vec<&str> = prompt
-                .arguments
-                .iter()
-                .flatten()
-                .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
-                .map(|a| a.name.as_str())
-                .collect();
-            if !missing.is_empty() {
-                return Err(McpError::invalid_params(
-                    format!(
-                        "prompt `{}` needs the argument(s): {}",
-                        request.name,
-                        missing.join(", ")
-                    ),
-                    None,
-                ));
-            }
-            let modern = is_modern(&context);
-            let args_object = arguments
-                .iter()
-                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
-                .collect();
-            let audit = self.audit(&context, "prompts/get", &request.name, Some(&args_object));
-            let cx = self.call_context(
-                context,
-                "prompts/get",
-                &request.name,
-                request.input_responses,
-                request.request_state,
-            );
-            let result = provider.get(&request.name, arguments, &cx).await;
-            if let Some(audit) = audit {
-                audit.finish(&result).await;
-            }
-            Ok(self.finish(modern, result?))
-        })
-        .await
+        self.get_prompt_in(request, context).await
     }
 
     async fn complete(
@@ -507,15 +359,7 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let registry = self.shared.registry();
-        let mut values = access::completions(&caller_of(&context), &registry, &request)?;
-        let total = values.len();
-        values.truncate(CompletionInfo::MAX_VALUES);
-        let mut completion =
-            CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
-        completion.total = Some(total as u32);
-        completion.has_more = Some(total > CompletionInfo::MAX_VALUES);
-        Ok(self.finish(is_modern(&context), CompleteResult::new(completion)))
+        self.complete_in(request, context).await
     }
 
     /// rmcp routes unknown methods here, and also known methods whose params

@@ -1,7 +1,5 @@
-//! The authentication step of the MCP endpoint (`http::stack`): resolves the
+//! The authentication step of the MCP endpoint (`stack.rs`): resolves the
 //! `Caller` or answers 401.
-
-use std::sync::Arc;
 
 use http::request::Parts;
 
@@ -11,20 +9,13 @@ use axum::{
     response::{IntoResponse, Response},
 };
 
-use super::{AuthError, Authenticator, metadata::challenge};
+use super::error::HttpError;
 use crate::{
-    audit::{Auditor, record_id},
-    http::{error::HttpError, header_text, names},
+    audit::record_id,
+    auth::{AuthError, AuthState, challenge},
+    protocol::{header_text, names},
     store::AuditRecord,
 };
-
-#[derive(Clone)]
-pub struct AuthState {
-    pub authenticator: Arc<Authenticator>,
-    pub auditor: Auditor,
-    pub scopes_supported: Arc<Vec<String>>,
-    pub now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
-}
 
 /// The authentication step (`http/stack.rs`): resolves the `Caller` into the
 /// request's extensions, or answers 401 (503 when the token store cannot be

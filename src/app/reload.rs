@@ -11,7 +11,8 @@ use std::{
 use anyhow::Context;
 use notify::RecursiveMode;
 
-use crate::{app::Reloader, config::ConfigSources, registry::Registry};
+use super::Reloader;
+use crate::{config::ConfigSources, registry::Registry};
 
 /// Loads `sources` and reloads; logs and returns the outcome. Blocking:
 /// reading files and indexing docs happen here.

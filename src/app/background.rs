@@ -1,0 +1,60 @@
+//! The server's background loops: the sessions gauge and the purge of
+//! expired rows, events and rate-limit state.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::SESSIONS_GAUGE_EVERY;
+use crate::{
+    config::Config,
+    http::RateLimits,
+    mcp::Sessions,
+    store::{SessionRepo, SqlEventStore, Store},
+    telemetry::Metrics,
+};
+
+/// Keeps the active-sessions gauge current until `stop`.
+pub(super) async fn sessions_gauge(
+    sessions: Arc<Sessions>,
+    metrics: Metrics,
+    stop: CancellationToken,
+) {
+    let mut ticks = tokio::time::interval(SESSIONS_GAUGE_EVERY);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => metrics.set_sessions(sessions.in_memory().await),
+            () = stop.cancelled() => return,
+        }
+    }
+}
+
+/// Deletes expired sessions and old stream events every `interval`.
+pub(super) async fn purge_loop(
+    store: Store,
+    events: Arc<SqlEventStore>,
+    limits: RateLimits,
+    config: Config,
+    stop: CancellationToken,
+) {
+    let mut ticks = tokio::time::interval(config.store.purge_interval);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            () = stop.cancelled() => return,
+        }
+        match store.purge_expired().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(sessions = n, "expired sessions deleted"),
+            Err(error) => tracing::warn!(%error, "session purge failed"),
+        }
+        if let Err(error) = events.purge().await {
+            tracing::warn!(%error, "stream event purge failed");
+        }
+        limits.forget_idle();
+        let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;
+        if let Err(error) = store.purge_audit(horizon).await {
+            tracing::warn!(%error, "audit retention not applied");
+        }
+    }
+}

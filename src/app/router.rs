@@ -1,0 +1,162 @@
+//! The HTTP side of the composition root: the parts `http::router` is built
+//! from, and rmcp's service configuration.
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use super::App;
+use crate::{
+    auth::AuthState,
+    config::Config,
+    gate::TeamGate,
+    http::{self, EdgeConfig, GuardConfig, HttpParts, RateLimits, StreamCaps, limits},
+    mcp::{Engine, McpHandler, StoredSessions},
+    protocol::{StreamableHttpServerConfig, StreamableHttpService},
+    telemetry::{self, Observer},
+};
+
+impl App {
+    /// The HTTP stack of the main listener (`http/stack.rs`).
+    pub fn router(&self) -> Router {
+        let shared = self.shared.clone();
+        let mcp = StreamableHttpService::new(
+            move || Ok(McpHandler::for_http(shared.clone())),
+            self.sessions.clone(),
+            self.engine_config(),
+        );
+        let mcp = Engine::new(
+            mcp,
+            self.shared.clone(),
+            self.config.mcp.sse_keep_alive,
+            self.engine_shutdown.clone(),
+        );
+        let config = &self.config;
+        let gate = TeamGate {
+            sessions: self.sessions.clone(),
+            repo: Arc::new(self.store.clone()),
+            auditor: self.auditor.clone(),
+            events: self.events.clone(),
+            authenticator: self.authenticator.clone(),
+            max_sessions: config.store.max_sessions,
+            max_sessions_per_owner: config.store.max_sessions_per_owner,
+        };
+        let streams = StreamCaps::new(
+            config.limits.max_streams,
+            config.limits.max_streams_per_caller,
+        );
+        let store = self.store.clone();
+        let server = &config.server;
+        let edge = self.edge.clone();
+        let mut browser_origins = server.allowed_origins.clone();
+        if let Some(origin) = origin_of(&server.public_url) {
+            browser_origins.push(origin);
+        }
+        let observer = Observer {
+            metrics: self.metrics.clone(),
+            mcp_path: config.mcp.path.clone(),
+        };
+        let metrics = &self.config.telemetry.metrics;
+        let on_main_listener = metrics.enabled && metrics.listen.is_empty();
+        http::router(
+            HttpParts {
+                mcp_path: config.mcp.path.clone(),
+                mcp,
+                guard: GuardConfig::from_config(
+                    config,
+                    Some(Arc::new(gate)),
+                    streams,
+                    self.rate_limits.clone(),
+                ),
+                health: self.health.clone(),
+                auth: AuthState {
+                    authenticator: self.authenticator.clone(),
+                    auditor: self.auditor.clone(),
+                    scopes_supported: Arc::new(config.auth.oauth.scopes_supported.clone()),
+                    now_ms: Arc::new(move || store.now_ms()),
+                },
+                edge,
+                browser_origins,
+                rate_limits: self.rate_limits.clone(),
+                max_in_flight: config.limits.max_in_flight,
+                compression_min_bytes: config.limits.compression_min_bytes,
+                observer,
+            },
+            on_main_listener.then(|| self.metrics_router()),
+        )
+    }
+
+    /// `/metrics` (Prometheus text), on the main listener or its own.
+    pub fn metrics_router(&self) -> Router {
+        telemetry::metrics_router(self.metrics.clone(), &self.config.telemetry)
+    }
+
+    fn engine_config(&self) -> StreamableHttpServerConfig {
+        let mcp = &self.config.mcp;
+        let mut engine = StreamableHttpServerConfig::default()
+            // Host and Origin are checked once, by the edge layer, before
+            // authentication; rmcp's own copy of that check would only disagree
+            // behind a proxy.
+            .disable_allowed_hosts()
+            .disable_allowed_origins()
+            .with_sse_keep_alive(Some(mcp.sse_keep_alive))
+            .with_sse_retry(Some(mcp.sse_retry))
+            .with_json_response(mcp.json_responses)
+            .with_legacy_session_mode(mcp.legacy_sessions)
+            .with_max_request_body_bytes(self.config.server.max_body_bytes)
+            .with_cancellation_token(self.engine_shutdown.clone());
+        // rmcp restores a session it does not hold from this store.
+        engine.session_store = Some(Arc::new(StoredSessions(Arc::new(self.store.clone()))));
+        engine
+    }
+}
+
+/// `server`'s Host, Origin and proxy rules, parsed; `serve` and
+/// `check-config` refuse a configuration whose rules do not parse.
+pub fn edge_config(config: &Config) -> anyhow::Result<EdgeConfig> {
+    let server = &config.server;
+    EdgeConfig::new(
+        &server.public_url,
+        &server.allowed_hosts,
+        &server.allowed_origins,
+        &server.trusted_proxies,
+        server.forwarded_header,
+    )
+    .map_err(|why| anyhow::anyhow!("`server`: {why}"))
+}
+
+/// `scheme://host[:port]` of a URL.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split('/').next()?;
+    Some(format!("{scheme}://{authority}"))
+}
+
+/// The configured quotas, or none when rate limiting is off.
+pub(super) fn rate_limits(config: &Config) -> RateLimits {
+    let rl = &config.rate_limit;
+    if !rl.enabled {
+        return RateLimits::none();
+    }
+    RateLimits {
+        per_caller: Some(limits::limiter(limits::quota(
+            rl.per_caller_per_minute,
+            rl.per_caller_burst,
+        ))),
+        unauthenticated: Some(limits::limiter(limits::quota(
+            rl.unauthenticated_per_minute,
+            rl.unauthenticated_burst,
+        ))),
+        per_tool: Arc::new(
+            rl.tools
+                .iter()
+                .map(|t| {
+                    (
+                        t.tool.clone(),
+                        limits::limiter(limits::quota(t.per_minute, t.burst)),
+                    )
+                })
+                .collect(),
+        ),
+    }
+}

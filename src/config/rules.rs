@@ -1,0 +1,204 @@
+//! Rules over the server's own settings that span several keys (serde has
+//! checked each key alone); `validate.rs` has those of declared capabilities.
+
+use std::{net::SocketAddr, time::Duration};
+
+use super::{AuthMode, Config, ConfigError, validate};
+
+impl Config {
+    /// Checks that span several keys; serde has already checked each key alone.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, why: String| ConfigError::Invalid {
+            key: key.to_owned(),
+            why,
+        };
+        if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
+            return Err(invalid(
+                "mcp.path",
+                format!(
+                    "must be an absolute path like \"/mcp\", got {:?}",
+                    self.mcp.path
+                ),
+            ));
+        }
+        if self.server.max_body_bytes < 1024 {
+            return Err(invalid(
+                "server.max_body_bytes",
+                "must be at least 1024 bytes".into(),
+            ));
+        }
+        if !(2..=1024).contains(&self.server.max_json_depth) {
+            return Err(invalid(
+                "server.max_json_depth",
+                "must be between 2 and 1024".into(),
+            ));
+        }
+        if self.mcp.sse_keep_alive.is_zero() {
+            return Err(invalid(
+                "mcp.sse_keep_alive",
+                "must be greater than zero".into(),
+            ));
+        }
+        for (i, key) in self.mcp.request_state_keys.iter().enumerate() {
+            if key.expose().len() < 32 {
+                return Err(invalid(
+                    &format!("mcp.request_state_keys[{i}]"),
+                    "must be at least 32 characters of secret material".into(),
+                ));
+            }
+        }
+        let store = &self.store;
+        if !store.url.is_supported() {
+            return Err(invalid(
+                "store.url",
+                "must start with sqlite:// or postgres://".into(),
+            ));
+        }
+        if store.session_memory_idle > store.session_idle_ttl {
+            return Err(invalid(
+                "store.session_memory_idle",
+                "must not exceed store.session_idle_ttl".into(),
+            ));
+        }
+        if store.max_sessions < 1 || store.max_sessions_per_owner < 1 || store.events_max < 1 {
+            return Err(invalid(
+                "store",
+                "max_sessions, max_sessions_per_owner and events_max must be at least 1".into(),
+            ));
+        }
+        if store.purge_interval.is_zero() {
+            return Err(invalid(
+                "store.purge_interval",
+                "must be greater than zero".into(),
+            ));
+        }
+        let server = &self.server;
+        if !server.listen.ip().is_loopback() && server.public_url.is_empty() {
+            return Err(invalid(
+                "server.public_url",
+                format!(
+                    "is empty but server.listen ({}) is reachable from other machines: set it to the URL clients use, e.g. \"https://mcp.example.com/mcp\"",
+                    server.listen
+                ),
+            ));
+        }
+        let absolute = ["https://", "http://"]
+            .iter()
+            .any(|p| server.public_url.starts_with(p));
+        if !server.public_url.is_empty() && !absolute {
+            return Err(invalid(
+                "server.public_url",
+                "must be an absolute http(s) URL".into(),
+            ));
+        }
+        if server.header_read_timeout.is_zero()
+            || server.body_read_timeout.is_zero()
+            || server.max_connections == 0
+        {
+            return Err(invalid("server", "header_read_timeout, body_read_timeout and max_connections must be greater than zero".into()));
+        }
+        let limits = &self.limits;
+        if limits.max_in_flight == 0
+            || limits.max_streams == 0
+            || limits.max_streams_per_caller == 0
+            || limits.tool_timeout.is_zero()
+        {
+            return Err(invalid("limits", "max_in_flight, max_streams, max_streams_per_caller and tool_timeout must be greater than zero".into()));
+        }
+        let rl = &self.rate_limit;
+        if rl.per_caller_per_minute == 0
+            || rl.unauthenticated_per_minute == 0
+            || rl.per_caller_burst == 0
+            || rl.unauthenticated_burst == 0
+        {
+            return Err(invalid(
+                "rate_limit",
+                "quotas and bursts must be at least 1 (set enabled = false to turn limits off)"
+                    .into(),
+            ));
+        }
+        for (i, t) in rl.tools.iter().enumerate() {
+            if t.tool.is_empty() || t.per_minute == 0 || t.burst == 0 {
+                return Err(invalid(
+                    &format!("rate_limit.tools[{i}]"),
+                    "needs a tool name and per_minute, burst of at least 1".into(),
+                ));
+            }
+        }
+        if self.auth.mode == AuthMode::None && !self.server.listen.ip().is_loopback() {
+            return Err(invalid(
+                "auth.mode",
+                format!(
+                    "is \"none\" but server.listen ({}) is not a loopback address; require authentication or bind 127.0.0.1",
+                    self.server.listen
+                ),
+            ));
+        }
+        for (i, issuer) in self.auth.oauth.issuers.iter().enumerate() {
+            let key = |k: &str| format!("auth.oauth.issuers[{i}].{k}");
+            if !issuer.issuer.starts_with("https://") && !issuer.issuer.starts_with("http://") {
+                return Err(invalid(&key("issuer"), "must be an http(s) URL".into()));
+            }
+            if issuer.algorithms.is_empty() {
+                return Err(invalid(
+                    &key("algorithms"),
+                    "must list at least one algorithm".into(),
+                ));
+            }
+            for alg in &issuer.algorithms {
+                if !matches!(
+                    alg.as_str(),
+                    "RS256"
+                        | "RS384"
+                        | "RS512"
+                        | "PS256"
+                        | "PS384"
+                        | "PS512"
+                        | "ES256"
+                        | "ES384"
+                        | "EdDSA"
+                ) {
+                    return Err(invalid(
+                        &key("algorithms"),
+                        format!(
+                            "{alg:?} is not allowed: only asymmetric algorithms (RS*, PS*, ES256, ES384, EdDSA)"
+                        ),
+                    ));
+                }
+            }
+        }
+        if self.audit.buffer < 16 {
+            return Err(invalid("audit.buffer", "must be at least 16".into()));
+        }
+        let telemetry = &self.telemetry;
+        if !telemetry.otlp_endpoint.is_empty()
+            && !telemetry.otlp_endpoint.starts_with("http://")
+            && !telemetry.otlp_endpoint.starts_with("https://")
+        {
+            return Err(invalid(
+                "telemetry.otlp_endpoint",
+                "must be an http(s) URL such as \"http://otel-collector:4318\"".into(),
+            ));
+        }
+        if telemetry.export_interval < Duration::from_millis(100) {
+            return Err(invalid(
+                "telemetry.export_interval",
+                "must be at least 100ms".into(),
+            ));
+        }
+        if !telemetry.metrics.listen.is_empty()
+            && telemetry.metrics.listen.parse::<SocketAddr>().is_err()
+        {
+            return Err(invalid(
+                "telemetry.metrics.listen",
+                format!(
+                    "must be empty or an address like \"0.0.0.0:9090\", got {:?}",
+                    telemetry.metrics.listen
+                ),
+            ));
+        }
+        tracing_subscriber::EnvFilter::try_new(&self.log.level)
+            .map_err(|e| invalid("log.level", e.to_string()))?;
+        validate::capabilities(self)
+    }
+}

@@ -1,0 +1,210 @@
+//! The bodies of the handler's largest methods: `tools/call`,
+//! `prompts/get`, `resources/read` and `completion/complete`.
+
+use std::collections::HashMap;
+
+use rmcp::model::{
+    CallToolRequestParams, CompleteRequestParams, CompleteResult, CompletionInfo,
+    GetPromptRequestParams, ReadResourceRequestParams,
+};
+use serde_json::Value;
+
+use super::{McpHandler, access, caller_of, within};
+use crate::{
+    protocol::{
+        CallToolResponse, CallToolResult, GetPromptResponse, McpError, ReadResourceResponse,
+        RequestContext, RoleServer, is_modern,
+    },
+    registry::Kind,
+};
+
+impl McpHandler {
+    pub(super) async fn get_prompt_in(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        // Boxed: see the note on this impl.
+        Box::pin(async move {
+            let registry = self.shared.registry();
+            let what = (Kind::Prompt, "prompts/get", request.name.as_str());
+            let arguments = request.arguments.as_ref();
+            access::authorize(
+                self.shared.audit.as_ref(),
+                &context,
+                &registry,
+                what,
+                arguments,
+            )
+            .await?;
+            let (Some(provider), Some(prompt)) = (
+                registry.prompt(&request.name),
+                registry.prompts().iter().find(|p| p.name == request.name),
+            ) else {
+                return Err(McpError::invalid_params(
+                    format!("Unknown prompt: {}", request.name),
+                    None,
+                ));
+            };
+            let arguments: HashMap<String, String> = request
+                .arguments
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| match v {
+                    serde_json::Value::String(s) => (k, s),
+                    other => (k, other.to_string()),
+                })
+                .collect();
+            let missing: Vec<&str> = prompt
+                .arguments
+                .iter()
+                .flatten()
+                .filter(|a| a.required == Some(true) && !arguments.contains_key(&a.name))
+                .map(|a| a.name.as_str())
+                .collect();
+            if !missing.is_empty() {
+                return Err(McpError::invalid_params(
+                    format!(
+                        "prompt `{}` needs the argument(s): {}",
+                        request.name,
+                        missing.join(", ")
+                    ),
+                    None,
+                ));
+            }
+            let modern = is_modern(&context);
+            let args_object = arguments
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::String(value.clone())))
+                .collect();
+            let audit = self.audit(&context, "prompts/get", &request.name, Some(&args_object));
+            let cx = self.call_context(
+                context,
+                "prompts/get",
+                &request.name,
+                request.input_responses,
+                request.request_state,
+            );
+            let result = provider.get(&request.name, arguments, &cx).await;
+            if let Some(audit) = audit {
+                audit.finish(&result).await;
+            }
+            Ok(self.finish(modern, result?))
+        })
+        .await
+    }
+
+    pub(super) async fn call_tool_in(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        // Boxed: see the note on this impl.
+        Box::pin(async move {
+            let registry = self.shared.registry();
+            let audit_sink = self.shared.audit.as_ref();
+            let what = (Kind::Tool, "tools/call", &*request.name);
+            access::authorize(
+                audit_sink,
+                &context,
+                &registry,
+                what,
+                request.arguments.as_ref(),
+            )
+            .await?;
+            let unknown =
+                || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
+            if registry.tool(&request.name).is_none() {
+                return Err(unknown());
+            }
+            let modern = is_modern(&context);
+            let arguments = request.arguments.unwrap_or_default();
+            let audit = self.audit(&context, "tools/call", &request.name, Some(&arguments));
+            let cx = self
+                .call_context(
+                    context,
+                    "tools/call",
+                    &request.name,
+                    request.input_responses,
+                    request.request_state,
+                )
+                .with_scrubber(registry.scrubber().clone());
+            let limit = registry
+                .tool(&request.name)
+                .and_then(|(provider, _)| provider.timeout(&request.name))
+                .unwrap_or(self.shared.tool_timeout);
+            let call = registry.call_tool(&request.name, arguments, &cx);
+            let result = match within(limit, call).await {
+                Some(result) => result.unwrap_or_else(|| Err(unknown())),
+                None => {
+                    // Stop whatever the tool started (processes, requests).
+                    cx.cancellation().cancel();
+                    let message = format!(
+                        "The tool {} did not finish within {limit:?} and was stopped.",
+                        request.name
+                    );
+                    Ok(
+                        CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)])
+                            .into(),
+                    )
+                }
+            };
+            if let Some(audit) = audit {
+                audit.finish(&result).await;
+            }
+            Ok(self.finish(modern, result?))
+        })
+        .await
+    }
+
+    pub(super) async fn read_resource_in(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        // Boxed: see the note on this impl.
+        Box::pin(async move {
+            let registry = self.shared.registry();
+            let what = (Kind::Resource, "resources/read", request.uri.as_str());
+            access::authorize(self.shared.audit.as_ref(), &context, &registry, what, None).await?;
+            let Some(provider) = registry.resource_owner(&request.uri) else {
+                // rmcp turns -32002 into -32602 for 2026-07-28 clients.
+                return Err(McpError::resource_not_found(
+                    "Resource not found",
+                    Some(serde_json::json!({ "uri": request.uri })),
+                ));
+            };
+            let modern = is_modern(&context);
+            let audit = self.audit(&context, "resources/read", &request.uri, None);
+            let cx = self.call_context(
+                context,
+                "resources/read",
+                &request.uri,
+                request.input_responses,
+                request.request_state,
+            );
+            let result = provider.read(&request.uri, &cx).await;
+            if let Some(audit) = audit {
+                audit.finish(&result).await;
+            }
+            Ok(self.finish(modern, result?))
+        })
+        .await
+    }
+
+    pub(super) async fn complete_in(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let registry = self.shared.registry();
+        let mut values = access::completions(&caller_of(&context), &registry, &request)?;
+        let total = values.len();
+        values.truncate(CompletionInfo::MAX_VALUES);
+        let mut completion =
+            CompletionInfo::new(values).map_err(|e| McpError::internal_error(e, None))?;
+        completion.total = Some(total as u32);
+        completion.has_more = Some(total > CompletionInfo::MAX_VALUES);
+        Ok(self.finish(is_modern(&context), CompleteResult::new(completion)))
+    }
+}

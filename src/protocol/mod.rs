@@ -1,0 +1,154 @@
+//! The wire: MCP's types (rmcp's, re-exported), the protocol revisions and
+//! their eras, the JSON-RPC envelope as the guard reads it, and the HTTP
+//! header names and facts every layer shares, and the ways a call asks its
+//! client for input (`mrtr.rs`) or ends its own stream (`StreamCloser`).
+//! The one module besides the engine that imports rmcp; below every layer
+//! but configuration.
+
+mod closer;
+mod envelope;
+mod methods;
+mod mrtr;
+mod refusal;
+
+pub use closer::StreamCloser;
+pub use envelope::{Envelope, Params};
+pub use methods::{REMOVED_IN_2026, STANDARD_METHODS};
+pub use mrtr::{Asked, Mrtr, StateKeys};
+pub use refusal::{Challenge, Refused, ScopeRefusal};
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+#[allow(deprecated)]
+// Logging is deprecated in 2026-07-28 but still served to 2025-era clients.
+pub use rmcp::model::LoggingLevel;
+pub use rmcp::{
+    ErrorData as McpError, RoleServer,
+    model::{
+        CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse,
+        GetPromptResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
+        InputResponses, JsonObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+        ReadResourceResponse, ReadResourceResult, RequestId, RequestMetaObject, Resource,
+        ResourceContents, ResourceTemplate, ServerCapabilities, SubscriptionFilter, Tool,
+    },
+    service::{Peer, RequestContext, SubscriptionContext},
+    transport::{
+        StreamableHttpServerConfig, StreamableHttpService,
+        streamable_http_server::session::{
+            EventStore, EventStoreError, EventStream, ServerSseMessage,
+        },
+    },
+};
+
+/// Protocol revisions teamgate serves, oldest first.
+pub const SUPPORTED_VERSIONS: [ProtocolVersion; 4] = [
+    ProtocolVersion::V_2025_03_26,
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
+
+/// Which of the two ways of speaking MCP a request uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProtocolEra {
+    /// 2025-03-26 to 2025-11-25: sessions, server-to-client requests.
+    Legacy,
+    /// 2026-07-28 and later: stateless, MRTR instead of server requests.
+    Modern,
+}
+
+impl ProtocolEra {
+    /// The era of a protocol revision; `None` when none was named.
+    pub fn of(version: &str) -> Option<Self> {
+        match version {
+            "" => None,
+            v if v >= ProtocolVersion::V_2026_07_28.as_str() => Some(Self::Modern),
+            _ => Some(Self::Legacy),
+        }
+    }
+
+    /// The label spans and metrics carry (`unknown` for no revision).
+    pub fn label(era: Option<Self>) -> &'static str {
+        match era {
+            None => "unknown",
+            Some(Self::Modern) => "modern",
+            Some(Self::Legacy) => "legacy",
+        }
+    }
+}
+
+/// The protocol version a request speaks: its `_meta` key (2026-07-28),
+/// else its session's, as rmcp's `protocol_version()` answers. Read in place:
+/// that method decodes a copy of the value each time, and a call asks
+/// several times.
+pub fn version_of(context: &RequestContext<RoleServer>) -> Option<Cow<'_, str>> {
+    const KEY: &str = "io.modelcontextprotocol/protocolVersion";
+    context
+        .meta
+        .get(KEY)
+        .and_then(Value::as_str)
+        .map(Cow::Borrowed)
+        .or_else(|| {
+            let info = context.peer.peer_info()?;
+            Some(Cow::Owned(info.protocol_version.to_string()))
+        })
+}
+
+/// True for 2026-07-28 and later: no sessions, MRTR instead of server requests.
+pub fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    version_of(context).and_then(|v| ProtocolEra::of(&v)) == Some(ProtocolEra::Modern)
+}
+
+/// Who the client is, as the edge step (`http/edge.rs`) found it behind the
+/// trusted proxies; in every request's extensions past that step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientInfo {
+    /// The client's address (the proxy's client when the proxy is trusted).
+    pub ip: std::net::IpAddr,
+    /// `http` or `https` as the client used it.
+    pub scheme: String,
+    /// The host (and port) the client asked for.
+    pub host: String,
+}
+
+/// The headers read on every MCP request, as names parsed once: a lookup by
+/// `&str` validates and lower-cases the name on each call.
+pub mod names {
+    use axum::http::HeaderName;
+
+    pub const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+    pub const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+    pub const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+    pub const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+    pub const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+}
+
+/// A header's value as text for logs, metrics and the audit trail: empty
+/// when absent or not text, and at most 200 characters, so a client cannot
+/// bloat a record through its headers.
+pub fn header_text(
+    headers: &axum::http::HeaderMap,
+    name: impl axum::http::header::AsHeaderName,
+) -> String {
+    value_text(headers.get(name))
+}
+
+/// [`header_text`] of a value already taken from its headers.
+pub fn value_text(value: Option<&axum::http::HeaderValue>) -> String {
+    let value = value.and_then(|v| v.to_str().ok());
+    clip(value.unwrap_or_default(), 200).to_owned()
+}
+
+/// `text` cut to at most `max` characters, on a character boundary. Most
+/// values are far shorter, and their byte length already proves it.
+pub fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
