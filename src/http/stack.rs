@@ -31,7 +31,7 @@
 //! 11. rate limits and authentication: unauthenticated traffic is limited per
 //!     client address before any credential is checked, so guessing costs
 //!     quota (`throttle.rs`); then who is calling, 401 before any body is read
-//!     (`auth/layer.rs`); then the caller's own quota;
+//!     (`authenticate.rs`); then the caller's own quota;
 //! 12. the guard reads the body once (size, time, syntax, depth) and shapes
 //!     the engine's replies (`guard.rs`);
 //! 13. observe: one span and the measurements per request the engine serves;

@@ -80,10 +80,9 @@ impl Engine {
         Self { rmcp, listener }
     }
 
-    /// Serves one request. By reference and not boxed: it runs inside the
-    /// connection's one future (`http::front`). Through rmcp's tower `call`
-    /// each request cloned rmcp's service twice (ours, then rmcp's own), and
-    /// each clone locks the shutdown token's mutex, which both workers share.
+    /// Serves one request (the router's MCP endpoint, `http/stack.rs`). By
+    /// reference: rmcp's tower `call` would clone its service per request,
+    /// and each clone locks the shutdown token's mutex.
     pub async fn serve(&self, mut request: Request<Body>) -> Response {
         // Without a known caller, rmcp's questions are answered for nobody.
         let Some(caller) = request.extensions().get::<Caller>().cloned() else {
