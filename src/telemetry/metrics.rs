@@ -28,7 +28,6 @@ use super::{
     EXPORT_TIMEOUT,
     labels::{Labels, method_label, version_label},
     resource, signal_url,
-    tally::Tally,
 };
 use crate::config::TelemetryConfig;
 
@@ -47,10 +46,9 @@ pub struct Metrics {
 struct Inner {
     provider: SdkMeterProvider,
     registry: prometheus::Registry,
-    // Bumped on every request: tallied here, read by the SDK on collection.
-    requests: Arc<Tally<3>>,
-    tool_calls: Arc<Tally<2>>,
-    clients: Arc<Tally<3>>,
+    requests: Counter<u64>,
+    tool_calls: Counter<u64>,
+    clients: Counter<u64>,
     latency: Histogram<f64>,
     streams: UpDownCounter<i64>,
     rate_limited: Counter<u64>,
@@ -95,11 +93,10 @@ impl Metrics {
             .build();
         Ok(Self {
             inner: Arc::new(Inner {
-                requests: tallied(
+                requests: counter(
                     &meter,
                     "teamgate.mcp.requests",
                     "MCP requests by method, era and outcome",
-                    ["method", "era", "outcome"],
                 ),
                 latency: meter
                     .f64_histogram("teamgate.mcp.request.duration")
@@ -107,11 +104,10 @@ impl Metrics {
                     .with_description("Time from request to the end of its reply")
                     .with_boundaries(LATENCY_BUCKETS.to_vec())
                     .build(),
-                tool_calls: tallied(
+                tool_calls: counter(
                     &meter,
                     "teamgate.mcp.tool_calls",
                     "tools/call by tool and outcome",
-                    ["tool", "outcome"],
                 ),
                 streams: meter
                     .i64_up_down_counter("teamgate.mcp.streams.active")
@@ -127,11 +123,10 @@ impl Metrics {
                     "teamgate.auth.failures",
                     "Requests refused with 401 or 403",
                 ),
-                clients: tallied(
+                clients: counter(
                     &meter,
                     "teamgate.mcp.clients",
                     "2025-era initializations and 2026-07-28 requests, by era, protocol version and client name",
-                    ["era", "protocol_version", "client"],
                 ),
                 sessions,
                 tool_names: Labels::default(),
@@ -145,47 +140,37 @@ impl Metrics {
     /// `method` becomes a label only if it is a known one (`method_label`).
     /// Outcomes are the server's own words (`ok`, `http_429`, `error -32602`).
     pub fn request(&self, method: &str, era: &'static str, outcome: &str, seconds: Option<f64>) {
-        let cell = self
-            .inner
-            .requests
-            .add([method, era, outcome], |[method, era, outcome]| {
-                [
-                    method_label(method).into(),
-                    era.to_owned().into(),
-                    outcome.to_owned().into(),
-                ]
-            });
+        let method = KeyValue::new("method", method_label(method));
         if let Some(seconds) = seconds {
-            // The request's own method label, already bounded.
-            self.inner.latency.record(seconds, &cell.labels()[..1]);
+            self.inner.latency.record(seconds, std::slice::from_ref(&method));
         }
+        let labels = [
+            method,
+            KeyValue::new("era", era),
+            KeyValue::new("outcome", outcome.to_owned()),
+        ];
+        self.inner.requests.add(1, &labels);
     }
 
     /// `tool`: a declared tool's name (the caller passes "other" for a call
     /// that named none).
     pub fn tool_call(&self, tool: &str, outcome: &str) {
-        self.inner
-            .tool_calls
-            .add([tool, outcome], |[tool, outcome]| {
-                [
-                    self.inner.tool_names.bounded(tool),
-                    outcome.to_owned().into(),
-                ]
-            });
+        let labels = [
+            KeyValue::new("tool", self.inner.tool_names.bounded(tool)),
+            KeyValue::new("outcome", outcome.to_owned()),
+        ];
+        self.inner.tool_calls.add(1, &labels);
     }
 
     /// Called for authenticated requests only: an outsider's requests name
     /// no clients here.
     pub fn client(&self, era: &'static str, version: &str, client: &str) {
-        self.inner
-            .clients
-            .add([era, version, client], |[era, version, client]| {
-                [
-                    era.to_owned().into(),
-                    version_label(version),
-                    self.inner.client_names.bounded(client),
-                ]
-            });
+        let labels = [
+            KeyValue::new("era", era),
+            KeyValue::new("protocol_version", version_label(version)),
+            KeyValue::new("client", self.inner.client_names.bounded(client)),
+        ];
+        self.inner.clients.add(1, &labels);
     }
 
     pub fn stream_opened(&self) {
@@ -224,23 +209,6 @@ impl Metrics {
             tracing::debug!(%error, "metrics provider shutdown");
         }
     }
-}
-
-/// A counter kept in a [`Tally`] and observed by the SDK when it collects.
-fn tallied<const N: usize>(
-    meter: &Meter,
-    name: &'static str,
-    description: &'static str,
-    labels: [&'static str; N],
-) -> Arc<Tally<N>> {
-    let tally = Arc::new(Tally::new(labels));
-    let observed = tally.clone();
-    meter
-        .u64_observable_counter(name)
-        .with_description(description)
-        .with_callback(move |counter| observed.each(|count, labels| counter.observe(count, labels)))
-        .build();
-    tally
 }
 
 fn counter(meter: &Meter, name: &'static str, description: &'static str) -> Counter<u64> {

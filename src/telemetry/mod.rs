@@ -8,7 +8,6 @@ mod labels;
 mod metrics;
 mod observe;
 mod refusals;
-mod tally;
 mod watched;
 
 use std::io::IsTerminal;
