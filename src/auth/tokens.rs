@@ -4,20 +4,17 @@
 //! round trip; a revocation evicts the entry here at once and, by polling
 //! the store (`watch_revocations`), on every replica, and ends the streams
 //! opened with the token (`revoked`).
-//!
-//! The cache is a plain map behind a read-write lock: every authenticated
-//! request reads it, and a general-purpose cache's bookkeeping per read was
-//! the largest part of authentication in the profile (BENCHMARKS.md).
 
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex, RwLock,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
 
+use moka::sync::Cache;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -29,8 +26,8 @@ use crate::{
 
 const PREFIX: &str = "tg_";
 
-/// Tokens kept at most; past this, expired entries go first, then all.
-const CACHE_CAPACITY: usize = 10_000;
+/// Tokens kept at most.
+const CACHE_CAPACITY: u64 = 10_000;
 /// Minimum time between two `last_used` writes for one token.
 const NOTE_USE_EVERY: Duration = Duration::from_secs(60);
 /// How long a revoked id is remembered for streams: far longer than a
@@ -39,8 +36,11 @@ const REVOKED_KEPT: Duration = Duration::from_secs(60);
 
 pub struct PersonalTokens {
     store: Store,
-    ttl: Duration,
-    cache: RwLock<Cache>,
+    /// Verified rows, for `auth.token_cache_ttl`.
+    cache: Cache<String, Arc<Cached>>,
+    /// Bumped by every `forget` (under this lock, as is every insert), so a
+    /// lookup that raced a revocation does not put the revoked row back.
+    generation: Mutex<u64>,
     /// When this was built: the origin of `Cached::noted`.
     epoch: Instant,
     /// Ids revoked lately, and a signal bumped on each revocation: what the
@@ -49,20 +49,11 @@ pub struct PersonalTokens {
     revocations: tokio::sync::watch::Sender<u64>,
 }
 
-#[derive(Default)]
-struct Cache {
-    entries: HashMap<String, Cached>,
-    /// Bumped by every `forget`, so a lookup that raced a revocation does
-    /// not put the revoked row back.
-    generation: u64,
-}
-
 struct Cached {
     /// The row and the caller it stands for (built once: every request
     /// shares it); `None`: no such token (remembered too, so unknown ids
     /// cost no query).
     row: Option<(TokenRow, Caller)>,
-    loaded: Instant,
     /// Milliseconds after `epoch` of the last `last_used` write, 0 if none.
     noted: AtomicU64,
 }
@@ -98,8 +89,11 @@ impl PersonalTokens {
     pub fn new(store: Store, cache_ttl: Duration) -> Self {
         Self {
             store,
-            ttl: cache_ttl,
-            cache: RwLock::default(),
+            cache: Cache::builder()
+                .max_capacity(CACHE_CAPACITY)
+                .time_to_live(cache_ttl)
+                .build(),
+            generation: Mutex::new(0),
             epoch: Instant::now(),
             revoked: Arc::default(),
             revocations: tokio::sync::watch::Sender::new(0),
@@ -139,7 +133,7 @@ impl PersonalTokens {
         if let Some(verdict) = self.cached(id, secret) {
             return verdict;
         }
-        let generation = self.cache.read().expect("token cache").generation;
+        let generation = *self.generation.lock().expect("token cache generation");
         let row = self
             .store
             .token(id)
@@ -153,11 +147,7 @@ impl PersonalTokens {
 
     /// The verdict on a cached token; `None` when it is not cached (or stale).
     fn cached(&self, id: &str, secret: &str) -> Option<Result<Caller, AuthError>> {
-        let cache = self.cache.read().expect("token cache");
-        let entry = cache.entries.get(id)?;
-        if entry.loaded.elapsed() >= self.ttl {
-            return None;
-        }
+        let entry = self.cache.get(id)?;
         let Some((row, caller)) = &entry.row else {
             return Some(Err(AuthError::InvalidToken("unknown token")));
         };
@@ -176,17 +166,6 @@ impl PersonalTokens {
 
     /// Caches a row read from the store, unless a `forget` came in meanwhile.
     fn remember(&self, id: &str, row: Option<TokenRow>, generation: u64) {
-        let mut cache = self.cache.write().expect("token cache");
-        if cache.generation != generation {
-            return;
-        }
-        if cache.entries.len() >= CACHE_CAPACITY {
-            let ttl = self.ttl;
-            cache.entries.retain(|_, e| e.loaded.elapsed() < ttl);
-            if cache.entries.len() >= CACHE_CAPACITY {
-                cache.entries.clear();
-            }
-        }
         let row = row.map(|row| {
             let caller = Caller::from(Identity {
                 user: row.user_name.clone(),
@@ -196,12 +175,14 @@ impl PersonalTokens {
             });
             (row, caller)
         });
-        let entry = Cached {
+        let entry = Arc::new(Cached {
             row,
-            loaded: Instant::now(),
             noted: AtomicU64::new(0),
-        };
-        cache.entries.insert(id.to_owned(), entry);
+        });
+        let current = self.generation.lock().expect("token cache generation");
+        if *current == generation {
+            self.cache.insert(id.to_owned(), entry);
+        }
     }
 
     /// Records `last_used` at most once a minute per token while it stays
@@ -232,9 +213,9 @@ impl PersonalTokens {
     /// ends the streams opened with it.
     pub async fn forget(&self, id: &str) {
         {
-            let mut cache = self.cache.write().expect("token cache");
-            cache.generation += 1;
-            cache.entries.remove(id);
+            let mut generation = self.generation.lock().expect("token cache generation");
+            *generation += 1;
+            self.cache.invalidate(id);
         }
         let mut revoked = self.revoked.lock().expect("revoked tokens");
         revoked.retain(|_, at| at.elapsed() < REVOKED_KEPT);

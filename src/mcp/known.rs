@@ -3,22 +3,21 @@
 //! expiry the session's row had when last read, and when that expiry was last
 //! pushed out.
 //!
-//! One plain map behind a read-write lock, one lookup per question. It
-//! replaced three `moka` caches (owner, presence, touch), whose bookkeeping
-//! per read the profile showed on every legacy call (BENCHMARKS.md); the
-//! token cache made the same move earlier.
+//! One `moka` cache of each session's facts, one lookup per question; the
+//! facts are atomics, so a question never takes a lock of its own.
 
 use std::{
-    collections::HashMap,
     sync::{
-        Arc, RwLock,
+        Arc,
         atomic::{AtomicI64, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
 
-/// Sessions remembered at most; past this, the ones not read for `IDLE` go
-/// first, then all (each is read from the store again when next used).
+use moka::sync::Cache;
+
+/// Sessions remembered at most, and how long one unread is kept (a session
+/// forgotten is read from the store again when next used).
 const CAPACITY: usize = 100_000;
 const IDLE: Duration = Duration::from_secs(600);
 
@@ -28,7 +27,7 @@ pub const UNKNOWN: i64 = i64::MAX;
 pub const GONE: i64 = i64::MIN;
 
 pub struct Known {
-    map: RwLock<HashMap<String, Facts>>,
+    map: Cache<String, Arc<Facts>>,
     /// How long a read expiry is trusted before the store is asked again.
     presence_ttl: Duration,
     /// Minimum time between two expiry refreshes of one session.
@@ -41,8 +40,6 @@ pub struct Known {
 struct Facts {
     owner: Arc<str>,
     expires_ms: AtomicI64,
-    /// When the row was last read.
-    read: AtomicU64,
     /// When the row is to be read again; 0: at the next question.
     due: AtomicU64,
     /// When this replica last refreshed the row's expiry, 0 if never.
@@ -60,7 +57,10 @@ pub enum Presence {
 impl Known {
     pub fn new(presence_ttl: Duration, touch_every: Duration) -> Self {
         Self {
-            map: RwLock::default(),
+            map: Cache::builder()
+                .max_capacity(CAPACITY as u64)
+                .time_to_idle(IDLE)
+                .build(),
             presence_ttl,
             touch_every,
             epoch: Instant::now(),
@@ -72,8 +72,7 @@ impl Known {
     }
 
     pub fn owner(&self, id: &str) -> Option<Arc<str>> {
-        let map = self.map.read().expect("known sessions");
-        map.get(id).map(|facts| facts.owner.clone())
+        self.map.get(id).map(|facts| facts.owner.clone())
     }
 
     /// The remembered expiry, unless it is due for a read. Of concurrent
@@ -84,8 +83,7 @@ impl Known {
     }
 
     fn presence_at(&self, id: &str, now: u64) -> Presence {
-        let map = self.map.read().expect("known sessions");
-        let Some(facts) = map.get(id) else {
+        let Some(facts) = self.map.get(id) else {
             return Presence::Read;
         };
         let due = facts.due.load(Ordering::Relaxed);
@@ -111,29 +109,19 @@ impl Known {
 
     fn note_at(&self, id: &str, owner: Option<&str>, expires_ms: i64, now: u64) {
         let due = after(now, self.presence_ttl);
-        let mut map = self.map.write().expect("known sessions");
-        if let Some(facts) = map.get(id) {
+        if let Some(facts) = self.map.get(id) {
             facts.expires_ms.store(expires_ms, Ordering::Relaxed);
-            facts.read.store(now, Ordering::Relaxed);
             facts.due.store(due, Ordering::Relaxed);
             return;
         }
         let Some(owner) = owner else { return };
-        if map.len() >= CAPACITY {
-            let idle = IDLE.as_millis() as u64;
-            map.retain(|_, facts| now.saturating_sub(facts.read.load(Ordering::Relaxed)) < idle);
-            if map.len() >= CAPACITY {
-                map.clear();
-            }
-        }
         let facts = Facts {
             owner: owner.into(),
             expires_ms: AtomicI64::new(expires_ms),
-            read: AtomicU64::new(now),
             due: AtomicU64::new(due),
             touched: AtomicU64::new(0),
         };
-        map.insert(id.to_owned(), facts);
+        self.map.insert(id.to_owned(), Arc::new(facts));
     }
 
     /// Whether this request should refresh the row's expiry: at most once per
@@ -144,8 +132,7 @@ impl Known {
     }
 
     fn claim_touch_at(&self, id: &str, now: u64) -> bool {
-        let map = self.map.read().expect("known sessions");
-        let Some(facts) = map.get(id) else {
+        let Some(facts) = self.map.get(id) else {
             return true;
         };
         let last = facts.touched.load(Ordering::Relaxed);
@@ -160,14 +147,13 @@ impl Known {
 
     /// The row changed (its expiry was pushed out): read it at the next question.
     pub fn reread(&self, id: &str) {
-        let map = self.map.read().expect("known sessions");
-        if let Some(facts) = map.get(id) {
+        if let Some(facts) = self.map.get(id) {
             facts.due.store(0, Ordering::Relaxed);
         }
     }
 
     pub fn forget(&self, id: &str) {
-        self.map.write().expect("known sessions").remove(id);
+        self.map.invalidate(id);
     }
 }
 
@@ -234,20 +220,14 @@ mod tests {
     }
 
     #[test]
-    fn past_capacity_idle_sessions_go_first() {
+    fn past_capacity_sessions_are_forgotten() {
         let known = Known::new(TTL, TOUCH);
-        let idle = IDLE.as_millis() as u64;
-        for i in 0..CAPACITY {
-            known.note_at(
-                &format!("s{i}"),
-                Some("ann"),
-                42,
-                if i == 0 { idle + 1 } else { 1 },
-            );
+        for i in 0..CAPACITY + 1_000 {
+            known.note_at(&format!("s{i}"), Some("ann"), 42, 1);
         }
-        known.note_at("new", Some("bob"), 42, idle + 2);
-        assert!(known.owner("s0").is_some(), "read recently: kept");
-        assert!(known.owner("s1").is_none(), "idle: dropped");
+        known.map.run_pending_tasks();
+        assert!(known.map.entry_count() <= CAPACITY as u64);
+        known.note_at("new", Some("bob"), 42, 2);
         assert_eq!(known.owner("new").as_deref(), Some("bob"));
     }
 }

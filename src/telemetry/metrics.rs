@@ -142,7 +142,9 @@ impl Metrics {
     pub fn request(&self, method: &str, era: &'static str, outcome: &str, seconds: Option<f64>) {
         let method = KeyValue::new("method", method_label(method));
         if let Some(seconds) = seconds {
-            self.inner.latency.record(seconds, std::slice::from_ref(&method));
+            self.inner
+                .latency
+                .record(seconds, std::slice::from_ref(&method));
         }
         let labels = [
             method,
