@@ -4,6 +4,7 @@ use clap::Parser;
 // to the OS. The `jemalloc` feature (default) can be turned off for heap
 // profilers that hook the system allocator.
 #[cfg(feature = "jemalloc")]
+#[allow(unsafe_code)] // jemalloc reads its options from this exported C string.
 mod allocator {
     #[global_allocator]
     static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -60,6 +60,7 @@ fn flush_thread_cache() {
 /// jemalloc refused it (logged, never fatal). A no-op without the
 /// `jemalloc` feature.
 #[cfg_attr(not(feature = "jemalloc"), allow(unused_variables))]
+#[allow(unsafe_code)] // mallctl is jemalloc's C interface; the call is checked below.
 fn command(name: &std::ffi::CStr) -> bool {
     #[cfg(feature = "jemalloc")]
     {

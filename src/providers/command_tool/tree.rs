@@ -49,6 +49,7 @@ pub struct Tree {
 
 /// Starts `command` as the root of a call's tree: in its own process group,
 /// killed when its handle is dropped, marked, and a subreaper.
+#[allow(unsafe_code)] // pre_exec: the subreaper flag must be set between fork and exec.
 pub fn spawn(command: &mut Command) -> std::io::Result<(Child, Tree)> {
     static ADOPT: Once = Once::new();
     ADOPT.call_once(|| {
