@@ -1,11 +1,11 @@
 //! The audit table: appended in batches, read by `teamgate audit tail`,
 //! trimmed by retention.
 
+use std::borrow::Cow;
+
 use sqlx::Row;
 
-use sqlx::postgres::PgPoolCopyExt;
-
-use super::{AuditWriter, Store, StoreError, copy, query_error};
+use super::{Store, StoreError, batch, query_error};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -27,28 +27,21 @@ pub struct AuditRecord {
 }
 
 /// The audit table's columns, in the order `AuditRecord::fields` gives a
-/// record's values (a macro, so the COPY statement can `concat!` it).
-macro_rules! columns {
-    () => {
-        "id, at_ms, user_name, token_id, issuer, subject, session_id, protocol_version, \
-         method, target, args_digest, outcome, latency_ms, trace_id"
-    };
-}
-pub(super) use columns;
-
-const COLUMNS: &str = columns!();
-pub(super) const FIELDS: usize = 14;
+/// record's values.
+const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, \
+    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id";
+const FIELDS: usize = 14;
 
 /// One column's value.
-pub(super) enum Field<'a> {
+enum Field<'a> {
     Text(&'a str),
     Number(i64),
 }
 
 impl AuditRecord {
     /// The record's values in `COLUMNS` order: the one place that pairs
-    /// fields with columns (both writers use it).
-    pub(super) fn fields(&self) -> [Field<'_>; FIELDS] {
+    /// fields with columns.
+    fn fields(&self) -> [Field<'_>; FIELDS] {
         use Field::{Number, Text};
         let AuditRecord {
             id,
@@ -123,6 +116,21 @@ fn push_time_prefix(id: &mut String, at_ms: i64) {
     let _ = write!(id, "{at_ms:013}");
 }
 
+/// Rows per insert statement at most (a power of two, see batch.rs).
+const MAX_ROWS: usize = 64;
+
+/// PostgreSQL text cannot hold NUL, and a batch holding one would fail again
+/// on every retry (the audit queue would fill and calls be refused), so a
+/// client-chosen name with NUL in it is stored with U+FFFD instead; SQLite
+/// stores the same, so both backends keep the same trail.
+fn storable(value: &str) -> Cow<'_, str> {
+    if value.contains('\0') {
+        Cow::Owned(value.replace('\0', "\u{FFFD}"))
+    } else {
+        Cow::Borrowed(value)
+    }
+}
+
 /// The smallest record id at `at_ms`, for time ranges on the primary key.
 fn id_at(at_ms: i64) -> String {
     let mut id = String::with_capacity(13);
@@ -131,31 +139,29 @@ fn id_at(at_ms: i64) -> String {
 }
 
 impl Store {
-    /// Appends records all or none: on PostgreSQL one COPY, on SQLite one
-    /// transaction of cached multi-row inserts (direct.rs).
+    /// Appends records all or none: one transaction of multi-row inserts,
+    /// whose statement texts repeat (batch.rs), so each is prepared once.
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         if records.is_empty() {
             return Ok(());
         }
-        let pool = match &self.audit {
-            AuditWriter::Copy(pool) => pool,
-            AuditWriter::Direct(direct) => return direct.append(records),
-        };
         let error = query_error("append audit records");
-        let mut writer = pool.copy_in_raw(copy::STATEMENT).await.map_err(error)?;
-        // Encoded and sent a chunk at a time, yielding between chunks: a
-        // full batch (4,096 records, after the database stalled) encoded at
-        // once would hold its worker thread for about a millisecond, and the
-        // calls queued behind it would wait as long.
-        let mut rows = Vec::with_capacity(copy::CHUNK.min(records.len()) * 256);
-        for chunk in records.chunks(copy::CHUNK) {
-            rows.clear();
-            copy::encode(chunk, &mut rows);
-            writer.send(rows.as_slice()).await.map_err(error)?;
-            tokio::task::yield_now().await;
+        let mut tx = self.pool().begin().await.map_err(error)?;
+        for chunk in batch::chunks(records, MAX_ROWS) {
+            let sql = format!(
+                "insert into audit ({COLUMNS}) values {}",
+                batch::values(self.backend(), chunk.len(), FIELDS)
+            );
+            let mut insert = sqlx::query(&sql);
+            for field in chunk.iter().flat_map(AuditRecord::fields) {
+                insert = match field {
+                    Field::Text(text) => insert.bind(storable(text).into_owned()),
+                    Field::Number(number) => insert.bind(number),
+                };
+            }
+            insert.execute(&mut *tx).await.map_err(error)?;
         }
-        writer.finish().await.map_err(error)?;
-        Ok(())
+        tx.commit().await.map_err(error)
     }
 
     /// The newest `limit` records since `since_ms`, optionally of one user, oldest first.

@@ -2,7 +2,7 @@
 //!
 //! - Statement text depends only on the row count, and batches are cut into
 //!   power-of-two row counts, so each connection prepares at most a handful
-//!   of statements once and reuses them (sqlx and rusqlite cache them by text).
+//!   of statements once and reuses them (sqlx caches them by text).
 //! - SQLite gets anonymous `?` placeholders: it resolves each numbered `$n`
 //!   by scanning every parameter name, which is quadratic in a wide insert.
 

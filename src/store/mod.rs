@@ -3,16 +3,11 @@
 //! One implementation over sqlx's `Any` driver serves both backends: SQLite
 //! (the zero-setup default) and PostgreSQL (several replicas). The schema
 //! keeps to what both dialects share, so each query is written once; each
-//! backend has its own migration folder with the same versions. The one
-//! exception is the audit append, the write every call makes: each backend
-//! gets its cheapest path past the `Any` driver (COPY, a direct SQLite
-//! connection; see `AuditWriter`).
+//! backend has its own migration folder with the same versions.
 
 mod audit;
 mod batch;
 mod clock;
-mod copy;
-mod direct;
 mod events;
 mod memory;
 mod notify;
@@ -25,7 +20,6 @@ use std::{path::PathBuf, str::FromStr, time::Duration};
 use sqlx::{
     AnyPool,
     any::{AnyConnectOptions, AnyPoolOptions},
-    postgres::{PgConnectOptions, PgPool, PgPoolOptions},
     sqlite::SqliteConnectOptions,
 };
 
@@ -66,11 +60,6 @@ pub enum StoreError {
         action: &'static str,
         source: sqlx::Error,
     },
-    #[error("database error while trying to {action}: {source}")]
-    Sqlite {
-        action: &'static str,
-        source: rusqlite::Error,
-    },
     #[error("stored data is corrupt ({0})")]
     Corrupt(String),
 }
@@ -80,29 +69,15 @@ pub(crate) fn query_error(action: &'static str) -> impl Fn(sqlx::Error) -> Store
     move |source| StoreError::Query { action, source }
 }
 
-/// Audit batches PostgreSQL takes at once (the COPY pool's connections). A
-/// commit waits for its WAL to reach the disk; with several in flight the
-/// database groups their commits.
+/// Audit batches PostgreSQL takes at once. A commit waits for its WAL to
+/// reach the disk; with several in flight the database groups their commits.
 const AUDIT_WRITERS: usize = 4;
-
-/// The audit writer's connections, one kind per backend: the hot write of
-/// every call, so each gets its backend's cheapest path.
-#[derive(Clone)]
-enum AuditWriter {
-    /// PostgreSQL: connections of the native driver, for COPY, which the
-    /// `Any` driver cannot speak (copy.rs).
-    Copy(PgPool),
-    /// SQLite: one connection driven without sqlx (direct.rs).
-    Direct(direct::AuditConnection),
-}
 
 /// A connection pool to the configured database, plus the clock every
 /// expiry decision reads (so tests can move time).
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
-    /// Where audit records go, past the `Any` driver (see `AuditWriter`).
-    audit: AuditWriter,
     backend: Backend,
     clock: Arc<dyn Clock>,
 }
@@ -124,12 +99,10 @@ impl Store {
             Backend::Postgres => url.to_owned(),
         };
         let connect = |source| StoreError::Connect { backend, source };
-        // Checked before the pool opens: the file its connections and the
-        // audit writer's own (direct.rs) share.
-        let sqlite_file = match backend {
-            Backend::Sqlite => Some(sqlite_file(&url)?),
-            Backend::Postgres => None,
-        };
+        // Checked before the pool opens (an in-memory database is refused).
+        if backend == Backend::Sqlite {
+            sqlite_file(&url)?;
+        }
         let options = AnyConnectOptions::from_str(&url).map_err(connect)?;
         let pool = AnyPoolOptions::new()
             // SQLite has one writer at a time; more connections only queue on its lock.
@@ -156,20 +129,8 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(connect)?;
-        let audit = match sqlite_file {
-            // After the pool, which created the file.
-            Some(file) => AuditWriter::Direct(direct::AuditConnection::open(&file)?),
-            // Lazy: the connections open on the first audit batch.
-            None => AuditWriter::Copy(
-                PgPoolOptions::new()
-                    .max_connections(AUDIT_WRITERS as u32)
-                    .acquire_timeout(Duration::from_secs(5))
-                    .connect_lazy_with(PgConnectOptions::from_str(&url).map_err(connect)?),
-            ),
-        };
         Ok(Self {
             pool,
-            audit,
             backend,
             clock,
         })

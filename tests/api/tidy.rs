@@ -122,11 +122,7 @@ const NEVER: &[(&str, &[&str])] = &[
 const MAY_ONLY: &[(&str, &[&str])] = &[("protocol", &["config"]), ("config", &[])];
 
 /// Dependencies only some modules may use: (crate, the modules that may).
-const ONLY: &[(&str, &[&str])] = &[
-    ("rmcp", &["mcp", "protocol"]),
-    ("sqlx", &["store"]),
-    ("rusqlite", &["store"]),
-];
+const ONLY: &[(&str, &[&str])] = &[("rmcp", &["mcp", "protocol"]), ("sqlx", &["store"])];
 
 /// The modules that never speak HTTP (no axum, hyper or tower).
 const NO_HTTP: &[&str] = &["config", "registry", "providers", "store", "audit"];
