@@ -135,10 +135,12 @@ fn check_config(config: &Config) -> anyhow::Result<()> {
     if let Err(error) = crate::app::edge_config(config) {
         problems.push(format!("{error:#}"));
     }
-    // Each docs source is indexed once here; a watcher would outlive the check.
+    // Each docs source is indexed once here, in memory: a watcher would
+    // outlive the check, and a running server may be writing its index_dir.
     let mut built = config.clone();
     for docs in &mut built.sources.docs {
         docs.watch = false;
+        docs.index_dir = None;
     }
     if let Err(error) = crate::app::build_registry(&built, &crate::registry::ChangeBus::default()) {
         problems.push(format!("{error:#}"));

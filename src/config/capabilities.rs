@@ -220,6 +220,10 @@ pub struct DocsSourceConfig {
     pub debounce: Duration,
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Keeps the index on disk in `<index_dir>/<name>/`, so a restart re-indexes only the files
+    /// that changed; unset, the index lives in memory and is rebuilt at every start.
+    #[serde(default)]
+    pub index_dir: Option<String>,
 }
 
 fn default_search_docs() -> String {

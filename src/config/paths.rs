@@ -1,4 +1,4 @@
-//! Relative paths in a `--config` file (`sources.docs[].paths`,
+//! Relative paths in a `--config` file (`sources.docs[].paths` and `index_dir`,
 //! `sources.files[].root`, `prompt_files.folders`) name places next to that
 //! file, so a team's configuration works from any working directory. The
 //! built-in defaults and `config/default.toml` (their copy on disk) keep the
@@ -42,6 +42,9 @@ pub(super) fn resolve(figment: &Figment, defaults_file: &Path, config: &mut Conf
             for (path, value) in docs.paths.iter_mut().zip(&values) {
                 rebase(value, path);
             }
+        }
+        if let (Some(value), Some(dir)) = (field(&item, "index_dir"), docs.index_dir.as_mut()) {
+            rebase(&value, dir);
         }
     }
     for (files, item) in config.sources.files.iter_mut().zip(items("sources.files")) {

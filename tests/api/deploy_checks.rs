@@ -113,6 +113,7 @@ fn relative_paths_follow_the_file_that_names_them_and_missing_ones_are_reported(
 name = "team"
 paths = ["handbook"]
 watch = false
+index_dir = "state/docs"
 [[sources.files]]
 name = "repo"
 root = "repo"
@@ -128,6 +129,10 @@ folders = ["prompts"]
         Path::new(&loaded.sources.docs[0].paths[0]),
         conf.join("handbook")
     );
+    assert_eq!(
+        loaded.sources.docs[0].index_dir.as_deref().map(Path::new),
+        Some(conf.join("state/docs").as_path())
+    );
     assert_eq!(Path::new(&loaded.sources.files[0].root), conf.join("repo"));
     assert_eq!(
         Path::new(&loaded.prompt_files.folders[0]),
@@ -139,6 +144,10 @@ folders = ["prompts"]
     let args = ["check-config", "--config", file.to_str().unwrap()];
     let output = teamgate(elsewhere.path(), &args, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        !conf.join("state").exists(),
+        "check-config indexes in memory, never in a server's index_dir"
+    );
 
     write(
         &file,

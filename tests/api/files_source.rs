@@ -196,3 +196,59 @@ async fn lists_folders_reads_line_ranges_and_quotes_context() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn search_keeps_walk_order_and_the_limit_across_many_files() {
+    let root = tempfile::tempdir().unwrap();
+    // More files than one batch, each matching twice, the last one's
+    // matches spread so the limit falls inside a file.
+    for i in 0..150 {
+        let name = format!("f{i:03}.md");
+        std::fs::write(root.path().join(name), "needle one\nhay\nneedle two\n").unwrap();
+    }
+    let config: FilesSourceConfig = serde_json::from_value(json!({
+        "name": "many", "root": root.path().to_string_lossy(), "extensions": ["md"],
+        "max_results": 500,
+    }))
+    .unwrap();
+    let app = spawn_app_with(|c| c.sources.files = vec![config]).await;
+    let (client, _) = sdk::connect(&app.url, None).await;
+    let found = |limit: u64| {
+        let client = &client;
+        async move {
+            let result = call(
+                client,
+                "search_files",
+                json!({"pattern": "needle", "limit": limit}),
+            )
+            .await;
+            let content = result["structuredContent"].clone();
+            let places: Vec<(String, u64)> = content["matches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| {
+                    (
+                        m["path"].as_str().unwrap().to_owned(),
+                        m["line"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            (places, content["truncated"].as_bool().unwrap())
+        }
+    };
+    let expected: Vec<(String, u64)> = (0..150)
+        .flat_map(|i| [(format!("f{i:03}.md"), 1), (format!("f{i:03}.md"), 3)])
+        .collect();
+    let (places, truncated) = found(201).await;
+    assert_eq!(
+        places,
+        expected[..201],
+        "walk order, cut inside the 101st file"
+    );
+    assert!(truncated);
+    let (places, truncated) = found(300).await;
+    assert_eq!(places, expected, "every match, exactly");
+    assert!(!truncated, "nothing was left out");
+    client.cancel().await.unwrap();
+}

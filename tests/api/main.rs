@@ -9,6 +9,7 @@ mod command_tools;
 mod config;
 mod databases;
 mod deploy_checks;
+mod docs_persist;
 mod docs_sections;
 mod docs_source;
 mod edge;

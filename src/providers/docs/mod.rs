@@ -2,11 +2,15 @@
 //! through a tool (`search_docs`) and readable as resources
 //! `docs://<source>/<path>` (plus a template for direct reads of a section
 //! `#anchor` or of `?lines=a-b`). With `watch`, edits re-index the source
-//! and raise `resources/updated` and `resources/list_changed`.
+//! and raise `resources/updated` and `resources/list_changed`. With
+//! `index_dir`, the index is kept on disk and a start re-indexes only the
+//! files that changed.
 
 mod index;
 mod read;
+mod search;
 mod sections;
+mod store;
 mod text;
 mod watch;
 
@@ -49,7 +53,8 @@ pub struct DocsSource {
 impl DocsSource {
     /// Indexes the source now; starts watching it when configured.
     pub fn new(config: DocsSourceConfig, bus: ChangeBus) -> anyhow::Result<Arc<Self>> {
-        let snapshot = Snapshot::build(&index::scan(&config))?;
+        let folder = store::folder(config.index_dir.as_deref(), &config.name);
+        let snapshot = Snapshot::open(&index::scan(&config), folder.as_deref())?;
         let inner = Arc::new(Inner {
             snapshot: ArcSwap::from_pointee(snapshot),
             config,
@@ -96,7 +101,7 @@ impl Inner {
     }
 
     /// A hit's link: its section by anchor, a part or plain text by lines.
-    fn hit_uri(&self, hit: &index::Hit) -> String {
+    fn hit_uri(&self, hit: &search::Hit) -> String {
         if hit.part || hit.anchor.is_empty() {
             format!("{}?lines={}-{}", self.uri(&hit.path), hit.start, hit.end)
         } else {

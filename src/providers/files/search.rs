@@ -3,18 +3,20 @@
 //! and searcher (`grep-searcher`, binary files skipped), bounded in matches,
 //! files and line length. The caller's glob only narrows what the walker
 //! shows (as an `ignore` override it would also let hidden and ignored files
-//! back in), and each file is opened beneath the root's descriptor.
+//! back in), and each file is opened beneath the root's descriptor. Files
+//! are searched in batches on all cores, their matches kept in walk order.
 
 use std::{
     os::fd::OwnedFd,
     path::{Path, PathBuf},
 };
 
-use grep_regex::RegexMatcherBuilder;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
 use ignore::{Match, WalkBuilder, overrides::OverrideBuilder};
+use rayon::prelude::*;
 use serde_json::{Value, json};
 
 use crate::{config::FilesSourceConfig, protocol::JsonObject};
@@ -23,6 +25,9 @@ use crate::{config::FilesSourceConfig, protocol::JsonObject};
 const MAX_FILES: usize = 20_000;
 /// Longest line quoted in a match.
 const MAX_LINE: usize = 300;
+/// Files searched at once (by all cores), in order: the matches held at a
+/// time stay bounded by this many times the limit.
+const BATCH: usize = 64;
 /// Compiled-regex size cap, so a pathological pattern cannot eat memory.
 const REGEX_SIZE: usize = 1 << 20;
 /// Most lines of context asked for before and after each match.
@@ -115,55 +120,81 @@ pub fn run(
         }
         None => None,
     };
+    let mut candidates = walker
+        .build()
+        .flatten()
+        .take(MAX_FILES)
+        .filter_map(|entry| {
+            let inside = entry.path().strip_prefix(root).ok()?;
+            let is_candidate = entry.file_type().is_some_and(|t| t.is_file())
+                && inside
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| config.extensions.iter().any(|x| x == e))
+                && glob
+                    .as_ref()
+                    .is_none_or(|g| !matches!(g.matched(inside, false), Match::Ignore(_)));
+            is_candidate.then(|| inside.to_owned())
+        });
+    let mut matches = Vec::new();
+    let mut batch = Vec::with_capacity(BATCH);
+    loop {
+        batch.clear();
+        batch.extend(candidates.by_ref().take(BATCH));
+        if batch.is_empty() {
+            return Ok(json!({"matches": matches, "truncated": false}));
+        }
+        // Each file's matches stop one past the room left, which is enough
+        // to know whether the list is cut.
+        let room = request.limit - matches.len();
+        let found: Vec<Vec<Value>> = batch
+            .par_iter()
+            .map(|inside| search_file(root_fd, config, &matcher, request, inside, room + 1))
+            .collect();
+        for hit in found.into_iter().flatten() {
+            if matches.len() == request.limit {
+                return Ok(json!({"matches": matches, "truncated": true}));
+            }
+            matches.push(hit);
+        }
+    }
+}
+
+/// One file's matches, at most `limit`.
+fn search_file(
+    root_fd: &OwnedFd,
+    config: &FilesSourceConfig,
+    matcher: &RegexMatcher,
+    request: &Request,
+    inside: &Path,
+    limit: usize,
+) -> Vec<Value> {
+    let mut matches = Vec::new();
+    // The file the walker saw may have been swapped since: what is
+    // searched is what opens beneath the root, its size from the descriptor.
+    let Ok((file, size)) = super::beneath::open(root_fd, inside) else {
+        return matches;
+    };
+    if size > config.max_file_bytes {
+        return matches;
+    }
     let mut searcher = SearcherBuilder::new()
         .binary_detection(BinaryDetection::quit(0))
         .line_number(true)
         .before_context(request.context)
         .after_context(request.context)
         .build();
-    let mut matches = Vec::new();
-    let mut truncated = false;
-    for entry in walker.build().flatten().take(MAX_FILES) {
-        let path = entry.path();
-        let Ok(inside) = path.strip_prefix(root) else {
-            continue;
-        };
-        let is_candidate = entry.file_type().is_some_and(|t| t.is_file())
-            && path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| config.extensions.iter().any(|x| x == e))
-            && glob
-                .as_ref()
-                .is_none_or(|g| !matches!(g.matched(inside, false), Match::Ignore(_)));
-        if !is_candidate {
-            continue;
-        }
-        // The file the walker saw may have been swapped since: what is
-        // searched is what opens beneath the root, its size from the descriptor.
-        let Ok((file, size)) = super::beneath::open(root_fd, inside) else {
-            continue;
-        };
-        if size > config.max_file_bytes {
-            continue;
-        }
-        let relative = inside.to_string_lossy().replace('\\', "/");
-        let mut hits = Hits {
-            path: &relative,
-            matches: &mut matches,
-            limit: request.limit,
-            context: request.context > 0,
-            before: Vec::new(),
-            full: false,
-        };
-        // An unreadable file is skipped, not fatal.
-        let _ = searcher.search_file(&matcher, &file, &mut hits);
-        truncated = hits.full;
-        if truncated {
-            break;
-        }
-    }
-    Ok(json!({"matches": matches, "truncated": truncated}))
+    let relative = inside.to_string_lossy().replace('\\', "/");
+    let mut hits = Hits {
+        path: &relative,
+        matches: &mut matches,
+        limit,
+        context: request.context > 0,
+        before: Vec::new(),
+    };
+    // An unreadable file is skipped, not fatal.
+    let _ = searcher.search_file(matcher, &file, &mut hits);
+    matches
 }
 
 /// Collects one file's matches, each with the context lines around it
@@ -175,7 +206,6 @@ struct Hits<'a> {
     context: bool,
     /// Context lines seen since the last match: they precede the next.
     before: Vec<Value>,
-    full: bool,
 }
 
 fn quote(line: &[u8]) -> String {
@@ -191,7 +221,6 @@ impl Sink for Hits<'_> {
 
     fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, Self::Error> {
         if self.matches.len() >= self.limit {
-            self.full = true;
             return Ok(false);
         }
         let mut hit =
