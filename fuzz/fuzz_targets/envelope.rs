@@ -59,7 +59,13 @@ fuzz_target!(|input: Input| {
     let header_ok = content_type.is_some_and(|v| http::HeaderValue::from_bytes(v).is_ok());
     match teamgate::fuzzing::inspect(body, content_type, max_depth) {
         Ok(envelope) => {
-            let value = parsed.expect("let through, so it is JSON");
+            let Some(value) = parsed else {
+                // JSON whose numbers a `Value` cannot hold (RFC 8259 sets no
+                // range): the grammar is the guard's, the range the engine's.
+                let grammar = serde_json::from_slice::<serde::de::IgnoredAny>(body);
+                assert!(grammar.is_ok(), "let through, so it is JSON");
+                return;
+            };
             let object = value.as_object().expect("let through, so an object");
             assert!(depth(&value) <= max_depth, "deeper than allowed");
             assert!(header_ok && is_json(content_type), "not declared as JSON");
