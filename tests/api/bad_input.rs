@@ -229,3 +229,23 @@ async fn a_body_that_is_not_utf8_is_a_parse_error() {
     let reply: Value = response.json().await.expect("a JSON-RPC error body");
     assert_eq!(reply["error"]["code"], -32700, "{reply}");
 }
+
+/// A number no float can hold is JSON (RFC 8259 sets no range), so the guard
+/// lets it through; the engine's typed parse refuses it, with the id.
+#[tokio::test]
+async fn a_number_out_of_every_range_is_refused_with_the_id() {
+    let app = spawn_app().await;
+    let session = app.initialize("2025-11-25").await;
+    let body = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"teamgate_info","arguments":{"n":1e+11558111}}}"#;
+    let response = app
+        .post_raw(body.to_vec(), &[("mcp-session-id", session.as_str())])
+        .await;
+    let status = response.status();
+    let reply: Value = response.json().await.expect("a JSON-RPC body");
+    assert!(
+        status.is_client_error() || status == 200,
+        "{status}: {reply}"
+    );
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert!(reply["error"]["code"].is_i64(), "{reply}");
+}
