@@ -22,7 +22,7 @@ use crate::{
     auth::{Authenticator, PersonalTokens},
     config::{Config, Secret},
     http::{self, EdgeConfig, Health, RateLimits, ServeOptions},
-    mcp::{AuditSink, McpHandler, SessionSettings, Sessions, Shared},
+    mcp::{AuditSink, McpHandler, SessionSettings, Sessions, Shared, ToolQuota},
     protocol::StateKeys,
     providers::{self, builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
@@ -92,6 +92,7 @@ impl App {
             auditor: auditor.clone(),
             now_ms: Arc::new(move || clock_store.now_ms()),
         };
+        let limits = rate_limits(&config);
         let shared = Arc::new(
             Shared::new(
                 registry,
@@ -101,7 +102,8 @@ impl App {
                 &config.mcp.instructions,
             )
             .with_audit(audit_sink)
-            .with_tool_timeout(config.limits.tool_timeout),
+            .with_tool_timeout(config.limits.tool_timeout)
+            .with_tool_quota(tool_quota(&limits)),
         );
         let tokens = Arc::new(PersonalTokens::new(
             store.clone(),
@@ -128,7 +130,6 @@ impl App {
                 sse_retry: config.mcp.sse_retry,
             },
         ));
-        let config_limits = config.clone();
         let metrics = Metrics::new(&config.telemetry)?;
         Ok(Self {
             edge,
@@ -136,7 +137,7 @@ impl App {
             health: Health::new(Some(store.clone())),
             config,
             shared,
-            rate_limits: rate_limits(&config_limits),
+            rate_limits: limits,
             auditor,
             audit_stop,
             authenticator,
@@ -283,6 +284,12 @@ impl App {
         let _ = tokio::task::spawn_blocking(move || metrics.shutdown()).await;
         Ok(())
     }
+}
+
+/// The engine's per-tool quotas, from the same limiters as every other limit.
+fn tool_quota(limits: &RateLimits) -> ToolQuota {
+    let limits = limits.clone();
+    Arc::new(move |user, tool| limits.check_tool(user, tool))
 }
 
 /// Swaps in capabilities built from a new configuration (see `App::reload`).

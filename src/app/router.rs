@@ -62,12 +62,7 @@ impl App {
             HttpParts {
                 mcp_path: config.mcp.path.clone(),
                 mcp,
-                guard: GuardConfig::from_config(
-                    config,
-                    Some(Arc::new(gate)),
-                    streams,
-                    self.rate_limits.clone(),
-                ),
+                guard: GuardConfig::from_config(config, Some(Arc::new(gate)), streams),
                 health: self.health.clone(),
                 auth: AuthState {
                     authenticator: self.authenticator.clone(),

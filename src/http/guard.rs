@@ -23,7 +23,7 @@ use super::{
     body::{inspect, is_json, read_body},
     collapse,
     error::HttpError,
-    limits::{RateLimits, StreamCaps, StreamSlot},
+    limits::{StreamCaps, StreamSlot},
     names,
 };
 use crate::{
@@ -73,7 +73,6 @@ const AUDITED: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 pub struct GuardConfig {
     pub gate: Option<Arc<dyn Gate>>,
     pub streams: StreamCaps,
-    pub rate_limits: RateLimits,
     pub max_body_bytes: usize,
     pub max_json_depth: usize,
     pub body_timeout: Duration,
@@ -201,13 +200,6 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     } else {
         None
     };
-    if envelope.method.as_deref() == Some("tools/call")
-        && let Some(tool) = envelope.params.as_ref().and_then(|p| p.name.as_deref())
-        && let Err(wait) = config.rate_limits.check_tool(&caller.user, tool)
-    {
-        let reason = format!("{} is over its rate for the tool {tool}", caller.user);
-        return Err(HttpError::TooManyRequests(wait, reason).into_response_with_id(id));
-    }
     let mut parts = parts;
     parts.extensions.insert(Arc::new(envelope));
     // Only a caller without `*` can lack a scope.

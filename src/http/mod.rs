@@ -54,12 +54,10 @@ impl GuardConfig {
         config: &crate::config::Config,
         gate: Option<Arc<dyn Gate>>,
         streams: StreamCaps,
-        rate_limits: RateLimits,
     ) -> Self {
         Self {
             gate,
             streams,
-            rate_limits,
             max_body_bytes: config.server.max_body_bytes,
             max_json_depth: config.server.max_json_depth,
             body_timeout: config.server.body_read_timeout,

@@ -20,6 +20,8 @@ use crate::{
 
 /// JSON-RPC code of a scope refusal; the HTTP layer's 403 body carries it too.
 const FORBIDDEN: i32 = -31003;
+/// JSON-RPC code of a call over its quota (the HTTP layer's 429 body has it too).
+const RATE_LIMITED: i32 = -31004;
 
 /// Refuses `method` on `target` unless the caller holds every scope it
 /// needs. Unknown targets need their default scopes, so a caller without
@@ -59,6 +61,34 @@ pub async fn authorize(
         ErrorCode(FORBIDDEN),
         format!("Forbidden: {reason}"),
         Some(json!({ "scopes": required })),
+    ))
+}
+
+/// Refuses a call of `tool` past the caller's quota for it (after
+/// `authorize`, so a tool the caller may not use spends nothing and is
+/// refused as if unknown). Audited like every refused call.
+pub async fn within_quota(
+    sink: Option<&AuditSink>,
+    quota: Option<&super::ToolQuota>,
+    context: &RequestContext<RoleServer>,
+    tool: &str,
+    arguments: Option<&JsonObject>,
+) -> Result<(), McpError> {
+    let caller = caller_of(context);
+    let Some(Err(wait)) = quota.map(|quota| quota(&caller.user, tool)) else {
+        return Ok(());
+    };
+    let seconds = wait.as_millis().div_ceil(1000).max(1);
+    let reason = format!("{} is over its rate for the tool {tool}", caller.user);
+    if let Some(sink) = sink {
+        Audit::begin(sink, context, &caller, "tools/call", tool, arguments)
+            .deny(&reason)
+            .await;
+    }
+    Err(McpError::new(
+        ErrorCode(RATE_LIMITED),
+        format!("Too many requests: {reason}; retry in {seconds} s"),
+        Some(json!({ "retryAfterSeconds": seconds })),
     ))
 }
 

@@ -22,7 +22,7 @@ pub use calls::AuditSink;
 pub use handler::McpHandler;
 pub use listen::Engine;
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
-pub use shared::Shared;
+pub use shared::{Shared, ToolQuota};
 
 /// Serves `handler` over stdin/stdout until the client closes stdin or
 /// `shutdown` resolves.

@@ -10,6 +10,10 @@ use rmcp::model::InitializeResult;
 use super::{Implementation, ProtocolVersion, StateKeys, calls::AuditSink};
 use crate::registry::{ChangeBus, Registry};
 
+/// A caller's quota for one tool (`limits.rate_limit.tools`): `Err` is how
+/// long until the next call is allowed.
+pub type ToolQuota = Arc<dyn Fn(&str, &str) -> Result<(), std::time::Duration> + Send + Sync>;
+
 /// State shared by every session and request. The registry is swapped whole
 /// on hot reload; each request reads the current one once and keeps it.
 pub struct Shared {
@@ -27,6 +31,8 @@ pub struct Shared {
     pub(super) audit: Option<AuditSink>,
     /// How long a tool may run unless it declares otherwise.
     pub(super) tool_timeout: std::time::Duration,
+    /// Per caller and tool, decided on the typed call (`access::within_quota`).
+    pub(super) tool_quota: Option<ToolQuota>,
 }
 
 impl Shared {
@@ -52,11 +58,17 @@ impl Shared {
             info,
             audit: None,
             tool_timeout: std::time::Duration::from_secs(120),
+            tool_quota: None,
         }
     }
 
     pub fn with_tool_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.tool_timeout = timeout;
+        self
+    }
+
+    pub fn with_tool_quota(mut self, quota: ToolQuota) -> Self {
+        self.tool_quota = Some(quota);
         self
     }
 

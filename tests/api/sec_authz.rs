@@ -11,6 +11,7 @@ use teamgate::{auth::PersonalTokens, config::AuthMode};
 
 mod identity;
 mod methods;
+mod quota;
 mod revocation;
 
 use crate::{

@@ -117,6 +117,14 @@ impl McpHandler {
             if registry.tool(&request.name).is_none() {
                 return Err(unknown());
             }
+            access::within_quota(
+                audit_sink,
+                self.shared.tool_quota.as_ref(),
+                &context,
+                &request.name,
+                request.arguments.as_ref(),
+            )
+            .await?;
             let modern = is_modern(&context);
             let arguments = request.arguments.unwrap_or_default();
             let audit = self.audit(&context, "tools/call", &request.name, Some(&arguments));
