@@ -74,10 +74,6 @@ impl Gate for TeamGate {
         Some(Box::pin(self.authenticator.tokens.revoked(id)))
     }
 
-    fn can_audit(&self) -> bool {
-        self.auditor.has_room()
-    }
-
     async fn audit_refusal(&self, caller: &Caller, refusal: Refusal<'_>) {
         let now = self.repo.clock_ms();
         let (issuer, subject) = caller.issuer_subject();

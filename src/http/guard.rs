@@ -44,8 +44,6 @@ pub trait Gate: Send + Sync {
     /// Resolves when `caller`'s credential is withdrawn (a revoked token):
     /// the streams it opened end then. `None`: nothing to wait for.
     fn withdrawn(&self, caller: &Caller) -> Option<BoxFuture<'static, ()>>;
-    /// False when the audit queue is full: new audited calls are shed.
-    fn can_audit(&self) -> bool;
     /// Records a refused call.
     async fn audit_refusal(&self, caller: &Caller, refusal: Refusal<'_>);
     /// SSE events whose reply was sent as one JSON body instead: nobody can
@@ -66,9 +64,6 @@ pub struct Refusal<'a> {
     pub arguments: &'a Value,
     pub reason: String,
 }
-
-/// Calls that leave an audit record; refused when the trail has no room.
-const AUDITED: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
 pub struct GuardConfig {
     pub gate: Option<Arc<dyn Gate>>,
@@ -269,7 +264,8 @@ pub async fn finish(config: &GuardConfig, after: After, response: Response) -> R
     }
 }
 
-/// Session caps and audit room, before the call reaches the engine.
+/// Session caps, before a new session reaches the engine. Scopes, per-tool
+/// quotas and audit room are the engine's, on the typed request.
 async fn check(
     gate: &dyn Gate,
     caller: &Caller,
@@ -281,13 +277,6 @@ async fn check(
     };
     if method == "initialize" && !parts.headers.contains_key(names::MCP_SESSION_ID) {
         gate.admit(caller).await.map_err(HttpError::Unavailable)?;
-    }
-    // Scopes are not decided here: the engine decides them on the typed
-    // request it acts on (a second parse here once read other fields).
-    if AUDITED.contains(&method) && !gate.can_audit() {
-        return Err(HttpError::Unavailable(
-            "the audit trail is catching up; retry shortly".into(),
-        ));
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use rmcp::model::{
 use serde_json::Value;
 
 use super::{McpHandler, access, caller_of, within};
+use crate::mcp::calls::Audit;
 use crate::{
     protocol::{
         CallToolResponse, CallToolResult, GetPromptResponse, McpError, ReadResourceResponse,
@@ -18,7 +19,40 @@ use crate::{
     registry::Kind,
 };
 
+/// JSON-RPC code of a call shed for lack of room (the HTTP layer's 503 body
+/// has it too).
+const SERVER_BUSY: i32 = -31001;
+
 impl McpHandler {
+    fn audit(
+        &self,
+        context: &RequestContext<RoleServer>,
+        method: &str,
+        target: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
+    ) -> Result<Option<Audit>, McpError> {
+        let Some(sink) = self.shared.audit.as_ref() else {
+            return Ok(None);
+        };
+        // Back-pressure: a call starts only if its record is sure to find
+        // room, so a stalled database sheds calls instead of losing records.
+        if !sink.auditor.has_room() {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode(SERVER_BUSY),
+                "the audit trail is catching up; retry shortly",
+                None,
+            ));
+        }
+        Ok(Some(Audit::begin(
+            sink,
+            context,
+            &caller_of(context),
+            method,
+            target,
+            arguments,
+        )))
+    }
+
     pub(super) async fn get_prompt_in(
         &self,
         request: GetPromptRequestParams,
@@ -77,7 +111,7 @@ impl McpHandler {
                 .iter()
                 .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                 .collect();
-            let audit = self.audit(&context, "prompts/get", &request.name, Some(&args_object));
+            let audit = self.audit(&context, "prompts/get", &request.name, Some(&args_object))?;
             let cx = self.call_context(
                 context,
                 "prompts/get",
@@ -127,7 +161,7 @@ impl McpHandler {
             .await?;
             let modern = is_modern(&context);
             let arguments = request.arguments.unwrap_or_default();
-            let audit = self.audit(&context, "tools/call", &request.name, Some(&arguments));
+            let audit = self.audit(&context, "tools/call", &request.name, Some(&arguments))?;
             let cx = self
                 .call_context(
                     context,
@@ -183,7 +217,7 @@ impl McpHandler {
                 ));
             };
             let modern = is_modern(&context);
-            let audit = self.audit(&context, "resources/read", &request.uri, None);
+            let audit = self.audit(&context, "resources/read", &request.uri, None)?;
             let cx = self.call_context(
                 context,
                 "resources/read",

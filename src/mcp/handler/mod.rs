@@ -11,6 +11,14 @@ use std::{
     sync::{Arc, LazyLock},
 };
 
+use super::{
+    CallToolResponse, GetPromptResponse, InputResponses, LoggingLevel, McpError, Mrtr,
+    ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, Shared,
+    SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
+};
+use super::{access, calls::caller_of, subscriptions};
+use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};
+use crate::registry::{CallContext, Caller, Identity, Kind, Registry};
 use rmcp::{
     ServerHandler,
     model::CallToolRequestParams,
@@ -21,20 +29,6 @@ use rmcp::{
         SubscribeRequestParams, UnsubscribeRequestParams,
     },
 };
-use serde_json::Value;
-
-use super::{
-    CallToolResponse, GetPromptResponse, InputResponses, LoggingLevel, McpError, Mrtr,
-    ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, Shared,
-    SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
-};
-use super::{
-    access,
-    calls::{Audit, caller_of},
-    subscriptions,
-};
-use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};
-use crate::registry::{CallContext, Caller, Identity, Kind, Registry};
 
 /// rmcp builds one handler per legacy session and one per stateless request;
 /// cloning it is a few `Arc` bumps.
@@ -86,24 +80,6 @@ impl McpHandler {
             result.stamp(&self.shared.server_info_json);
         }
         result
-    }
-
-    fn audit(
-        &self,
-        context: &RequestContext<RoleServer>,
-        method: &str,
-        target: &str,
-        arguments: Option<&serde_json::Map<String, Value>>,
-    ) -> Option<Audit> {
-        let sink = self.shared.audit.as_ref()?;
-        Some(Audit::begin(
-            sink,
-            context,
-            &caller_of(context),
-            method,
-            target,
-            arguments,
-        ))
     }
 
     /// The context of a call to `method` on `target`, with what the client
