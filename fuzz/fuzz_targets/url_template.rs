@@ -72,7 +72,7 @@ fuzz_target!(|input: Input| {
     assert_eq!(parsed.host_str(), Some("api.example.com"), "{url:?}");
     assert_eq!(parsed.port_or_known_default(), Some(443), "{url:?}");
     assert!(
-        teamgate::config::url_allowed(&url, &allowlist),
+        teamgate::config::rendered_url_allowed(&url, &allowlist),
         "{url:?} is outside {BASE}"
     );
 });

@@ -23,7 +23,7 @@ pub use capabilities::{
 };
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
 pub use secret::{DatabaseUrl, Secret};
-pub use validate::allowed as url_allowed;
+pub use validate::{allowed as url_allowed, rendered_allowed as rendered_url_allowed};
 
 /// The whole configuration, as `serve`, `stdio` and `check-config` see it.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -246,7 +246,15 @@ pub fn allowed(url: &str, bases: &[String]) -> bool {
     // Only the literal part of a template can be judged; a placeholder may
     // not decide the origin, so the prefix must already contain it.
     let literal = url.split('{').next().unwrap_or_default();
-    let Ok(candidate) = url::Url::parse(literal) else {
+    rendered_allowed(literal, bases)
+}
+
+/// Whether a rendered URL (no placeholders: a `{` in it is text) is under
+/// one of `bases`, as the request will parse it. Judging it by its prefix up
+/// to a `{`, as a template is, parsed another URL: one whose end the parser
+/// trims (`/v1/..\0{x` is inside `/v1`, its prefix `/v1/..\0` is not).
+pub fn rendered_allowed(url: &str, bases: &[String]) -> bool {
+    let Ok(candidate) = url::Url::parse(url) else {
         return false;
     };
     bases.iter().any(|base| {
@@ -282,6 +290,20 @@ mod tests {
         assert!(!allowed("http://api.example.com/v1/x", &bases));
         assert!(!allowed("https://user@api.example.com/v1/x", &bases));
         assert!(!allowed("https://api.example.com:8443/v1/x", &bases));
+    }
+
+    #[test]
+    fn a_rendered_url_is_judged_whole() {
+        // Found by the url_template fuzz target: the prefix before the `{`
+        // ends in `..` and NULs, which the parser trims to a `..` segment.
+        let bases = vec!["https://api.example.com/v1".to_owned()];
+        let rendered = "https://api.example.com/v1/\n..\0\0{\nA\0";
+        assert!(rendered_allowed(rendered, &bases));
+        assert!(!rendered_allowed("https://api.example.com/v1/..", &bases));
+        assert!(!rendered_allowed(
+            "https://api.example.com/v1/x/../../v2",
+            &bases
+        ));
     }
 
     #[test]

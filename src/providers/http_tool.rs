@@ -17,7 +17,7 @@ use super::declared::{
     KindDefaults, Runner, structured_result, template::as_text, template::render, text_result,
 };
 use crate::{
-    config::{HttpToolConfig, url_allowed},
+    config::{HttpToolConfig, rendered_url_allowed},
     protocol::{CallToolResult, JsonObject},
     registry::{CallContext, Scrubber},
 };
@@ -154,7 +154,7 @@ impl HttpRunner {
         scrubber: &Scrubber,
     ) -> Result<CallToolResult, String> {
         let url = self.url(arguments)?;
-        if !url_allowed(&url, &self.allowlist) {
+        if !rendered_url_allowed(&url, &self.allowlist) {
             return Err(format!(
                 "the arguments produce a URL outside the allowed base URLs ({url}); `{}` did not call it",
                 self.name
