@@ -17,11 +17,11 @@ pub mod code {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     pub const INTERNAL_ERROR: i64 = -32603;
     pub const SESSION_NOT_FOUND: i64 = -32001;
-    /// Application codes stay outside the range the spec reserves (-32000..-32099).
-    pub const SERVER_BUSY: i64 = -31001;
-    pub const UNAUTHORIZED: i64 = -31002;
-    pub const FORBIDDEN: i64 = -31003;
-    pub const RATE_LIMITED: i64 = -31004;
+    use crate::protocol::codes;
+    pub const SERVER_BUSY: i64 = codes::SERVER_BUSY as i64;
+    pub const UNAUTHORIZED: i64 = codes::UNAUTHORIZED as i64;
+    pub const FORBIDDEN: i64 = codes::FORBIDDEN as i64;
+    pub const RATE_LIMITED: i64 = codes::RATE_LIMITED as i64;
 }
 
 #[derive(Debug, thiserror::Error)]

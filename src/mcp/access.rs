@@ -14,14 +14,12 @@ use super::{
     calls::{Audit, AuditSink, caller_of},
 };
 use crate::{
-    protocol::ScopeRefusal,
+    protocol::{
+        ScopeRefusal,
+        codes::{FORBIDDEN, RATE_LIMITED},
+    },
     registry::{Caller, Kind, Registry, resource_scopes},
 };
-
-/// JSON-RPC code of a scope refusal; the HTTP layer's 403 body carries it too.
-const FORBIDDEN: i32 = -31003;
-/// JSON-RPC code of a call over its quota (the HTTP layer's 429 body has it too).
-const RATE_LIMITED: i32 = -31004;
 
 /// Refuses `method` on `target` unless the caller holds every scope it
 /// needs. Unknown targets need their default scopes, so a caller without

@@ -42,6 +42,19 @@ pub use rmcp::{
     },
 };
 
+/// teamgate's own JSON-RPC error codes, outside the range the spec reserves
+/// (-32000..-32099): the HTTP layer's error bodies and the engine's refusals
+/// carry the same ones.
+pub mod codes {
+    /// A call shed for lack of room (the audit trail, capacity).
+    pub const SERVER_BUSY: i32 = -31001;
+    pub const UNAUTHORIZED: i32 = -31002;
+    /// A refusal for lack of scope.
+    pub const FORBIDDEN: i32 = -31003;
+    /// A call over its quota.
+    pub const RATE_LIMITED: i32 = -31004;
+}
+
 /// Protocol revisions teamgate serves, oldest first.
 pub const SUPPORTED_VERSIONS: [ProtocolVersion; 4] = [
     ProtocolVersion::V_2025_03_26,

@@ -10,7 +10,7 @@ use rmcp::model::{
 use serde_json::Value;
 
 use super::{McpHandler, access, caller_of, within};
-use crate::mcp::calls::Audit;
+use crate::{mcp::calls::Audit, protocol::codes::SERVER_BUSY};
 use crate::{
     protocol::{
         CallToolResponse, CallToolResult, GetPromptResponse, McpError, ReadResourceResponse,
@@ -18,10 +18,6 @@ use crate::{
     },
     registry::Kind,
 };
-
-/// JSON-RPC code of a call shed for lack of room (the HTTP layer's 503 body
-/// has it too).
-const SERVER_BUSY: i32 = -31001;
 
 impl McpHandler {
     fn audit(
