@@ -155,7 +155,11 @@ impl Store {
             let mut insert = sqlx::query(&sql);
             for field in chunk.iter().flat_map(AuditRecord::fields) {
                 insert = match field {
-                    Field::Text(text) => insert.bind(storable(text).into_owned()),
+                    // Borrowed from the records unless a NUL had to go.
+                    Field::Text(text) => match storable(text) {
+                        Cow::Borrowed(text) => insert.bind(text),
+                        Cow::Owned(text) => insert.bind(text),
+                    },
                     Field::Number(number) => insert.bind(number),
                 };
             }
