@@ -19,7 +19,6 @@ pub mod fuzzing;
 pub mod gate;
 pub mod http;
 pub mod mcp;
-pub mod memory;
 pub mod protocol;
 pub mod providers;
 pub mod registry;

@@ -11,7 +11,7 @@ use crate::{
     config::Config,
     gate::TeamGate,
     http::{self, EdgeConfig, GuardConfig, HttpParts, RateLimits, StreamCaps, limits},
-    mcp::{Engine, McpHandler, StoredSessions},
+    mcp::{Admission, Engine, McpHandler, StoredSessions},
     protocol::{StreamableHttpServerConfig, StreamableHttpService},
     telemetry::{self, Observer},
 };
@@ -25,21 +25,18 @@ impl App {
             self.sessions.clone(),
             self.engine_config(),
         );
-        let mcp = Engine::new(
-            mcp,
-            self.shared.clone(),
-            self.config.mcp.sse_keep_alive,
-            self.engine_shutdown.clone(),
-        );
         let config = &self.config;
-        let gate = TeamGate {
+        let admission = Admission {
             sessions: self.sessions.clone(),
             repo: Arc::new(self.store.clone()),
             auditor: self.auditor.clone(),
-            events: self.events.clone(),
-            authenticator: self.authenticator.clone(),
             max_sessions: config.store.max_sessions,
             max_sessions_per_owner: config.store.max_sessions_per_owner,
+        };
+        let mcp = Engine::new(mcp, admission);
+        let gate = TeamGate {
+            sessions: self.sessions.clone(),
+            authenticator: self.authenticator.clone(),
         };
         let streams = StreamCaps::new(
             config.limits.max_streams,

@@ -25,7 +25,7 @@ pub fn resource_url(public_url: &str, mcp_path: &str, parts: &Parts) -> String {
 }
 
 /// Where the metadata for `resource` lives (path-inserted form, RFC 9728 §3.1).
-pub fn metadata_url(resource: &str) -> String {
+pub(super) fn metadata_url(resource: &str) -> String {
     match resource.split_once("://") {
         Some((scheme, rest)) => {
             let (host, path) = rest.split_once('/').unwrap_or((rest, ""));

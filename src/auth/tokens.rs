@@ -78,7 +78,7 @@ fn hash_matches(secret: &str, stored: &str) -> bool {
 }
 
 /// Splits `tg_<id>_<secret>`; anything else is not a personal token.
-pub fn parse(token: &str) -> Option<(&str, &str)> {
+pub(super) fn parse(token: &str) -> Option<(&str, &str)> {
     let rest = token.strip_prefix(PREFIX)?;
     let (id, secret) = rest.split_once('_')?;
     let ok = |s: &str, len: usize| s.len() == len && s.bytes().all(|b| b.is_ascii_hexdigit());

@@ -20,7 +20,7 @@ use crate::{
 /// The authentication step (`http/stack.rs`): resolves the `Caller` into the
 /// request's extensions, or answers 401 (503 when the token store cannot be
 /// read).
-pub async fn authenticate(
+pub(super) async fn authenticate(
     State(state): State<AuthState>,
     request: Request,
     next: Next,

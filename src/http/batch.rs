@@ -28,7 +28,7 @@ use super::{
 
 /// Elements a batch may hold at most (the body is bounded by
 /// `server.max_body_bytes` besides).
-pub const MAX_ELEMENTS: usize = 100;
+pub(super) const MAX_ELEMENTS: usize = 100;
 /// Largest answer read back from one element.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// The only revision with batches.
@@ -37,7 +37,7 @@ const BATCH_VERSION: &str = "2025-03-26";
 /// A batch the guard read, set aside for the endpoint to serve if its
 /// session allows (carried in the refusal's extensions).
 #[derive(Clone)]
-pub struct Deferred {
+pub(super) struct Deferred {
     parts: http::request::Parts,
     bytes: Bytes,
 }
@@ -48,14 +48,14 @@ pub struct Deferred {
 struct Element;
 
 /// Whether the guard should set this body aside as a batch.
-pub fn is_batch(parts: &http::request::Parts, bytes: &[u8]) -> bool {
+pub(super) fn is_batch(parts: &http::request::Parts, bytes: &[u8]) -> bool {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     first == Some(&b'[') && parts.extensions.get::<Element>().is_none()
 }
 
 /// The refusal a batch gets where batches are not accepted, carrying the
 /// batch for [`take`].
-pub fn defer(parts: http::request::Parts, bytes: Bytes) -> Response {
+pub(super) fn defer(parts: http::request::Parts, bytes: Bytes) -> Response {
     let error = HttpError::InvalidRequest(
         "JSON-RPC batches are accepted only in 2025-03-26 sessions; send one message per POST"
             .into(),
@@ -72,7 +72,7 @@ fn take(refusal: &mut Response) -> Option<Deferred> {
 
 /// The endpoint's outermost step (`stack.rs`): a batch the guard set aside
 /// is served here, each element through every step below.
-pub async fn batches(
+pub(super) async fn batches(
     State(config): State<Arc<GuardConfig>>,
     request: Request,
     next: Next,

@@ -187,7 +187,7 @@ impl EdgeConfig {
 /// The edge step (`stack.rs`): refuses a foreign `Host` or `Origin` (403,
 /// JSON-RPC body) and records the `ClientInfo` for the steps below. The
 /// peer's address comes from the accept loop (`serve.rs`).
-pub async fn check(
+pub(super) async fn check(
     State(config): State<Arc<EdgeConfig>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     mut request: Request,

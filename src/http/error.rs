@@ -60,6 +60,16 @@ pub enum HttpError {
     Internal,
 }
 
+impl From<crate::mcp::EngineError> for HttpError {
+    fn from(refusal: crate::mcp::EngineError) -> Self {
+        use crate::mcp::EngineError;
+        match refusal {
+            EngineError::SessionNotFound => Self::SessionNotFound,
+            EngineError::Unavailable(reason) => Self::Unavailable(reason),
+        }
+    }
+}
+
 impl HttpError {
     fn status(&self) -> StatusCode {
         match self {

@@ -13,20 +13,20 @@ use crate::config::ForwardedHeader;
 /// What the trusted proxies said about the client; `None` where they said
 /// nothing usable.
 #[derive(Debug, Default)]
-pub struct Forwarded {
+pub(super) struct Forwarded {
     pub ip: Option<IpAddr>,
     pub scheme: Option<String>,
     pub host: Option<String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Proxies {
+pub(super) struct Proxies {
     nets: Vec<IpNet>,
     header: ForwardedHeader,
 }
 
 impl Proxies {
-    pub fn new(cidrs: &[String], header: ForwardedHeader) -> Result<Self, String> {
+    pub(super) fn new(cidrs: &[String], header: ForwardedHeader) -> Result<Self, String> {
         let nets = cidrs
             .iter()
             .map(|cidr| {
@@ -46,7 +46,7 @@ impl Proxies {
 
     /// What the proxy in front of `peer` forwarded: nothing unless `peer` is
     /// a trusted proxy, and then only from the configured header.
-    pub fn forwarded(&self, peer: IpAddr, headers: &HeaderMap) -> Forwarded {
+    pub(super) fn forwarded(&self, peer: IpAddr, headers: &HeaderMap) -> Forwarded {
         if !self.trusts(peer) {
             return Forwarded::default();
         }

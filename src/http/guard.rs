@@ -1,8 +1,10 @@
-//! Input checks in front of rmcp on the MCP endpoint, and the normalisation
-//! of rmcp's plain-text error replies into `HttpError`'s JSON-RPC bodies.
+//! Transport checks in front of the engine on the MCP endpoint, and the
+//! shape of its replies: rmcp's plain-text errors as JSON-RPC bodies, an
+//! engine's scope refusal as 403.
 //!
 //! The body is read here once, bounded in size and time, so a malformed
-//! request is answered with its id and never reaches the engine.
+//! request is answered with its id and never reaches the engine. What a
+//! request may do is the engine's to decide, on rmcp's typed request.
 
 use std::{sync::Arc, time::Duration};
 
@@ -21,48 +23,29 @@ use serde_json::Value;
 use super::{
     batch,
     body::{inspect, is_json, read_body},
-    collapse,
     error::HttpError,
     limits::{StreamCaps, StreamSlot},
     names,
 };
 use crate::{
-    protocol::{Envelope, Refused, ScopeRefusal},
+    protocol::{Decision, ProtocolEra, Refused, ScopeRefusal},
     registry::Caller,
 };
 
-/// The decisions the guard asks of the rest of the server, so this HTTP
-/// module needs no knowledge of sessions, scopes or the audit trail.
+/// What the guard asks of the rest of the server, so this HTTP module needs
+/// no knowledge of sessions, scopes or credentials.
 #[async_trait::async_trait]
 pub trait Gate: Send + Sync {
-    /// Whether `caller` may start a new 2025-era session (caps); `Err` is the reason.
-    async fn admit(&self, caller: &Caller) -> Result<(), String>;
-    /// Who owns a 2025-era session, if it is known.
-    async fn session_owner(&self, session_id: &str) -> Option<Arc<str>>;
     /// The `WWW-Authenticate` value of an insufficient-scope refusal.
     fn scope_challenge(&self, parts: &http::request::Parts, scopes: &[String]) -> String;
     /// Resolves when `caller`'s credential is withdrawn (a revoked token):
     /// the streams it opened end then. `None`: nothing to wait for.
     fn withdrawn(&self, caller: &Caller) -> Option<BoxFuture<'static, ()>>;
-    /// Records a refused call.
-    async fn audit_refusal(&self, caller: &Caller, refusal: Refusal<'_>);
-    /// SSE events whose reply was sent as one JSON body instead: nobody can
-    /// resume from them, so they need not be kept.
-    fn discard_events(&self, event_ids: Vec<String>);
     /// The protocol version a 2025-era session negotiated, if it is known
     /// (batches are served only at 2025-03-26: `batch.rs`).
     async fn session_version(&self, _session_id: &str) -> Option<String> {
         None
     }
-}
-
-/// What was refused, for the audit trail.
-pub struct Refusal<'a> {
-    pub parts: &'a http::request::Parts,
-    pub method: &'a str,
-    pub target: &'a str,
-    pub arguments: &'a Value,
-    pub reason: String,
 }
 
 pub struct GuardConfig {
@@ -71,35 +54,29 @@ pub struct GuardConfig {
     pub max_body_bytes: usize,
     pub max_json_depth: usize,
     pub body_timeout: Duration,
-    /// Collapse single-message SSE replies into one JSON body.
-    pub json_responses: bool,
-    /// How long to wait for the first message before committing to SSE.
-    pub collapse_wait: Duration,
 }
 
 /// A request the guard let through, and what its reply needs from the guard.
-pub struct Admitted {
+pub(crate) struct Admitted {
     pub request: Request,
     pub after: After,
 }
 
 /// What `finish` needs to shape the reply of an admitted request.
-pub struct After {
+pub(crate) struct After {
     /// The JSON-RPC id of a POSTed message, for error replies.
     id: Option<Value>,
     /// A stream's slot, held while its body is sent, and when its caller's
     /// credential is withdrawn (the stream ends then).
     slot: Option<(StreamSlot, Option<BoxFuture<'static, ()>>)>,
-    /// Where the engine leaves a refusal for lack of scope.
-    refusal: Option<Arc<ScopeRefusal>>,
-    post: bool,
+    /// Where the engine's refusal for lack of scope arrives, for the methods
+    /// it decides scopes on.
+    decision: Option<Decision>,
     delete: bool,
-    /// A reply the client could resume (collapse.rs waits less for it).
-    resumable: bool,
 }
 
 /// The guard's step (`stack.rs`): [`admit`], the steps below, [`finish`].
-pub async fn guard(
+pub(crate) async fn guard(
     State(config): State<Arc<GuardConfig>>,
     request: Request,
     next: Next,
@@ -107,41 +84,29 @@ pub async fn guard(
     match admit(&config, request).await {
         Ok(Admitted { request, after }) => {
             let response = next.run(request).await;
-            finish(&config, after, response).await
+            finish(after, response).await
         }
         Err(refusal) => refusal,
     }
 }
 
-/// The checks before the engine: session ownership for every method; for a
-/// POST, the body read once (size, time, syntax, depth), caps, stream slots
-/// and per-tool quotas. Scopes are the engine's to decide, on the typed
-/// request it acts on (`ScopeRefusal`). `Err` is the refusal, in the JSON-RPC
-/// shape.
-pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, Response> {
+/// The checks before the engine: for a GET, a stream slot; for a POST, the
+/// body read once (size, time, syntax, depth) and a slot for a listen
+/// stream. The request's protocol era is decided here, once, from its
+/// `MCP-Protocol-Version`. `Err` is the refusal, in the JSON-RPC shape.
+pub(crate) async fn admit(
+    config: &GuardConfig,
+    mut request: Request,
+) -> Result<Admitted, Response> {
     let caller = request
         .extensions()
         .get::<Caller>()
         .cloned()
         .unwrap_or_else(Caller::anonymous);
-    if let (Some(gate), Some(session)) = (
-        &config.gate,
-        header(request.headers(), names::MCP_SESSION_ID),
-    ) && let Some(owner) = gate.session_owner(&session).await
-        && *owner != *caller.user
-    {
-        // Another member's session: as far as this caller knows, it does not exist.
-        let (parts, _) = request.into_parts();
-        let refusal = Refusal {
-            parts: &parts,
-            method: "session",
-            target: "",
-            arguments: &Value::Null,
-            reason: "denied: another member's session".into(),
-        };
-        gate.audit_refusal(&caller, refusal).await;
-        return Err(HttpError::SessionNotFound.into_response());
-    }
+    let era = header(request.headers(), names::MCP_PROTOCOL_VERSION)
+        .and_then(|version| ProtocolEra::of(&version))
+        .unwrap_or(ProtocolEra::Legacy);
+    request.extensions_mut().insert(era);
     if request.method() != Method::POST {
         let slot = if request.method() == Method::GET {
             match config.streams.acquire(&caller.user) {
@@ -158,10 +123,8 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
         let after = After {
             id: None,
             slot,
-            refusal: None,
-            post: false,
+            decision: None,
             delete: request.method() == Method::DELETE,
-            resumable: false,
         };
         return Ok(Admitted { request, after });
     }
@@ -178,13 +141,9 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
         Err((error, id)) => return Err(error.into_response_with_id(id)),
     };
     let id = envelope.id.clone();
-    if let Some(gate) = &config.gate
-        && let Err(refusal) = check(gate.as_ref(), &caller, &parts, &envelope).await
-    {
-        return Err(refusal.into_response_with_id(id));
-    }
+    let method = envelope.method.as_deref().unwrap_or_default();
     // A subscription is a long-lived stream: it takes a slot for its lifetime.
-    let slot = if envelope.method.as_deref() == Some("subscriptions/listen") {
+    let slot = if method == "subscriptions/listen" {
         match config.streams.acquire(&caller.user) {
             Ok(slot) => Some((slot, withdrawn(config, &caller))),
             Err(reason) => {
@@ -195,26 +154,25 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     } else {
         None
     };
-    let mut parts = parts;
-    parts.extensions.insert(Arc::new(envelope));
-    // Only a caller without `*` can lack a scope.
-    let refusal = (!caller.may_do_anything())
+    // Where the engine can refuse for lack of scope (only a caller without
+    // `*` can lack one), its decision is awaited before the reply's head.
+    let decision = (SCOPED_METHODS.contains(&method) && !caller.may_do_anything())
         .then(|| config.gate.clone())
-        .flatten()
-        .map(|gate| {
-            let refusal = Arc::new(ScopeRefusal::new(Box::new(move |parts, scopes| {
-                gate.scope_challenge(parts, scopes)
-            })));
-            parts.extensions.insert(refusal.clone());
-            refusal
-        });
+        .flatten();
+    let mut parts = parts;
+    let decision = decision.map(|gate| {
+        let (refusal, decision) = ScopeRefusal::new(Box::new(move |parts, scopes| {
+            gate.scope_challenge(parts, scopes)
+        }));
+        parts.extensions.insert(Arc::new(refusal));
+        decision
+    });
+    parts.extensions.insert(Arc::new(envelope));
     let after = After {
         id,
         slot,
-        refusal,
-        post: true,
+        decision,
         delete: false,
-        resumable: collapse::resumable(&parts.headers),
     };
     Ok(Admitted {
         request: Request::from_parts(parts, Body::from(bytes)),
@@ -222,17 +180,22 @@ pub async fn admit(config: &GuardConfig, request: Request) -> Result<Admitted, R
     })
 }
 
+/// The methods whose scopes the engine checks with a 403 refusal
+/// (`mcp/access.rs`): the others leave out what a caller may not use.
+const SCOPED_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
+
+/// How long the reply waits at most for the engine's scope decision, which
+/// it makes first thing when it handles the request.
+const DECISION_WAIT: Duration = Duration::from_secs(10);
+
 /// The engine's reply, shaped: plain-text errors in the JSON-RPC shape, a
-/// stream's slot held while it is sent, single-message SSE replies to a POST
-/// as JSON.
-pub async fn finish(config: &GuardConfig, after: After, response: Response) -> Response {
+/// stream's slot held while it is sent, a refusal for lack of scope as 403.
+pub(crate) async fn finish(after: After, response: Response) -> Response {
     let After {
         id,
         slot,
-        refusal,
-        post,
+        decision,
         delete,
-        resumable,
     } = after;
     let mut response = normalize(response, id.clone()).await;
     // rmcp ends a session with 202; clients (the Python SDK among them)
@@ -243,42 +206,20 @@ pub async fn finish(config: &GuardConfig, after: After, response: Response) -> R
     if let Some((slot, withdrawn)) = slot {
         response = hold(response, slot, withdrawn);
     }
-    if post && config.json_responses {
-        let gate = config.gate.clone();
-        let wait = collapse::wait(config.collapse_wait, resumable);
-        response = collapse::collapse(response, wait, move |ids| {
-            if let Some(gate) = gate {
-                gate.discard_events(ids);
-            }
-        })
-        .await;
-    }
-    // The engine refused for lack of scope (its reply is known by now, unless
-    // it streams): answered as the authorization spec asks, 403 with the
-    // challenge naming the scopes needed.
-    match refusal.and_then(|refusal| refusal.take()) {
-        Some(Refused { challenge, message }) => {
+    // The engine refused for lack of scope: answered as the authorization
+    // spec asks, 403 with the challenge naming the scopes needed. A reply
+    // streamed as SSE has its head before the engine decides, so the
+    // decision is awaited (it resolves as allowed when the engine lets the
+    // call through, or drops the request).
+    let Some(decision) = decision else {
+        return response;
+    };
+    match tokio::time::timeout(DECISION_WAIT, decision).await {
+        Ok(Ok(Refused { challenge, message })) => {
             HttpError::Forbidden { challenge, message }.into_response_with_id(id)
         }
-        None => response,
+        _ => response,
     }
-}
-
-/// Session caps, before a new session reaches the engine. Scopes, per-tool
-/// quotas and audit room are the engine's, on the typed request.
-async fn check(
-    gate: &dyn Gate,
-    caller: &Caller,
-    parts: &http::request::Parts,
-    envelope: &Envelope,
-) -> Result<(), HttpError> {
-    let Some(method) = envelope.method.as_deref() else {
-        return Ok(());
-    };
-    if method == "initialize" && !parts.headers.contains_key(names::MCP_SESSION_ID) {
-        gate.admit(caller).await.map_err(HttpError::Unavailable)?;
-    }
-    Ok(())
 }
 
 /// What ends the streams `caller` opens, if anything can.

@@ -23,7 +23,7 @@ use serde_json::json;
 const PROBE_TTL: Duration = Duration::from_secs(1);
 
 /// The probes' paths, answered ahead of the Host check.
-pub const PROBES: [&str; 2] = ["/healthz", "/readyz"];
+pub(super) const PROBES: [&str; 2] = ["/healthz", "/readyz"];
 
 /// Readiness inputs, shared with the shutdown path.
 #[derive(Clone)]
@@ -66,11 +66,11 @@ impl Health {
     }
 }
 
-pub async fn healthz() -> impl IntoResponse {
+pub(super) async fn healthz() -> impl IntoResponse {
     Json(json!({"status": "ok"}))
 }
 
-pub async fn readyz(State(health): State<Health>) -> impl IntoResponse {
+pub(super) async fn readyz(State(health): State<Health>) -> impl IntoResponse {
     if health.is_draining() {
         return (
             StatusCode::SERVICE_UNAVAILABLE,

@@ -7,7 +7,6 @@ mod authenticate;
 mod authority;
 mod batch;
 pub(crate) mod body;
-mod collapse;
 mod edge;
 pub mod error;
 mod forwarded;
@@ -21,7 +20,7 @@ mod throttle;
 use std::sync::Arc;
 
 pub use edge::EdgeConfig;
-pub use guard::{Gate, GuardConfig, Refusal};
+pub use guard::{Gate, GuardConfig};
 pub use health::Health;
 pub use limits::{RateLimits, StreamCaps};
 pub use serve::{ServeOptions, serve};
@@ -35,7 +34,7 @@ const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 /// Everything the router needs, built by `App`.
 pub struct HttpParts {
     pub mcp_path: String,
-    /// rmcp, with `subscriptions/listen` streams served beside it.
+    /// The engine: session policy, then rmcp and teamgate's handler.
     pub mcp: Engine,
     pub guard: GuardConfig,
     pub health: Health,
@@ -61,8 +60,6 @@ impl GuardConfig {
             max_body_bytes: config.server.max_body_bytes,
             max_json_depth: config.server.max_json_depth,
             body_timeout: config.server.body_read_timeout,
-            json_responses: config.mcp.json_responses,
-            collapse_wait: config.mcp.sse_keep_alive,
         }
     }
 }

@@ -32,10 +32,11 @@
 //!     client address before any credential is checked, so guessing costs
 //!     quota (`throttle.rs`); then who is calling, 401 before any body is read
 //!     (`authenticate.rs`); then the caller's own quota;
-//! 12. the guard reads the body once (size, time, syntax, depth) and shapes
-//!     the engine's replies (`guard.rs`);
+//! 12. the guard reads the body once (size, time, syntax, depth), decides
+//!     the protocol era, and shapes the engine's replies (`guard.rs`);
 //! 13. observe: one span and the measurements per request the engine serves;
-//! 14. the engine (`mcp::Engine`: rmcp and its handler).
+//! 14. the engine (`mcp::Engine`): session owners and caps
+//!     (`mcp/admission.rs`), then rmcp and teamgate's handler.
 
 use std::{any::Any, sync::Arc};
 
@@ -60,7 +61,7 @@ use tracing::Level;
 use super::{
     HttpParts, METADATA_PATH, authenticate, batch, edge, error::HttpError, guard, health, throttle,
 };
-use crate::{auth, telemetry};
+use crate::{auth, protocol::Envelope, telemetry};
 
 /// The router of one listener. `metrics`: the `/metrics` route, when it is
 /// served on this listener (a scraper that sends no public Host name uses
@@ -95,7 +96,16 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
     let engine = Arc::new(mcp);
     let endpoint = any(move |request: Request| {
         let engine = engine.clone();
-        async move { engine.serve(request).await }
+        async move {
+            let id = request
+                .extensions()
+                .get::<Arc<Envelope>>()
+                .and_then(|envelope| envelope.id.clone());
+            engine
+                .serve(request)
+                .await
+                .unwrap_or_else(|refusal| HttpError::from(refusal).into_response_with_id(id))
+        }
     })
     .layer(endpoint_steps);
 

@@ -71,7 +71,11 @@ impl Anonymous {
 /// The step before authentication (`stack.rs`): a request without
 /// credentials spends its address's quota up front, one whose credentials
 /// fail spends it after.
-pub async fn anonymous(State(limits): State<RateLimits>, request: Request, next: Next) -> Response {
+pub(super) async fn anonymous(
+    State(limits): State<RateLimits>,
+    request: Request,
+    next: Next,
+) -> Response {
     let anonymous = Anonymous::of(&request);
     if let Some(refusal) = anonymous.check(&limits) {
         return refusal;
@@ -81,7 +85,11 @@ pub async fn anonymous(State(limits): State<RateLimits>, request: Request, next:
 }
 
 /// The step after authentication: each caller's own quota.
-pub async fn callers(State(limits): State<RateLimits>, request: Request, next: Next) -> Response {
+pub(super) async fn callers(
+    State(limits): State<RateLimits>,
+    request: Request,
+    next: Next,
+) -> Response {
     if let Some(caller) = request.extensions().get::<Caller>()
         && let Err(wait) = limits.check_caller(&caller.user)
     {

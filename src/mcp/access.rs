@@ -25,7 +25,7 @@ use crate::{
 /// needs. Unknown targets need their default scopes, so a caller without
 /// them gets the same refusal for what exists and what does not. The
 /// refusal is audited and, over HTTP, answered 403 with a challenge.
-pub async fn authorize(
+pub(super) async fn authorize(
     sink: Option<&AuditSink>,
     context: &RequestContext<RoleServer>,
     registry: &Registry,
@@ -37,7 +37,14 @@ pub async fn authorize(
         return Ok(());
     }
     let required = registry.required_scopes(kind, target);
+    let refusal = context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| Some((parts, parts.extensions.get::<Arc<ScopeRefusal>>()?)));
     if caller.may(&required) {
+        if let Some((_, refusal)) = refusal {
+            refusal.allow();
+        }
         return Ok(());
     }
     let reason = format!(
@@ -50,9 +57,7 @@ pub async fn authorize(
             .deny(&reason)
             .await;
     }
-    if let Some(parts) = context.extensions.get::<http::request::Parts>()
-        && let Some(refusal) = parts.extensions.get::<Arc<ScopeRefusal>>()
-    {
+    if let Some((parts, refusal)) = refusal {
         refusal.refuse(parts, &required, reason.clone());
     }
     Err(McpError::new(
@@ -65,7 +70,7 @@ pub async fn authorize(
 /// Refuses a call of `tool` past the caller's quota for it (after
 /// `authorize`, so a tool the caller may not use spends nothing and is
 /// refused as if unknown). Audited like every refused call.
-pub async fn within_quota(
+pub(super) async fn within_quota(
     sink: Option<&AuditSink>,
     quota: Option<&super::ToolQuota>,
     context: &RequestContext<RoleServer>,
@@ -91,12 +96,12 @@ pub async fn within_quota(
 }
 
 /// Whether `caller` may use `target` of `kind`.
-pub fn allowed(caller: &Caller, registry: &Registry, kind: Kind, target: &str) -> bool {
+pub(super) fn allowed(caller: &Caller, registry: &Registry, kind: Kind, target: &str) -> bool {
     caller.may_do_anything() || caller.may(&registry.required_scopes(kind, target))
 }
 
 /// What of `items` the caller may use (lists show nothing else).
-pub fn visible<T: Clone>(
+pub(super) fn visible<T: Clone>(
     caller: &Caller,
     kind: Kind,
     registry: &Registry,
@@ -114,7 +119,7 @@ pub fn visible<T: Clone>(
 }
 
 /// The resource templates `caller` may read through.
-pub fn templates(caller: &Caller, registry: &Registry) -> Vec<ResourceTemplate> {
+pub(super) fn templates(caller: &Caller, registry: &Registry) -> Vec<ResourceTemplate> {
     if caller.may_do_anything() {
         return registry.templates().to_vec();
     }
@@ -130,7 +135,7 @@ pub fn templates(caller: &Caller, registry: &Registry) -> Vec<ResourceTemplate> 
 /// The values `completion/complete` offers `caller`. A prompt the caller may
 /// not get answers as an unknown one; a template it may not read, or a
 /// source it may not read, offers nothing, as an unknown one does.
-pub fn completions(
+pub(super) fn completions(
     caller: &Caller,
     registry: &Registry,
     request: &CompleteRequestParams,
@@ -162,14 +167,14 @@ pub fn completions(
 }
 
 /// Whether `caller` may subscribe to `uri`: it exists and may be read.
-pub fn may_subscribe(caller: &Caller, registry: &Registry, uri: &str) -> bool {
+pub(super) fn may_subscribe(caller: &Caller, registry: &Registry, uri: &str) -> bool {
     registry.resource_owner(uri).is_some() && allowed(caller, registry, Kind::Resource, uri)
 }
 
 /// What of a `subscriptions/listen` filter `caller` is granted: resource
 /// subscriptions only to what it may read (others are dropped as unknown
 /// ones are), none when the server has nothing to subscribe to.
-pub fn subscription_filter(
+pub(super) fn subscription_filter(
     caller: &Caller,
     registry: &Registry,
     requested: &SubscriptionFilter,

@@ -13,12 +13,12 @@ use crate::{
     protocol::{header_text, names, version_of},
     registry::Caller,
     store::AuditRecord,
-    telemetry::{Observed, TraceId},
+    telemetry::{Observed, Outcome, TraceId},
 };
 
 /// The caller the auth layer put on the HTTP request; stdio and
 /// unauthenticated deployments are the anonymous local user.
-pub fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
+pub(super) fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
     context
         .extensions
         .get::<http::request::Parts>()
@@ -44,6 +44,24 @@ fn observed<T: Clone + Send + Sync + 'static>(context: &RequestContext<RoleServe
         .get::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<T>())
         .cloned()
+}
+
+/// The request's outcome slot (`telemetry::Observed`), over HTTP.
+pub(super) fn outcome_slot(context: &RequestContext<RoleServer>) -> Option<Arc<Observed>> {
+    observed::<Arc<Observed>>(context)
+}
+
+/// Records a request's error in its outcome slot (the span and the metrics
+/// read it) unless its audit recorded the outcome already, and passes the
+/// result on. A request that records nothing succeeded.
+pub(super) fn ended<T>(
+    slot: Option<&Arc<Observed>>,
+    result: Result<T, McpError>,
+) -> Result<T, McpError> {
+    if let (Err(error), Some(slot)) = (&result, slot) {
+        slot.settle(Outcome::Error(error.code.0));
+    }
+    result
 }
 
 /// The W3C trace id of the call: the request span's (which continues a
@@ -72,7 +90,7 @@ pub struct AuditSink {
 }
 
 /// An audit record being filled while its call runs.
-pub struct Audit {
+pub(super) struct Audit {
     sink: AuditSink,
     started: Instant,
     record: AuditRecord,
@@ -81,7 +99,7 @@ pub struct Audit {
 }
 
 impl Audit {
-    pub fn begin(
+    pub(super) fn begin(
         sink: &AuditSink,
         context: &RequestContext<RoleServer>,
         caller: &Caller,
@@ -115,57 +133,58 @@ impl Audit {
     }
 
     /// Records the call's refusal for lack of scope; `reason` says which.
-    pub async fn deny(mut self, reason: &str) {
+    pub(super) async fn deny(mut self, reason: &str) {
         self.record.outcome = format!("denied: {reason}");
         if let Some(observed) = &self.observed {
-            observed.set("denied");
+            observed.record(Outcome::Denied);
         }
         self.sink.auditor.record(self.record).await;
     }
 
-    pub async fn finish<T: Outcome>(mut self, result: &Result<T, McpError>) {
-        self.record.outcome = match result {
-            Ok(response) => response.outcome().to_owned(),
-            Err(error) => format!("error {}", error.code.0),
+    pub(super) async fn finish<T: Ended>(mut self, result: &Result<T, McpError>) {
+        let outcome = match result {
+            Ok(response) => response.outcome(),
+            Err(error) => Outcome::Error(error.code.0),
         };
+        self.record.outcome = outcome.label().into_owned();
         self.record.latency_ms = self.started.elapsed().as_millis() as i64;
         if let Some(observed) = &self.observed {
-            observed.set(&self.record.outcome);
+            observed.record(outcome);
         }
         self.sink.auditor.record(self.record).await;
     }
 }
 
-/// How a finished call is described in the audit trail.
-pub trait Outcome {
-    fn outcome(&self) -> &'static str;
+/// How a finished call ended, for the audit trail, the span and the metrics.
+pub(super) trait Ended {
+    fn outcome(&self) -> Outcome;
 }
 
-impl Outcome for CallToolResponse {
-    fn outcome(&self) -> &'static str {
+impl Ended for CallToolResponse {
+    fn outcome(&self) -> Outcome {
         match self {
-            CallToolResponse::Complete(r) if r.is_error == Some(true) => "tool_error",
-            CallToolResponse::Complete(_) => "ok",
-            CallToolResponse::InputRequired(_) => "input_required",
-            _ => "task",
+            CallToolResponse::Complete(r) if r.is_error == Some(true) => Outcome::ToolError,
+            CallToolResponse::Complete(_) => Outcome::Ok,
+            CallToolResponse::InputRequired(_) => Outcome::InputRequired,
+            _ => Outcome::Task,
         }
     }
 }
 
-impl Outcome for ReadResourceResponse {
-    fn outcome(&self) -> &'static str {
+impl Ended for ReadResourceResponse {
+    fn outcome(&self) -> Outcome {
         match self {
-            ReadResourceResponse::Complete(_) => "ok",
-            _ => "input_required",
+            ReadResourceResponse::Complete(_) => Outcome::Ok,
+            _ => Outcome::InputRequired,
         }
     }
 }
 
-impl Outcome for GetPromptResponse {
-    fn outcome(&self) -> &'static str {
+impl Ended for GetPromptResponse {
+    fn outcome(&self) -> Outcome {
         match self {
-            GetPromptResponse::Complete(_) => "ok",
-            _ => "input_required",
+            GetPromptResponse::Complete(_) => Outcome::Ok,
+            _ => Outcome::InputRequired,
         }
     }
 }

@@ -22,11 +22,11 @@ const CAPACITY: usize = 100_000;
 const IDLE: Duration = Duration::from_secs(600);
 
 /// The expiry of a session whose row could not be read: keep serving it.
-pub const UNKNOWN: i64 = i64::MAX;
+pub(super) const UNKNOWN: i64 = i64::MAX;
 /// The expiry of a session whose row is gone (ended, expired, purged).
-pub const GONE: i64 = i64::MIN;
+pub(super) const GONE: i64 = i64::MIN;
 
-pub struct Known {
+pub(super) struct Known {
     map: Cache<String, Arc<Facts>>,
     /// How long a read expiry is trusted before the store is asked again.
     presence_ttl: Duration,
@@ -47,7 +47,7 @@ struct Facts {
 }
 
 /// Whether a session's expiry is known well enough to answer with.
-pub enum Presence {
+pub(super) enum Presence {
     /// The expiry read from the store not long ago (or `UNKNOWN`, `GONE`).
     Expires(i64),
     /// Not remembered, or due: the caller reads the row and calls `note`.
@@ -55,7 +55,7 @@ pub enum Presence {
 }
 
 impl Known {
-    pub fn new(presence_ttl: Duration, touch_every: Duration) -> Self {
+    pub(super) fn new(presence_ttl: Duration, touch_every: Duration) -> Self {
         Self {
             map: Cache::builder()
                 .max_capacity(CAPACITY as u64)
@@ -71,14 +71,14 @@ impl Known {
         self.epoch.elapsed().as_millis() as u64 + 1
     }
 
-    pub fn owner(&self, id: &str) -> Option<Arc<str>> {
+    pub(super) fn owner(&self, id: &str) -> Option<Arc<str>> {
         self.map.get(id).map(|facts| facts.owner.clone())
     }
 
     /// The remembered expiry, unless it is due for a read. Of concurrent
     /// requests that find it due, one is told to read; the rest use the old
     /// value meanwhile, so one session's burst costs one query, not one each.
-    pub fn presence(&self, id: &str) -> Presence {
+    pub(super) fn presence(&self, id: &str) -> Presence {
         self.presence_at(id, self.now())
     }
 
@@ -103,7 +103,7 @@ impl Known {
 
     /// Remembers what the store says of `id`: its owner and expiry when the
     /// row exists; `owner` `None` (no row) only updates a remembered session.
-    pub fn note(&self, id: &str, owner: Option<&str>, expires_ms: i64) {
+    pub(super) fn note(&self, id: &str, owner: Option<&str>, expires_ms: i64) {
         self.note_at(id, owner, expires_ms, self.now());
     }
 
@@ -127,7 +127,7 @@ impl Known {
     /// Whether this request should refresh the row's expiry: at most once per
     /// `touch_every` per session (claimed by one request), and always for a
     /// session not remembered.
-    pub fn claim_touch(&self, id: &str) -> bool {
+    pub(super) fn claim_touch(&self, id: &str) -> bool {
         self.claim_touch_at(id, self.now())
     }
 
@@ -146,13 +146,13 @@ impl Known {
     }
 
     /// The row changed (its expiry was pushed out): read it at the next question.
-    pub fn reread(&self, id: &str) {
+    pub(super) fn reread(&self, id: &str) {
         if let Some(facts) = self.map.get(id) {
             facts.due.store(0, Ordering::Relaxed);
         }
     }
 
-    pub fn forget(&self, id: &str) {
+    pub(super) fn forget(&self, id: &str) {
         self.map.invalidate(id);
     }
 }

@@ -8,10 +8,10 @@ use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use super::McpError;
 
 /// Items per page of `tools/list`, `resources/list`, `prompts/list`...
-pub const PAGE_SIZE: usize = 100;
+pub(super) const PAGE_SIZE: usize = 100;
 
 /// One page of `items` starting at `cursor`, and the cursor of the next page.
-pub fn page<T: Clone>(
+pub(super) fn page<T: Clone>(
     items: &[T],
     cursor: Option<&str>,
 ) -> Result<(Vec<T>, Option<String>), McpError> {

@@ -3,10 +3,11 @@
 //! `crate::protocol`, which every layer below may import.
 
 mod access;
+mod admission;
 mod calls;
+mod engine;
 mod handler;
 mod known;
-mod listen;
 mod listing;
 mod resume;
 mod sessions;
@@ -18,9 +19,10 @@ mod subscriptions;
 #[allow(unused_imports)]
 use crate::protocol::*;
 
+pub use admission::{Admission, EngineError};
 pub use calls::AuditSink;
+pub use engine::Engine;
 pub use handler::McpHandler;
-pub use listen::Engine;
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::{Shared, ToolQuota};
 

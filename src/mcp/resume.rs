@@ -28,13 +28,13 @@ use super::{EventStore, EventStoreError, EventStream, ServerSseMessage};
 use crate::store::StreamEvents;
 
 /// The stream name prefix of `session`'s events.
-pub fn scope_of(session: &str) -> String {
+pub(super) fn scope_of(session: &str) -> String {
     format!("{session}/")
 }
 
 /// One session's view of the event store: what rmcp's worker for that
 /// session records and replays.
-pub struct Scoped {
+pub(super) struct Scoped {
     pub scope: String,
     pub events: Arc<dyn StreamEvents>,
 }
@@ -86,7 +86,7 @@ const ANCHOR_WAIT: Duration = Duration::from_millis(500);
 /// stream it is reading (the TypeScript SDK does), so if this stream ends
 /// or breaks before anything new arrives, it resumes from the same id
 /// rather than from nowhere.
-pub async fn resume(
+pub(super) async fn resume(
     events: Arc<dyn StreamEvents>,
     scope: String,
     last_event_id: String,

@@ -14,7 +14,7 @@ use super::{CallToolResponse, GetPromptResponse, ReadResourceResponse};
 
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-pub trait Stamp {
+pub(super) trait Stamp {
     /// `server` is the server's `Implementation`, already as JSON.
     fn stamp(&mut self, server: &Value);
 }

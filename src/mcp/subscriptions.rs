@@ -20,7 +20,7 @@ use crate::registry::{ChangeBus, ChangeEvent};
 /// Owned by the session's handler; its forwarder only holds a weak reference,
 /// so dropping the handler (idle eviction, end, shutdown) drops this too.
 #[derive(Default)]
-pub struct SessionState {
+pub(super) struct SessionState {
     pub log_level: Mutex<Option<LoggingLevel>>,
     pub subscriptions: Mutex<HashSet<String>>,
     /// Set when the forwarder starts (once per session); cancelled on drop.
@@ -41,7 +41,11 @@ impl Drop for SessionState {
 /// it rmcp's channel to the session (about 8 KiB): waiting only for the next
 /// change to notice the session had gone kept that memory for every evicted
 /// session until some change happened.
-pub fn forward_to_session(bus: &ChangeBus, session: &Arc<SessionState>, peer: Peer<RoleServer>) {
+pub(super) fn forward_to_session(
+    bus: &ChangeBus,
+    session: &Arc<SessionState>,
+    peer: Peer<RoleServer>,
+) {
     let mut started = false;
     let ended = session
         .forwarder
@@ -99,7 +103,7 @@ pub fn forward_to_session(bus: &ChangeBus, session: &Arc<SessionState>, peer: Pe
 }
 
 /// Serves one `subscriptions/listen` stream until the client closes it.
-pub async fn listen(bus: &ChangeBus, context: SubscriptionContext) {
+pub(super) async fn listen(bus: &ChangeBus, context: SubscriptionContext) {
     let mut events = bus.subscribe();
     let sink = context.sink();
     loop {

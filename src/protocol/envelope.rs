@@ -73,7 +73,7 @@ mod lenient {
         };
     }
 
-    pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    pub(super) fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
         struct Text;
         impl<'de> Visitor<'de> for Text {
             type Value = Option<String>;
@@ -92,7 +92,7 @@ mod lenient {
         d.deserialize_any(Text)
     }
 
-    pub fn params<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Params>, D::Error> {
+    pub(super) fn params<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Params>, D::Error> {
         struct Object;
         impl<'de> Visitor<'de> for Object {
             type Value = Option<Params>;

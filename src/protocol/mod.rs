@@ -15,7 +15,7 @@ pub use closer::StreamCloser;
 pub use envelope::{Envelope, Params};
 pub use methods::{REMOVED_IN_2026, STANDARD_METHODS};
 pub use mrtr::{Asked, Mrtr, StateKeys};
-pub use refusal::{Challenge, Refused, ScopeRefusal};
+pub use refusal::{Challenge, Decision, Refused, ScopeRefusal};
 
 use std::borrow::Cow;
 

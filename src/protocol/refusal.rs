@@ -3,19 +3,26 @@
 
 use std::sync::Mutex;
 
+use tokio::sync::oneshot;
+
 /// How the `WWW-Authenticate` challenge of a refusal is written for a request
 /// (the guard knows the resource URL and the scopes supported).
 pub type Challenge = Box<dyn Fn(&http::request::Parts, &[String]) -> String + Send + Sync>;
 
-/// Where the engine leaves its refusal of a call for lack of scope. The
-/// decision is the engine's, made on the typed request it acts on; the guard
-/// only gives the reply the HTTP shape (403 and `WWW-Authenticate`).
+/// Where the engine leaves its decision on a call's scopes. The decision is
+/// the engine's, made on the typed request it acts on; the guard only gives
+/// a refusal the HTTP shape (403 and `WWW-Authenticate`).
 pub struct ScopeRefusal {
     challenge: Challenge,
-    refused: Mutex<Option<Refused>>,
+    decided: Mutex<Option<oneshot::Sender<Refused>>>,
 }
 
+/// The guard's end: resolves with the refusal, or with an error once the
+/// engine allowed the call (or dropped the request without deciding).
+pub type Decision = oneshot::Receiver<Refused>;
+
 /// A refusal as the guard answers it.
+#[derive(Debug)]
 pub struct Refused {
     /// The `WWW-Authenticate` value, naming the scopes needed.
     pub challenge: String,
@@ -23,21 +30,26 @@ pub struct Refused {
 }
 
 impl ScopeRefusal {
-    pub fn new(challenge: Challenge) -> Self {
-        Self {
+    pub fn new(challenge: Challenge) -> (Self, Decision) {
+        let (sender, decision) = oneshot::channel();
+        let refusal = Self {
             challenge,
-            refused: Mutex::default(),
-        }
+            decided: Mutex::new(Some(sender)),
+        };
+        (refusal, decision)
     }
 
     /// Records that the request in `parts` lacks `scopes`; `message` says so.
     pub fn refuse(&self, parts: &http::request::Parts, scopes: &[String], message: String) {
-        let challenge = (self.challenge)(parts, scopes);
-        *self.refused.lock().expect("refusal lock") = Some(Refused { challenge, message });
+        if let Some(sender) = self.decided.lock().expect("refusal lock").take() {
+            let challenge = (self.challenge)(parts, scopes);
+            // The guard may have stopped waiting; the JSON-RPC error still goes out.
+            let _ = sender.send(Refused { challenge, message });
+        }
     }
 
-    /// The refusal, if the engine made one.
-    pub fn take(&self) -> Option<Refused> {
-        self.refused.lock().expect("refusal lock").take()
+    /// Records that the call holds the scopes it needs.
+    pub fn allow(&self) {
+        self.decided.lock().expect("refusal lock").take();
     }
 }

@@ -235,7 +235,7 @@ impl CallContext {
 }
 
 /// Severity order of RFC 5424 levels, lowest first.
-pub fn rank(level: LoggingLevel) -> u8 {
+pub(super) fn rank(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
         LoggingLevel::Info => 1,

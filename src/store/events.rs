@@ -6,11 +6,6 @@
 //! event. A client that reconnects to another replica is served from the
 //! database. The write queue is bounded: when it is full, streaming waits
 //! rather than dropping events.
-//!
-//! Most replies never reach the client as a stream: the HTTP layer sends a
-//! lone response as one JSON body and then [`discard`](SqlEventStore::discard)s
-//! its events. The writer lingers briefly before each batch so those events
-//! are skipped instead of written.
 
 use std::{sync::Arc, time::Duration};
 
@@ -49,8 +44,8 @@ const QUEUE: usize = 16_384;
 const BATCH: usize = 8192;
 /// Rows per insert statement at most.
 const MAX_ROWS: usize = 32;
-/// How long an event waits before it is written: long enough for the HTTP
-/// layer to discard the events of a reply it sent as JSON.
+/// How long the writer gathers events before a write: fewer, larger
+/// transactions under load.
 const LINGER: Duration = Duration::from_millis(25);
 
 struct Pending {
@@ -78,19 +73,8 @@ impl SqlEventStore {
             retention,
             queue,
         });
-        tokio::spawn(write_batches(
-            store,
-            replica,
-            Arc::downgrade(&this),
-            receiver,
-        ));
+        tokio::spawn(write_batches(store, replica, receiver));
         this
-    }
-
-    /// Forgets events the client received inside a plain JSON reply: they
-    /// are never replayed, and not written if still waiting.
-    pub fn discard(&self, event_ids: &[String]) {
-        self.memory.discard(event_ids.iter().map(String::as_str));
     }
 
     /// Deletes events past the retention age or beyond the retained count.
@@ -212,12 +196,7 @@ fn decode(id: String, payload: &str) -> Result<ServerSseMessage, StoreError> {
     Ok(event)
 }
 
-async fn write_batches(
-    store: Store,
-    replica: String,
-    events: std::sync::Weak<SqlEventStore>,
-    mut receiver: mpsc::Receiver<Pending>,
-) {
+async fn write_batches(store: Store, replica: String, mut receiver: mpsc::Receiver<Pending>) {
     let mut batch = Vec::new();
     while receiver.recv_many(&mut batch, BATCH).await > 0 {
         tokio::time::sleep(LINGER).await;
@@ -226,11 +205,6 @@ async fn write_batches(
             && let Ok(pending) = receiver.try_recv()
         {
             batch.push(pending);
-        }
-        if let Some(events) = events.upgrade() {
-            events
-                .memory
-                .retain_not_discarded(&mut batch, |p| p.position as u64);
         }
         if let Err(error) = insert(&store, &replica, &batch).await {
             // The events stay replayable from memory on this replica.

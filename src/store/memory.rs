@@ -38,8 +38,6 @@ struct Stored {
     stream: String,
     at: Instant,
     event: ServerSseMessage,
-    /// Delivered inside a plain JSON reply: never replayed, never persisted.
-    discarded: bool,
 }
 
 pub struct MemoryEventStore {
@@ -116,7 +114,6 @@ impl MemoryEventStore {
             stream: stream_id.to_owned(),
             at: now,
             event: event.clone(),
-            discarded: false,
         });
         while inner.events.len() > self.retention.max_events
             || inner
@@ -150,35 +147,10 @@ impl MemoryEventStore {
             inner
                 .events
                 .range(start + 1..)
-                .filter(|e| e.stream == stream && e.at >= cutoff && !e.discarded)
+                .filter(|e| e.stream == stream && e.at >= cutoff)
                 .map(|e| e.event.clone())
                 .collect(),
         )
-    }
-
-    /// Forgets events whose reply went out as one JSON body: the client never
-    /// saw their ids, so they can never be asked for. Their payload is freed.
-    /// One lock for all of a reply's ids.
-    pub fn discard<'a>(&self, ids: impl IntoIterator<Item = &'a str>) {
-        let mut inner = self.inner.lock().expect("event store lock");
-        for id in ids {
-            if let Some(at) = self.own(id).and_then(|id| inner.find(id)) {
-                let stored = &mut inner.events[at];
-                stored.discarded = true;
-                stored.event.message = None;
-            }
-        }
-    }
-
-    /// Keeps the items whose event was not discarded (evicted sequences
-    /// count as kept), under one lock for the whole batch.
-    pub fn retain_not_discarded<T>(&self, items: &mut Vec<T>, sequence: impl Fn(&T) -> u64) {
-        let inner = self.inner.lock().expect("event store lock");
-        items.retain(|item| {
-            !inner
-                .position(sequence(item))
-                .is_some_and(|at| inner.events[at].discarded)
-        });
     }
 
     pub fn len(&self) -> usize {
@@ -250,20 +222,6 @@ mod tests {
         put(&store, "alice/a", 2);
         assert!(matches!(store.replay("bob/", &a1), Held::Foreign));
         assert_eq!(replayed(&store, "alice/", &a1).map(|e| e.len()), Some(1));
-    }
-
-    #[test]
-    fn discarded_events_are_neither_replayed_nor_kept_for_writing() {
-        let store = MemoryEventStore::new(Retention::default());
-        let a1 = put(&store, "s/a", 1);
-        let a2 = put(&store, "s/a", 2);
-        let a3 = put(&store, "s/a", 3);
-        store.discard([a2.as_str()]);
-        assert_eq!(replayed(&store, "s/", &a1), Some(vec![a3.clone()]));
-        let sequence = |id: &String| parse(id).unwrap().0;
-        let mut pending = vec![sequence(&a1), sequence(&a2), sequence(&a3), 99];
-        store.retain_not_discarded(&mut pending, |&n| n);
-        assert_eq!(pending, [sequence(&a1), sequence(&a3), 99]);
     }
 
     #[test]

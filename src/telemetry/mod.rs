@@ -7,6 +7,7 @@
 mod labels;
 mod metrics;
 mod observe;
+mod outcome;
 mod refusals;
 mod watched;
 
@@ -19,7 +20,8 @@ use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
 use tracing_subscriber::{EnvFilter, Layer, Registry, filter::Targets, fmt, prelude::*};
 
 pub use metrics::{METRICS_PATH, Metrics, metrics_router};
-pub use observe::{Observed, Observer, TraceId, new_trace_id, observe};
+pub use observe::{Observer, TraceId, new_trace_id, observe};
+pub use outcome::{Observed, Outcome};
 pub use refusals::observe_refusals;
 
 use crate::config::{Config, LogConfig, LogFormat, TelemetryConfig};

@@ -12,7 +12,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex,
+        Arc,
         atomic::{AtomicBool, Ordering},
     },
     time::Instant,
@@ -33,7 +33,7 @@ use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::{
-    Metrics,
+    Metrics, Observed,
     watched::{Finish, Watched},
 };
 use crate::{
@@ -45,21 +45,6 @@ use crate::{
 /// request (the caller's, from `traceparent`, or a new one).
 #[derive(Clone, Debug)]
 pub struct TraceId(pub String);
-
-/// Where the handler leaves the outcome of an audited call (`ok`,
-/// `tool_error`, `error -32602`, ...), so span, metrics and audit agree.
-#[derive(Default, Debug)]
-pub struct Observed(Mutex<Option<String>>);
-
-impl Observed {
-    pub fn set(&self, outcome: &str) {
-        *self.0.lock().expect("outcome lock") = Some(outcome.to_owned());
-    }
-
-    pub(super) fn get(&self) -> Option<String> {
-        self.0.lock().expect("outcome lock").clone()
-    }
-}
 
 /// Set by the inner half: the request reached the engine.
 #[derive(Default)]
@@ -275,7 +260,6 @@ impl Observing {
             observed,
             sse,
             status: response.status().as_u16(),
-            saw_error: false,
         };
         response.map(|body| {
             Body::new(Watched {

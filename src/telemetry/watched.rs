@@ -13,8 +13,8 @@ use http_body::Frame;
 use tracing::Span;
 
 use super::{
-    Metrics,
-    observe::{Facts, Observed, REQUEST_TARGET},
+    Metrics, Observed, Outcome,
+    observe::{Facts, REQUEST_TARGET},
 };
 
 /// Records the outcome once, when the reply body ends or is dropped.
@@ -26,29 +26,25 @@ pub(super) struct Finish {
     pub(super) observed: Arc<Observed>,
     pub(super) sse: bool,
     pub(super) status: u16,
-    pub(super) saw_error: bool,
 }
 
 impl Finish {
     fn done(self) {
-        // Set by the handler once a call reached a declared tool, resource
-        // or prompt; never for a name it did not know.
-        let reached = self.observed.get();
-        let declared = reached.is_some();
-        let outcome = reached.unwrap_or_else(|| {
-            if self.status >= 400 {
-                format!("http_{}", self.status)
-            } else if self.saw_error {
-                "error".to_owned()
-            } else {
-                "ok".to_owned()
-            }
-        });
+        // The engine records every error and every call's outcome; a request
+        // it recorded nothing for succeeded, unless the reply's status says
+        // it was refused on the way.
+        let recorded = self.observed.get();
+        let outcome = match recorded {
+            Some(outcome) => outcome.label(),
+            None if self.status >= 400 => format!("http_{}", self.status).into(),
+            None => Outcome::Ok.label(),
+        };
+        let failed = recorded.is_some_and(Outcome::is_error) || self.status >= 400;
         let elapsed = self.started.elapsed();
         let span = &self.span;
-        span.record("outcome", outcome.as_str());
+        span.record("outcome", &*outcome);
         span.record("latency_ms", elapsed.as_secs_f64() * 1000.0);
-        if outcome.starts_with("error") || outcome.starts_with("http_") {
+        if failed {
             span.record("otel.status_code", "ERROR");
         }
         span.in_scope(|| tracing::info!(target: REQUEST_TARGET, "mcp request"));
@@ -57,7 +53,7 @@ impl Finish {
         let seconds = facts.post.then_some(elapsed.as_secs_f64());
         metrics.request(&facts.method, facts.era, &outcome, seconds);
         if facts.method == "tools/call" {
-            let tool = if declared {
+            let tool = if self.observed.declared() {
                 facts.target.as_str()
             } else {
                 "other"
@@ -70,7 +66,7 @@ impl Finish {
     }
 }
 
-/// A reply body, watched for JSON-RPC errors and for its end.
+/// A reply body, watched for its end.
 pub(super) struct Watched {
     pub(super) body: Body,
     pub(super) finish: Option<Finish>,
@@ -85,20 +81,10 @@ impl http_body::Body for Watched {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let polled = Pin::new(&mut self.body).poll_frame(cx);
-        match &polled {
-            Poll::Ready(Some(Ok(frame))) => {
-                if let (Some(data), Some(finish)) = (frame.data_ref(), self.finish.as_mut())
-                    && carries_error(data)
-                {
-                    finish.saw_error = true;
-                }
-            }
-            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => {
-                if let Some(finish) = self.finish.take() {
-                    finish.done();
-                }
-            }
-            Poll::Pending => {}
+        if let Poll::Ready(None | Some(Err(_))) = polled
+            && let Some(finish) = self.finish.take()
+        {
+            finish.done();
         }
         polled
     }
@@ -118,9 +104,4 @@ impl Drop for Watched {
             finish.done();
         }
     }
-}
-
-/// Whether a reply chunk carries a JSON-RPC error object.
-fn carries_error(data: &Bytes) -> bool {
-    memchr::memmem::find(data, b"\"error\":{").is_some()
 }

@@ -12,7 +12,7 @@ use std::{
 
 use crate::helpers::repo_path;
 
-pub struct Served {
+pub(crate) struct Served {
     pub child: Child,
     pub url: String,
     config: std::path::PathBuf,
@@ -31,7 +31,7 @@ impl Drop for Served {
 impl Served {
     /// A personal token for `user` with `scopes` (none: the default "*"),
     /// made with `teamgate token create` on the same store.
-    pub fn token(&self, user: &str, scopes: &[&str]) -> String {
+    pub(crate) fn token(&self, user: &str, scopes: &[&str]) -> String {
         let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
         command
             .args(["token", "--config"])
@@ -52,7 +52,7 @@ impl Served {
         stdout.lines().last().expect("the token").trim().to_owned()
     }
 
-    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+    pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         nix::sys::signal::kill(pid, signal).expect("signal delivered");
     }
@@ -60,7 +60,7 @@ impl Served {
 
 /// Starts `teamgate serve --config <config>` on a free loopback port with
 /// `envs` and returns once it logged the URL it serves.
-pub fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
+pub(crate) fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
     let store = tempfile::tempdir().expect("temp dir");
     let store_url = format!("sqlite://{}/teamgate.db", store.path().display());
     let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));

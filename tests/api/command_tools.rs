@@ -12,7 +12,7 @@ use crate::{
     sdk::{self, call, text},
 };
 
-pub fn command(value: Value) -> CommandToolConfig {
+pub(crate) fn command(value: Value) -> CommandToolConfig {
     serde_json::from_value(value).expect("a valid [[tools.command]]")
 }
 

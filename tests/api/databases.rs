@@ -7,19 +7,19 @@ use std::sync::Arc;
 use sqlx::Connection;
 use teamgate::store::{ManualClock, Store};
 
-pub const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+pub(crate) const DEFAULT_ADMIN_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
 fn admin_url() -> String {
     std::env::var("TEAMGATE_TEST_POSTGRES").unwrap_or_else(|_| DEFAULT_ADMIN_URL.to_owned())
 }
 
 /// A connection to the maintenance database, if a server answers.
-pub async fn admin_connection() -> Option<sqlx::PgConnection> {
+pub(crate) async fn admin_connection() -> Option<sqlx::PgConnection> {
     sqlx::PgConnection::connect(&admin_url()).await.ok()
 }
 
 /// A database that exists for one test.
-pub struct TestDb {
+pub(crate) struct TestDb {
     pub name: &'static str,
     pub url: String,
     _dir: Option<tempfile::TempDir>,
@@ -27,7 +27,7 @@ pub struct TestDb {
 }
 
 impl TestDb {
-    pub fn sqlite() -> Self {
+    pub(crate) fn sqlite() -> Self {
         let dir = tempfile::tempdir().unwrap();
         Self {
             name: "sqlite",
@@ -39,7 +39,7 @@ impl TestDb {
 
     /// A fresh PostgreSQL database, or `None` (with a printed reason) when
     /// no server answers. CI always has one.
-    pub async fn postgres() -> Option<Self> {
+    pub(crate) async fn postgres() -> Option<Self> {
         let admin = admin_url();
         let mut conn = match sqlx::PgConnection::connect(&admin).await {
             Ok(conn) => conn,
@@ -63,13 +63,13 @@ impl TestDb {
     }
 
     /// SQLite always, PostgreSQL when reachable.
-    pub async fn all() -> Vec<Self> {
+    pub(crate) async fn all() -> Vec<Self> {
         let mut dbs = vec![Self::sqlite()];
         dbs.extend(Self::postgres().await);
         dbs
     }
 
-    pub async fn store(&self, clock: Arc<ManualClock>) -> Store {
+    pub(crate) async fn store(&self, clock: Arc<ManualClock>) -> Store {
         let store = Store::connect(&self.url, clock)
             .await
             .expect("store connects");
@@ -78,7 +78,7 @@ impl TestDb {
     }
 
     /// Drops a PostgreSQL database (connections are closed by force).
-    pub async fn cleanup(self) {
+    pub(crate) async fn cleanup(self) {
         if let Some(name) = &self.drop_pg
             && let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url()).await
         {

@@ -12,7 +12,7 @@ use crate::{
     sdk::{self, Heard, call, hear},
 };
 
-pub fn docs(name: &str, folder: &Path, watch: bool) -> DocsSourceConfig {
+pub(crate) fn docs(name: &str, folder: &Path, watch: bool) -> DocsSourceConfig {
     serde_json::from_value(json!({
         "name": name, "paths": [folder.to_string_lossy()], "tool": format!("search_{name}"),
         "watch": watch, "debounce": "50ms",
@@ -20,7 +20,7 @@ pub fn docs(name: &str, folder: &Path, watch: bool) -> DocsSourceConfig {
     .unwrap()
 }
 
-pub fn write(dir: &Path, name: &str, text: &str) {
+pub(crate) fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
 

@@ -12,10 +12,10 @@ use teamgate::{
 };
 use tokio::sync::oneshot;
 
-pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-pub const MODERN: &str = "2026-07-28";
+pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+pub(crate) const MODERN: &str = "2026-07-28";
 
-pub struct TestApp {
+pub(crate) struct TestApp {
     pub store: teamgate::store::Store,
     pub sessions: Arc<teamgate::mcp::Sessions>,
     _dir: tempfile::TempDir,
@@ -31,12 +31,12 @@ pub struct TestApp {
     pub tokens: Arc<teamgate::auth::PersonalTokens>,
 }
 
-pub fn repo_path(relative: &str) -> PathBuf {
+pub(crate) fn repo_path(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
 }
 
 /// The embedded defaults plus `config/conformance.toml`, like the interop runs.
-pub fn test_config() -> Config {
+pub(crate) fn test_config() -> Config {
     ConfigSources::files_only(vec![repo_path("config/conformance.toml")])
         .load()
         .expect("test configuration loads")
@@ -44,22 +44,25 @@ pub fn test_config() -> Config {
 
 /// Builds (without serving) an app whose store lives in a temp dir, kept
 /// alive by the returned guard.
-pub async fn build_app(mut config: Config) -> anyhow::Result<(App, tempfile::TempDir)> {
+pub(crate) async fn build_app(mut config: Config) -> anyhow::Result<(App, tempfile::TempDir)> {
     let dir = tempfile::tempdir().expect("temp dir");
     config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
     Ok((App::build(config).await?, dir))
 }
 
-pub async fn spawn_app() -> TestApp {
+pub(crate) async fn spawn_app() -> TestApp {
     spawn_app_with(|_| {}).await
 }
 
-pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
+pub(crate) async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
     spawn_app_clocked(adjust, Arc::new(SystemClock)).await
 }
 
 /// `spawn_app_with` whose store reads `clock`.
-pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn Clock>) -> TestApp {
+pub(crate) async fn spawn_app_clocked(
+    adjust: impl FnOnce(&mut Config),
+    clock: Arc<dyn Clock>,
+) -> TestApp {
     let mut config = test_config();
     config.server.listen = "127.0.0.1:0".parse().unwrap();
     // One OS watcher per test server would exhaust inotify instances; tests
@@ -106,24 +109,24 @@ pub async fn spawn_app_clocked(adjust: impl FnOnce(&mut Config), clock: Arc<dyn 
 }
 
 impl TestApp {
-    pub fn base(&self) -> String {
+    pub(crate) fn base(&self) -> String {
         format!("http://{}", self.addr)
     }
 
     /// Sends SIGTERM's equivalent.
-    pub fn shutdown(&mut self) {
+    pub(crate) fn shutdown(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
     }
 
     /// Shuts down and waits until the server has stopped.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         self.halt().await;
     }
 
     /// `stop`, keeping the app's files (its database) for a look afterwards.
-    pub async fn halt(&mut self) {
+    pub(crate) async fn halt(&mut self) {
         self.shutdown();
         let served =
             tokio::time::timeout(std::time::Duration::from_secs(15), &mut self.served).await;
@@ -131,7 +134,7 @@ impl TestApp {
     }
 
     /// POSTs raw bytes with the given extra headers.
-    pub async fn post_raw(
+    pub(crate) async fn post_raw(
         &self,
         body: impl Into<reqwest::Body>,
         headers: &[(&str, &str)],
@@ -157,12 +160,12 @@ impl TestApp {
             .expect("request reaches the server")
     }
 
-    pub async fn post(&self, message: &Value, headers: &[(&str, &str)]) -> Response {
+    pub(crate) async fn post(&self, message: &Value, headers: &[(&str, &str)]) -> Response {
         self.post_raw(message.to_string(), headers).await
     }
 
     /// Runs the legacy handshake and returns the session id.
-    pub async fn initialize(&self, version: &str) -> String {
+    pub(crate) async fn initialize(&self, version: &str) -> String {
         let response = self
             .post(
                 &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -188,7 +191,13 @@ impl TestApp {
 
     /// A request in a legacy session; returns the JSON-RPC reply, whether it
     /// came as JSON or as the last message of an SSE stream.
-    pub async fn session_call(&self, session: &str, id: i64, method: &str, params: Value) -> Value {
+    pub(crate) async fn session_call(
+        &self,
+        session: &str,
+        id: i64,
+        method: &str,
+        params: Value,
+    ) -> Value {
         let response = self
             .post(
                 &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
@@ -203,7 +212,12 @@ impl TestApp {
     }
 
     /// A 2026-07-28 request with the envelope and headers that era requires.
-    pub async fn modern_call(&self, id: i64, method: &str, mut params: Value) -> (u16, Vec<Value>) {
+    pub(crate) async fn modern_call(
+        &self,
+        id: i64,
+        method: &str,
+        mut params: Value,
+    ) -> (u16, Vec<Value>) {
         let extra = params.get("_meta").cloned();
         params["_meta"] = json!({
             "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -237,7 +251,7 @@ impl TestApp {
 
 impl TestApp {
     /// Opens the standalone GET stream of a 2025-era session.
-    pub async fn open_stream(&self, session: &str) -> Response {
+    pub(crate) async fn open_stream(&self, session: &str) -> Response {
         self.client
             .get(&self.url)
             .header("accept", "text/event-stream")
@@ -250,13 +264,13 @@ impl TestApp {
 }
 
 /// Reads a streaming body as it arrives.
-pub struct Sse {
+pub(crate) struct Sse {
     response: Response,
     pub seen: String,
 }
 
 impl Sse {
-    pub fn new(response: Response) -> Self {
+    pub(crate) fn new(response: Response) -> Self {
         Self {
             response,
             seen: String::new(),
@@ -264,7 +278,7 @@ impl Sse {
     }
 
     /// Reads until `needle` has arrived, or panics after `within`.
-    pub async fn until(&mut self, needle: &str, within: std::time::Duration) {
+    pub(crate) async fn until(&mut self, needle: &str, within: std::time::Duration) {
         let deadline = tokio::time::Instant::now() + within;
         while !self.seen.contains(needle) {
             let chunk = tokio::time::timeout_at(deadline, self.response.chunk())
@@ -282,7 +296,7 @@ impl Sse {
     }
 
     /// The next chunk within `within`, if any.
-    pub async fn next_within(&mut self, within: std::time::Duration) -> Option<String> {
+    pub(crate) async fn next_within(&mut self, within: std::time::Duration) -> Option<String> {
         let chunk = tokio::time::timeout(within, self.response.chunk())
             .await
             .ok()?
@@ -292,11 +306,11 @@ impl Sse {
 }
 
 /// Whether `reply` is test_simple_text's fixed result.
-pub fn is_simple_text(reply: &Value) -> bool {
+pub(crate) fn is_simple_text(reply: &Value) -> bool {
     reply["result"]["content"][0]["text"] == "This is a simple text response for testing."
 }
 
-pub fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -305,7 +319,7 @@ pub fn header(headers: &HeaderMap, name: &str) -> Option<String> {
 
 /// Every JSON-RPC message of a reply: one for a JSON body, each `data:`
 /// event of an SSE body (priming events skipped).
-pub async fn messages(response: Response) -> Vec<Value> {
+pub(crate) async fn messages(response: Response) -> Vec<Value> {
     let is_sse = header(response.headers(), "content-type")
         .is_some_and(|ct| ct.starts_with("text/event-stream"));
     let text = response.text().await.expect("body");

@@ -9,17 +9,17 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use p256::pkcs8::EncodePrivateKey;
 use serde_json::{Value, json};
 
-pub struct Idp {
+pub(crate) struct Idp {
     pub issuer: String,
     key: EncodingKey,
     /// The public key's JWK, for alg-confusion attempts.
     pub public_jwk: Value,
 }
 
-pub const KID: &str = "test-key-1";
+pub(crate) const KID: &str = "test-key-1";
 
 impl Idp {
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let secret = p256::SecretKey::random(&mut rand_core::OsRng);
         let der = secret.to_pkcs8_der().unwrap();
         let key = EncodingKey::from_ec_der(der.as_bytes());
@@ -48,26 +48,26 @@ impl Idp {
     }
 
     /// Claims valid for an hour for `audience`, with `scope`.
-    pub fn claims(&self, audience: &str, user: &str, scope: &str) -> Value {
+    pub(crate) fn claims(&self, audience: &str, user: &str, scope: &str) -> Value {
         let now = jsonwebtoken::get_current_timestamp() as i64;
         json!({"iss": self.issuer, "aud": audience, "sub": format!("sub-{user}"), "preferred_username": user,
             "scope": scope, "iat": now, "nbf": now - 5, "exp": now + 3600})
     }
 
-    pub fn sign(&self, claims: &Value) -> String {
+    pub(crate) fn sign(&self, claims: &Value) -> String {
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(KID.into());
         jsonwebtoken::encode(&header, claims, &self.key).unwrap()
     }
 
-    pub fn sign_with_kid(&self, claims: &Value, kid: &str) -> String {
+    pub(crate) fn sign_with_kid(&self, claims: &Value, kid: &str) -> String {
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(kid.into());
         jsonwebtoken::encode(&header, claims, &self.key).unwrap()
     }
 
     /// `alg: none`, unsigned.
-    pub fn unsigned(&self, claims: &Value) -> String {
+    pub(crate) fn unsigned(&self, claims: &Value) -> String {
         let header =
             URL_SAFE_NO_PAD.encode(json!({"alg": "none", "typ": "JWT", "kid": KID}).to_string());
         let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
@@ -75,7 +75,7 @@ impl Idp {
     }
 
     /// HS256 keyed with the public key: the classic algorithm confusion.
-    pub fn confused(&self, claims: &Value) -> String {
+    pub(crate) fn confused(&self, claims: &Value) -> String {
         let mut header = Header::new(Algorithm::HS256);
         header.kid = Some(KID.into());
         let secret = self.public_jwk.to_string();

@@ -34,7 +34,7 @@ async fn every_legacy_revision_is_negotiated() {
 }
 
 #[tokio::test]
-async fn simple_calls_answer_json_and_streaming_calls_answer_sse() {
+async fn session_calls_answer_sse_as_rmcp_writes_them() {
     let app = spawn_app().await;
     let session = app.initialize("2025-11-25").await;
     let headers = [
@@ -46,9 +46,10 @@ async fn simple_calls_answer_json_and_streaming_calls_answer_sse() {
         .await;
     assert_eq!(
         header(simple.headers(), "content-type").as_deref(),
-        Some("application/json")
+        Some("text/event-stream")
     );
-    let reply = &messages(simple).await[0];
+    let replies = messages(simple).await;
+    let reply = replies.last().unwrap();
     assert_eq!(
         reply["result"]["content"][0]["text"],
         "This is a simple text response for testing."

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 /// What the client saw besides replies: list changes, updates, progress.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Heard {
+pub(crate) enum Heard {
     ToolsChanged,
     PromptsChanged,
     ResourcesChanged,
@@ -27,7 +27,7 @@ pub enum Heard {
     Elicited(String),
 }
 
-pub struct TestClient {
+pub(crate) struct TestClient {
     /// `Some(answer)`: declares elicitation and answers every request so.
     confirm: Option<bool>,
     heard: mpsc::UnboundedSender<Heard>,
@@ -97,15 +97,18 @@ impl ClientHandler for TestClient {
     }
 }
 
-pub type Client = RunningService<RoleClient, TestClient>;
+pub(crate) type Client = RunningService<RoleClient, TestClient>;
 
 /// A 2025-11-25 session through the SDK, and what it hears.
-pub async fn connect(url: &str, confirm: Option<bool>) -> (Client, mpsc::UnboundedReceiver<Heard>) {
+pub(crate) async fn connect(
+    url: &str,
+    confirm: Option<bool>,
+) -> (Client, mpsc::UnboundedReceiver<Heard>) {
     connect_as(url, None, confirm).await
 }
 
 /// `connect` with a bearer token (the real binary requires one).
-pub async fn connect_as(
+pub(crate) async fn connect_as(
     url: &str,
     token: Option<&str>,
     confirm: Option<bool>,
@@ -124,7 +127,7 @@ pub async fn connect_as(
 }
 
 /// Calls a tool and returns its result as wire JSON.
-pub async fn call(client: &Client, name: &str, arguments: Value) -> Value {
+pub(crate) async fn call(client: &Client, name: &str, arguments: Value) -> Value {
     let Value::Object(arguments) = arguments else {
         panic!("arguments are an object")
     };
@@ -136,12 +139,12 @@ pub async fn call(client: &Client, name: &str, arguments: Value) -> Value {
 }
 
 /// The text of a result's first content block.
-pub fn text(result: &Value) -> &str {
+pub(crate) fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
 /// Waits (bounded) until the client hears `wanted`; returns what it heard.
-pub async fn hear(rx: &mut mpsc::UnboundedReceiver<Heard>, wanted: &Heard) -> Vec<Heard> {
+pub(crate) async fn hear(rx: &mut mpsc::UnboundedReceiver<Heard>, wanted: &Heard) -> Vec<Heard> {
     let mut heard = Vec::new();
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {

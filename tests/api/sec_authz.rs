@@ -26,7 +26,7 @@ const SECRET_TEXT: &str = "ROTATE-THE-KEYS-AT-MIDNIGHT";
 /// A server with authentication on, a docs source that needs `docs:read`,
 /// a prompt that needs `ops:oncall` and a public one completing from the
 /// restricted source.
-pub struct Fixture {
+pub(crate) struct Fixture {
     pub app: TestApp,
     _docs: tempfile::TempDir,
     /// `docs://runbooks/restricted.md`.
@@ -37,11 +37,11 @@ pub struct Fixture {
 }
 
 impl Fixture {
-    pub async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         Self::start_with(|_| {}).await
     }
 
-    pub async fn start_with(adjust: impl FnOnce(&mut teamgate::config::Config)) -> Self {
+    pub(crate) async fn start_with(adjust: impl FnOnce(&mut teamgate::config::Config)) -> Self {
         // Not a hidden folder (tempdir's default `.tmp...`): hidden paths are skipped.
         let dir = tempfile::Builder::new()
             .prefix("runbooks")
@@ -84,7 +84,7 @@ impl Fixture {
     }
 
     /// A personal token of `user` with `scopes`.
-    pub async fn token(&self, user: &str, scopes: &[&str]) -> String {
+    pub(crate) async fn token(&self, user: &str, scopes: &[&str]) -> String {
         let tokens = PersonalTokens::new(self.app.store.clone(), Duration::from_secs(30));
         let scopes = scopes.iter().map(|s| s.to_string()).collect();
         tokens
@@ -97,7 +97,7 @@ impl Fixture {
 
 /// POSTs `body` with `headers` and the bearer `token`; the status and the
 /// body's text (a JSON body, or the SSE events).
-pub async fn send(
+pub(crate) async fn send(
     app: &TestApp,
     token: &str,
     body: &Value,
@@ -112,7 +112,7 @@ pub async fn send(
 }
 
 /// The last JSON-RPC message of a reply's text (JSON or SSE).
-pub fn reply(text: &str) -> Value {
+pub(crate) fn reply(text: &str) -> Value {
     if let Ok(value) = serde_json::from_str(text) {
         return value;
     }
@@ -132,7 +132,7 @@ pub fn reply(text: &str) -> Value {
 
 /// A `subscriptions/listen` stream of the bearer of `token` asking for
 /// `notifications`, with the `extra` header if any.
-pub async fn listen(
+pub(crate) async fn listen(
     app: &TestApp,
     token: &str,
     notifications: Value,
@@ -155,7 +155,7 @@ pub async fn listen(
 }
 
 /// A 2025-11-25 session of the bearer of `token`.
-pub async fn open_session(app: &TestApp, token: &str) -> String {
+pub(crate) async fn open_session(app: &TestApp, token: &str) -> String {
     let body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
     let bearer = format!("Bearer {token}");
@@ -176,7 +176,7 @@ pub async fn open_session(app: &TestApp, token: &str) -> String {
 }
 
 /// A request in `session`: status and last message.
-pub async fn legacy(
+pub(crate) async fn legacy(
     app: &TestApp,
     token: &str,
     session: &str,
@@ -194,7 +194,7 @@ pub async fn legacy(
 }
 
 /// A 2026-07-28 request, `Mcp-Name` set to `name` when given: status and text.
-pub async fn modern(
+pub(crate) async fn modern(
     app: &TestApp,
     token: &str,
     id: i64,

@@ -16,7 +16,11 @@ use super::{
     ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, Shared,
     SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
 };
-use super::{access, calls::caller_of, subscriptions};
+use super::{
+    access,
+    calls::{caller_of, ended, outcome_slot},
+    subscriptions,
+};
 use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};
 use crate::registry::{CallContext, Caller, Identity, Kind, Registry};
 use rmcp::{
@@ -64,7 +68,7 @@ impl McpHandler {
             }
             .into()
         });
-        let serving = super::listen::serving().unwrap_or_else(|| NOBODY.clone());
+        let serving = super::engine::serving().unwrap_or_else(|| NOBODY.clone());
         Self::new(shared).serving(serving)
     }
 
@@ -174,9 +178,8 @@ impl ServerHandler for McpHandler {
     ) -> Result<(), McpError> {
         // Removed in 2026-07-28: the level travels in each request's `_meta`.
         if is_modern(&context) {
-            return Err(McpError::method_not_found::<
-                rmcp::model::SetLevelRequestMethod,
-            >());
+            let removed = McpError::method_not_found::<rmcp::model::SetLevelRequestMethod>();
+            return ended(outcome_slot(&context).as_ref(), Err(removed));
         }
         *self.session.log_level.lock().expect("log level lock") = Some(request.level);
         Ok(())
@@ -192,7 +195,10 @@ impl ServerHandler for McpHandler {
         let tools = access::visible(&caller, Kind::Tool, &registry, registry.tools(), |t| {
             &t.name
         });
-        let (tools, next) = page(&tools, cursor(&request))?;
+        let (tools, next) = ended(
+            outcome_slot(&context).as_ref(),
+            page(&tools, cursor(&request)),
+        )?;
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -204,7 +210,8 @@ impl ServerHandler for McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call_tool_in(request, context).await
+        let slot = outcome_slot(&context);
+        ended(slot.as_ref(), self.call_tool_in(request, context).await)
     }
 
     async fn list_resources(
@@ -220,7 +227,10 @@ impl ServerHandler for McpHandler {
             &registry.resources(),
             |r| &r.uri,
         );
-        let (resources, next) = page(&resources, cursor(&request))?;
+        let (resources, next) = ended(
+            outcome_slot(&context).as_ref(),
+            page(&resources, cursor(&request)),
+        )?;
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -234,7 +244,10 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let registry = self.shared.registry();
         let templates = access::templates(&caller_of(&context), &registry);
-        let (templates, next) = page(&templates, cursor(&request))?;
+        let (templates, next) = ended(
+            outcome_slot(&context).as_ref(),
+            page(&templates, cursor(&request)),
+        )?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -246,7 +259,8 @@ impl ServerHandler for McpHandler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.read_resource_in(request, context).await
+        let slot = outcome_slot(&context);
+        ended(slot.as_ref(), self.read_resource_in(request, context).await)
     }
 
     async fn subscribe(
@@ -255,17 +269,18 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let registry = self.shared.registry();
+        let slot = outcome_slot(&context);
         if !registry.subscribable() {
-            return Err(McpError::method_not_found::<
-                rmcp::model::SubscribeRequestMethod,
-            >());
+            let absent = McpError::method_not_found::<rmcp::model::SubscribeRequestMethod>();
+            return ended(slot.as_ref(), Err(absent));
         }
         // One answer for what is not there and what the caller may not read.
         if !access::may_subscribe(&caller_of(&context), &registry, &request.uri) {
-            return Err(McpError::resource_not_found(
+            let unknown = McpError::resource_not_found(
                 "Resource not found",
                 Some(serde_json::json!({ "uri": request.uri })),
-            ));
+            );
+            return ended(slot.as_ref(), Err(unknown));
         }
         self.session
             .subscriptions
@@ -315,7 +330,10 @@ impl ServerHandler for McpHandler {
         let prompts = access::visible(&caller, Kind::Prompt, &registry, registry.prompts(), |p| {
             &p.name
         });
-        let (prompts, next) = page(&prompts, cursor(&request))?;
+        let (prompts, next) = ended(
+            outcome_slot(&context).as_ref(),
+            page(&prompts, cursor(&request)),
+        )?;
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
         (result.ttl_ms, result.cache_scope) = list_hints(&registry);
@@ -327,7 +345,8 @@ impl ServerHandler for McpHandler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.get_prompt_in(request, context).await
+        let slot = outcome_slot(&context);
+        ended(slot.as_ref(), self.get_prompt_in(request, context).await)
     }
 
     async fn complete(
@@ -335,7 +354,8 @@ impl ServerHandler for McpHandler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.complete_in(request, context).await
+        let slot = outcome_slot(&context);
+        ended(slot.as_ref(), self.complete_in(request, context).await)
     }
 
     /// rmcp routes unknown methods here, and also known methods whose params
@@ -347,16 +367,15 @@ impl ServerHandler for McpHandler {
     ) -> Result<rmcp::model::CustomResult, McpError> {
         let method = request.method.as_str();
         let removed_in_modern = REMOVED_IN_2026.contains(&method) && is_modern(&context);
-        if STANDARD_METHODS.contains(&method) && !removed_in_modern {
-            return Err(McpError::invalid_params(
-                format!("Invalid params for {}", request.method),
+        let error = if STANDARD_METHODS.contains(&method) && !removed_in_modern {
+            McpError::invalid_params(format!("Invalid params for {}", request.method), None)
+        } else {
+            McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {}", request.method),
                 None,
-            ));
-        }
-        Err(McpError::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {}", request.method),
-            None,
-        ))
+            )
+        };
+        ended(outcome_slot(&context).as_ref(), Err(error))
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-pub struct Capture {
+pub(super) struct Capture {
     head: Vec<u8>,
     tail: VecDeque<u8>,
     half: usize,
@@ -12,7 +12,7 @@ pub struct Capture {
 }
 
 impl Capture {
-    pub fn new(budget: usize) -> Self {
+    pub(super) fn new(budget: usize) -> Self {
         let half = (budget / 2).max(1);
         Self {
             head: Vec::new(),
@@ -22,7 +22,7 @@ impl Capture {
         }
     }
 
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(super) fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len();
         if self.head.len() < self.half {
             let take = (self.half - self.head.len()).min(bytes.len());
@@ -40,7 +40,7 @@ impl Capture {
     }
 
     /// The kept output as text, with a marker where bytes were dropped.
-    pub fn finish(self) -> String {
+    pub(super) fn finish(self) -> String {
         let kept = self.head.len() + self.tail.len();
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
         if self.total > kept {

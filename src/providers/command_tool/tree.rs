@@ -1,20 +1,20 @@
 //! Nothing a command call starts outlives the call. Its process group is not
 //! enough: a descendant that calls `setsid()` leaves it. So, on Linux:
 //!
-//! - the call's process is made a child subreaper before it execs (the flag
-//!   survives exec): while it lives, a descendant orphaned by a setsid or a
-//!   double fork is re-parented to it, so its whole tree stays reachable
-//!   through parent links;
-//! - teamgate is a subreaper too: what the call's process leaves running when
-//!   it exits comes to teamgate rather than to init, recognisable by the
-//!   call's `TEAMGATE_CALL` variable;
+//! - every process of the call carries the call's `TEAMGATE_CALL` variable,
+//!   and the tree is also followed through parent links;
+//! - teamgate is a child subreaper: a descendant orphaned by a double fork,
+//!   or left running when the call's process exits, comes to teamgate
+//!   rather than to init, recognisable by that variable;
 //! - when the call ends (exit, timeout, cancellation, or its future dropped
 //!   because the client went away), [`Tree`]'s drop walks `/proc` for every
 //!   process in the tree, stops them (no more forks), kills them, and repeats
 //!   until none is left; then teamgate reaps the ones that became its own.
 //!
-//! A process that leaves the session, clears its environment and outlives a
-//! call's process that exits by itself is not recognised.
+//! A process that leaves the session, clears its environment and is
+//! orphaned is not recognised. (Making the call's own process a subreaper
+//! would keep such orphans under it while it lives, but needs code between
+//! fork and exec, which only `unsafe` can run; the crate forbids it.)
 
 use std::{
     collections::{HashMap, HashSet},
@@ -40,7 +40,7 @@ const ROUNDS: usize = 8;
 const REAP_FOR: Duration = Duration::from_secs(5);
 
 /// The processes of one call, ended when dropped.
-pub struct Tree {
+pub(super) struct Tree {
     root: u32,
     marker: String,
     /// The root was waited for: its id may belong to someone else now.
@@ -48,9 +48,10 @@ pub struct Tree {
 }
 
 /// Starts `command` as the root of a call's tree: in its own process group,
-/// killed when its handle is dropped, marked, and a subreaper.
-#[allow(unsafe_code)] // pre_exec: the subreaper flag must be set between fork and exec.
-pub fn spawn(command: &mut Command) -> std::io::Result<(Child, Tree)> {
+/// killed when its handle is dropped, and marked. teamgate is a subreaper,
+/// so what the tree's processes leave behind is adopted by it, and found
+/// by the mark, not lost to init.
+pub(super) fn spawn(command: &mut Command) -> std::io::Result<(Child, Tree)> {
     static ADOPT: Once = Once::new();
     ADOPT.call_once(|| {
         if let Err(error) = become_subreaper() {
@@ -62,11 +63,6 @@ pub fn spawn(command: &mut Command) -> std::io::Result<(Child, Tree)> {
         .env(MARKER, &marker)
         .process_group(0)
         .kill_on_drop(true);
-    // SAFETY: prctl is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        command
-            .pre_exec(|| nix::sys::prctl::set_child_subreaper(true).map_err(std::io::Error::from));
-    }
     let child = command.spawn()?;
     let root = child.id().unwrap_or_default();
     let tree = Tree {
@@ -88,7 +84,7 @@ fn become_subreaper() -> std::io::Result<()> {
 impl Tree {
     /// The root exited and was waited for; what it left behind is still
     /// ended when the tree is dropped.
-    pub fn root_reaped(&mut self) {
+    pub(super) fn root_reaped(&mut self) {
         self.root_reaped = true;
     }
 

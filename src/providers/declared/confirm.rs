@@ -26,7 +26,7 @@ const KEY: &str = "confirm";
 /// Longest argument summary shown to the user.
 const MAX_SUMMARY: usize = 500;
 
-pub enum Answer {
+pub(super) enum Answer {
     Granted,
     Refused(String),
     /// 2026-07-28: return this and wait for the retry.
@@ -66,7 +66,7 @@ fn refused(decl: &ToolDecl, why: &str) -> Answer {
     ))
 }
 
-pub async fn ask(decl: &ToolDecl, arguments: &JsonObject, cx: &CallContext) -> Answer {
+pub(super) async fn ask(decl: &ToolDecl, arguments: &JsonObject, cx: &CallContext) -> Answer {
     if !decl.confirm {
         return Answer::Granted;
     }

@@ -23,7 +23,7 @@ use crate::config::DocsSourceConfig;
 /// Memory budget of the one indexing thread (tantivy's minimum is 15 MB).
 const WRITER_MEMORY: usize = 20_000_000;
 
-pub struct Document {
+pub(super) struct Document {
     pub title: String,
     pub text: Arc<str>,
     pub size: u64,
@@ -36,7 +36,7 @@ pub struct Document {
 
 impl Document {
     /// The section a `#anchor` names.
-    pub fn section(&self, anchor: &str) -> Option<&Section> {
+    pub(super) fn section(&self, anchor: &str) -> Option<&Section> {
         self.sections.iter().find(|s| s.anchor == anchor)
     }
 
@@ -53,7 +53,7 @@ impl Document {
     }
 }
 
-pub struct Snapshot {
+pub(super) struct Snapshot {
     /// Documents by path inside the source (`guide.md`, `ops/oncall.md`).
     pub documents: BTreeMap<String, Arc<Document>>,
     index: Index,
@@ -65,7 +65,7 @@ pub struct Snapshot {
 
 /// Files the source offers, as (path inside the source, file): `.gitignore`
 /// and hidden files honoured, symlinks not followed, capped in number and size.
-pub fn scan(config: &DocsSourceConfig) -> Vec<(String, PathBuf)> {
+pub(super) fn scan(config: &DocsSourceConfig) -> Vec<(String, PathBuf)> {
     let mut found = Vec::new();
     for root in &config.paths {
         let root = Path::new(root);
@@ -141,7 +141,7 @@ struct Base<'a> {
 impl Snapshot {
     /// A source's first snapshot. With `folder`, the index kept there is
     /// reused and only files whose content changed since are re-indexed.
-    pub fn open(files: &[(String, PathBuf)], folder: Option<&Path>) -> anyhow::Result<Self> {
+    pub(super) fn open(files: &[(String, PathBuf)], folder: Option<&Path>) -> anyhow::Result<Self> {
         let (index, fields, manifest) = store::open(folder)?;
         Self::index(
             files,
@@ -156,7 +156,7 @@ impl Snapshot {
 
     /// The next snapshot: only documents whose content changed since this
     /// one are re-indexed (into the same index), gone ones deleted.
-    pub fn update(&self, files: &[(String, PathBuf)]) -> anyhow::Result<Self> {
+    pub(super) fn update(&self, files: &[(String, PathBuf)]) -> anyhow::Result<Self> {
         let hashes = self.documents.iter().map(|(p, d)| (p.clone(), d.hash));
         let manifest = Manifest {
             format: FORMAT,
@@ -231,8 +231,6 @@ impl Snapshot {
             writer
                 .wait_merging_threads()
                 .context("merging the docs index")?;
-            // The writer's arenas are freed here; hand them back at once.
-            crate::memory::release_freed();
         }
         // Manual: a snapshot never sees the commits of the next one.
         let reader: IndexReader = index

@@ -8,14 +8,14 @@ use super::{Inner, index::Document};
 use crate::protocol::McpError;
 
 /// What a URI inside the source asks for.
-pub struct Wanted<'a> {
+pub(super) struct Wanted<'a> {
     pub path: &'a str,
     pub anchor: Option<&'a str>,
     pub lines: Option<&'a str>,
 }
 
 /// Splits `<path>[?lines=a-b][#anchor]` (the part after `docs://<source>/`).
-pub fn parse(rest: &str) -> Wanted<'_> {
+pub(super) fn parse(rest: &str) -> Wanted<'_> {
     let (rest, anchor) = match rest.split_once('#') {
         Some((rest, anchor)) => (rest, Some(anchor)),
         None => (rest, None),
@@ -50,7 +50,7 @@ fn line_range(lines: &str, count: usize) -> Option<(usize, usize)> {
 }
 
 /// The text a URI names inside `doc`.
-pub fn text_of(doc: &Document, wanted: &Wanted, uri: &str) -> Result<String, McpError> {
+pub(super) fn text_of(doc: &Document, wanted: &Wanted, uri: &str) -> Result<String, McpError> {
     if let Some(lines) = wanted.lines {
         let count = doc.text.lines().count();
         let Some((start, end)) = line_range(lines, count) else {
@@ -75,7 +75,7 @@ pub fn text_of(doc: &Document, wanted: &Wanted, uri: &str) -> Result<String, Mcp
 impl Inner {
     /// A document by its path; also by the path with the configured folder's
     /// name in front, which URIs carried before they became relative to it.
-    pub fn document<'a>(
+    pub(super) fn document<'a>(
         &self,
         documents: &'a std::collections::BTreeMap<String, std::sync::Arc<Document>>,
         path: &str,

@@ -23,7 +23,7 @@ use super::{
 };
 
 /// Sections of one document a result list shows before other documents'.
-pub const PER_DOCUMENT: usize = 2;
+pub(super) const PER_DOCUMENT: usize = 2;
 /// Sections scored before grouping: enough that grouping still fills the
 /// list, and that a document's relevance is seen across its sections.
 const CANDIDATES: usize = 200;
@@ -49,7 +49,7 @@ const WEIGHTS: Weights = Weights {
     document: 0.05,
 };
 
-pub struct Hit {
+pub(super) struct Hit {
     pub path: String,
     pub title: String,
     pub headings: Vec<String>,
@@ -109,7 +109,7 @@ impl Snapshot {
     /// Ranked sections for a free-text query, at most `PER_DOCUMENT` from
     /// one document while others match. Words only, no query syntax: what
     /// an assistant sends is a question.
-    pub fn search(&self, text: &str, limit: usize) -> anyhow::Result<Vec<Hit>> {
+    pub(super) fn search(&self, text: &str, limit: usize) -> anyhow::Result<Vec<Hit>> {
         let searcher = self.reader.searcher();
         let f = self.fields;
         let words = words(text);

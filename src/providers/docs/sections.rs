@@ -13,7 +13,7 @@ const OVERLAP_LINES: usize = 3;
 const PARAGRAPH_CHARS: usize = 1_500;
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Section {
+pub(super) struct Section {
     /// The headings above and including this one, outermost first.
     pub headings: Vec<String>,
     /// GitHub-style anchor of the heading; empty before the first heading
@@ -28,13 +28,13 @@ pub struct Section {
 
 impl Section {
     /// The section's own text: its lines of `text`.
-    pub fn text(&self, text: &str) -> String {
+    pub(super) fn text(&self, text: &str) -> String {
         lines(text, self.start, self.end)
     }
 }
 
 /// Lines `start..=end` (1-based) of `text`, joined with newlines.
-pub fn lines(text: &str, start: usize, end: usize) -> String {
+pub(super) fn lines(text: &str, start: usize, end: usize) -> String {
     let picked: Vec<&str> = text
         .lines()
         .skip(start.saturating_sub(1))
@@ -44,7 +44,7 @@ pub fn lines(text: &str, start: usize, end: usize) -> String {
 }
 
 /// The document's sections: by headings in Markdown, else by paragraphs.
-pub fn whole(text: &str, markdown: bool) -> Vec<Section> {
+pub(super) fn whole(text: &str, markdown: bool) -> Vec<Section> {
     if markdown {
         by_headings(text)
     } else {
@@ -53,7 +53,7 @@ pub fn whole(text: &str, markdown: bool) -> Vec<Section> {
 }
 
 /// What the index holds: each section, a long one as parts.
-pub fn parts(whole: &[Section], lines: &[&str]) -> Vec<Section> {
+pub(super) fn parts(whole: &[Section], lines: &[&str]) -> Vec<Section> {
     whole
         .iter()
         .flat_map(|s| into_parts(s.clone(), lines))
@@ -222,7 +222,7 @@ impl Slugs {
     }
 }
 
-pub fn slug(heading: &str) -> String {
+pub(super) fn slug(heading: &str) -> String {
     // GitHub slugs the rendered text: a link contributes its words, not its URL.
     let mut rendered = String::with_capacity(heading.len());
     let mut rest = heading;

@@ -22,11 +22,11 @@ use super::text::analyzer;
 
 /// Bumped whenever what an index holds changes (schema, analyzer, how
 /// sections are cut): an index of another format is rebuilt, not read.
-pub const FORMAT: u32 = 2;
-pub const TOKENIZER: &str = "docs";
+pub(super) const FORMAT: u32 = 2;
+pub(super) const TOKENIZER: &str = "docs";
 
 #[derive(Clone, Copy)]
-pub struct Fields {
+pub(super) struct Fields {
     pub path: Field,
     /// The document's title and the headings above the section.
     pub context: Field,
@@ -49,7 +49,7 @@ pub struct Fields {
 
 /// What the last commit indexed.
 #[derive(Default, Serialize, Deserialize)]
-pub struct Manifest {
+pub(super) struct Manifest {
     pub format: u32,
     /// The number the last indexed document got (the `doc` fast field).
     pub next: u64,
@@ -92,7 +92,7 @@ fn schema() -> (Schema, Fields) {
 /// The index of a source (`folder`: on disk, else in RAM) and what it holds.
 /// An index on disk of another format or schema, or one that does not open,
 /// is removed and started afresh: it is a cache of the files.
-pub fn open(folder: Option<&Path>) -> anyhow::Result<(Index, Fields, Manifest)> {
+pub(super) fn open(folder: Option<&Path>) -> anyhow::Result<(Index, Fields, Manifest)> {
     let (schema, fields) = schema();
     let Some(folder) = folder else {
         let index = Index::create_in_ram(schema);
@@ -139,7 +139,7 @@ fn clear(folder: &Path) -> anyhow::Result<()> {
 }
 
 /// The source's own folder inside `index_dir`.
-pub fn folder(index_dir: Option<&str>, source: &str) -> Option<PathBuf> {
+pub(super) fn folder(index_dir: Option<&str>, source: &str) -> Option<PathBuf> {
     index_dir.map(|dir| Path::new(dir).join(source))
 }
 

@@ -10,13 +10,13 @@ use tantivy::{
 };
 
 /// Longest snippet returned with a hit.
-pub const SNIPPET_CHARS: usize = 240;
+pub(super) const SNIPPET_CHARS: usize = 240;
 /// A section's first paragraph is cut after the line that passes this.
 const LEAD_CHARS: usize = 400;
 
 /// English words, stemmed, without stop words: "a", "with", "the" in a
 /// question otherwise pull in short headings that share nothing else.
-pub fn analyzer() -> TextAnalyzer {
+pub(super) fn analyzer() -> TextAnalyzer {
     let mut builder = TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
@@ -32,7 +32,7 @@ pub fn analyzer() -> TextAnalyzer {
 /// Markdown without its HTML comments (`<!-- YAML added: v10.0.0 -->` in
 /// Node's docs): metadata no reader searches for, which only dilutes a
 /// section's words.
-pub fn without_comments(text: &str) -> String {
+pub(super) fn without_comments(text: &str) -> String {
     let mut kept = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find("<!--") {
@@ -49,7 +49,7 @@ pub fn without_comments(text: &str) -> String {
 /// where its heading may be an API name (`fs.mkdir(path)`: "Asynchronously
 /// creates a directory."). Headings, lists (a function's parameters),
 /// tables, quotes, HTML and code are passed over.
-pub fn lead(section: &str) -> String {
+pub(super) fn lead(section: &str) -> String {
     let mut lead = String::new();
     let (mut fence, mut block) = (false, false);
     for line in section.lines() {
@@ -91,7 +91,7 @@ fn starts_block(line: &str) -> bool {
 /// Text plus the words of its camelCase names (`crypto.createHash` also
 /// gives `create Hash`), so a query for "hash" finds `crypto.createHash()`.
 /// Only the split words are added: the name itself is not counted twice.
-pub fn with_words(text: &str) -> String {
+pub(super) fn with_words(text: &str) -> String {
     let mut out = text.to_owned();
     for name in text.split(|c: char| !c.is_alphanumeric()) {
         let mut words = String::with_capacity(name.len() + 4);
@@ -115,7 +115,7 @@ pub fn with_words(text: &str) -> String {
 /// options])` is `fs.mkdir`): they are listed in the body, and in the
 /// heading they only make an API's own name weigh less. A parenthesis after
 /// a space is prose and kept.
-pub fn without_signature(text: &str) -> String {
+pub(super) fn without_signature(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut depth = 0usize;
     let mut previous = ' ';
@@ -134,7 +134,7 @@ pub fn without_signature(text: &str) -> String {
 
 /// The body's best fragment with the matched words in bold; the section's
 /// start when only its headings matched.
-pub fn snippet(generator: &SnippetGenerator, body: &str) -> String {
+pub(super) fn snippet(generator: &SnippetGenerator, body: &str) -> String {
     let snippet = generator.snippet(body);
     if snippet.is_empty() {
         let start: String = body.chars().take(SNIPPET_CHARS).collect();

@@ -11,11 +11,11 @@ use super::{Inner, index};
 use crate::{fswatch::FsWatch, registry::ChangeEvent};
 
 /// Dropping it stops the OS watcher, which closes the channel and ends the task.
-pub struct Watcher {
+pub(super) struct Watcher {
     _watch: FsWatch,
 }
 
-pub fn start(inner: Arc<Inner>) -> anyhow::Result<Watcher> {
+pub(super) fn start(inner: Arc<Inner>) -> anyhow::Result<Watcher> {
     let mut targets = Vec::new();
     for root in &inner.config.paths {
         let root = Path::new(root);

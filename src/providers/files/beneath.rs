@@ -14,7 +14,7 @@ use std::{
 use nix::{errno::Errno, fcntl::OFlag, sys::stat::Mode};
 
 /// Why a path could not be opened.
-pub enum Refused {
+pub(crate) enum Refused {
     /// A link is on the way (or is the file): links are never followed.
     Link,
     Missing,
@@ -23,14 +23,14 @@ pub enum Refused {
 }
 
 /// The root folder, held open for the source's lifetime.
-pub fn open_root(root: &Path) -> std::io::Result<OwnedFd> {
+pub(crate) fn open_root(root: &Path) -> std::io::Result<OwnedFd> {
     let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
     nix::fcntl::open(root, flags, Mode::empty()).map_err(std::io::Error::from)
 }
 
 /// Opens the regular file `relative` (only normal components) beneath
 /// `root` and returns it with its size, both taken from the descriptor.
-pub fn open(root: &OwnedFd, relative: &Path) -> Result<(File, u64), Refused> {
+pub(crate) fn open(root: &OwnedFd, relative: &Path) -> Result<(File, u64), Refused> {
     // Non-blocking, so a FIFO planted under the root cannot hang the call.
     let flags = OFlag::O_RDONLY
         | OFlag::O_NONBLOCK
@@ -47,7 +47,7 @@ pub fn open(root: &OwnedFd, relative: &Path) -> Result<(File, u64), Refused> {
 
 /// Opens the folder `relative` beneath `root` (the root itself when it
 /// has no normal component), for listing.
-pub fn open_dir(root: &OwnedFd, relative: &Path) -> Result<OwnedFd, Refused> {
+pub(crate) fn open_dir(root: &OwnedFd, relative: &Path) -> Result<OwnedFd, Refused> {
     let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
     open_beneath(root, relative, flags)
 }

@@ -16,11 +16,11 @@ use serde_json::{Value, json};
 use crate::{config::FilesSourceConfig, protocol::JsonObject};
 
 /// Entries in one page when the caller names no `limit`, and at most.
-pub const DEFAULT_LIMIT: u64 = 100;
-pub const MAX_LIMIT: u64 = 1000;
+pub(super) const DEFAULT_LIMIT: u64 = 100;
+pub(super) const MAX_LIMIT: u64 = 1000;
 
 /// The folder `relative` was opened as `folder`: its entries, paginated.
-pub fn run(
+pub(super) fn run(
     root: &Path,
     folder: OwnedFd,
     relative: &str,

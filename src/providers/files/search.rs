@@ -31,9 +31,9 @@ const BATCH: usize = 64;
 /// Compiled-regex size cap, so a pathological pattern cannot eat memory.
 const REGEX_SIZE: usize = 1 << 20;
 /// Most lines of context asked for before and after each match.
-pub const MAX_CONTEXT: u64 = 5;
+pub(super) const MAX_CONTEXT: u64 = 5;
 
-pub struct Request {
+pub(super) struct Request {
     pattern: String,
     glob: Option<String>,
     limit: usize,
@@ -41,7 +41,7 @@ pub struct Request {
 }
 
 impl Request {
-    pub fn from_arguments(arguments: &JsonObject, max: usize) -> Result<Self, String> {
+    pub(super) fn from_arguments(arguments: &JsonObject, max: usize) -> Result<Self, String> {
         let pattern = arguments
             .get("pattern")
             .and_then(Value::as_str)
@@ -69,7 +69,7 @@ impl Request {
 
 /// The walker over `root` with the source's rules: `.gitignore` and hidden
 /// files skipped unless included, links not followed.
-pub fn walker(root: &Path, config: &FilesSourceConfig) -> WalkBuilder {
+pub(super) fn walker(root: &Path, config: &FilesSourceConfig) -> WalkBuilder {
     let mut walker = WalkBuilder::new(root);
     walker
         .standard_filters(!config.include_ignored)
@@ -82,7 +82,7 @@ pub fn walker(root: &Path, config: &FilesSourceConfig) -> WalkBuilder {
 /// Whether the walker shows `relative` (normal components only): it walks
 /// only the folders on the way, so `read_file` obeys the same rules as
 /// `search_files` at the cost of listing those folders.
-pub fn visible(root: &Path, config: &FilesSourceConfig, relative: &Path) -> bool {
+pub(super) fn visible(root: &Path, config: &FilesSourceConfig, relative: &Path) -> bool {
     let target: PathBuf = root.join(relative.components().collect::<PathBuf>());
     let on_the_way = target.clone();
     walker(root, config)
@@ -92,7 +92,7 @@ pub fn visible(root: &Path, config: &FilesSourceConfig, relative: &Path) -> bool
         .any(|entry| entry.depth() > 0 && entry.path() == target)
 }
 
-pub fn run(
+pub(super) fn run(
     root: &Path,
     root_fd: &OwnedFd,
     config: &FilesSourceConfig,

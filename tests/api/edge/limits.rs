@@ -83,28 +83,46 @@ async fn over_capacity_requests_are_shed_with_503() {
 #[tokio::test]
 async fn large_json_is_compressed_and_streams_are_not() {
     let app = spawn_app_with(|_| {}).await;
-    let session = app.initialize("2025-11-25").await;
-    let call = |body: Value| {
-        app.client
-            .post(&app.url)
-            .header("content-type", "application/json")
-            .header("accept", ACCEPT_BOTH)
-            .header("accept-encoding", "gzip")
-            .header("mcp-session-id", &session)
-            .header("mcp-protocol-version", "2025-11-25")
-            .body(body.to_string())
-            .send()
-    };
-    let list = call(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}))
+    // A 2026-07-28 request is answered with one JSON body (`mcp.json_responses`).
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "teamgate-tests", "version": "1"},
+    });
+    let list = app
+        .client
+        .post(&app.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("accept-encoding", "gzip")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta": meta}})
+                .to_string(),
+        )
+        .send()
         .await
         .unwrap();
+    assert_eq!(list.headers()["content-type"], "application/json");
     assert_eq!(
         list.headers()
             .get("content-encoding")
             .map(|v| v.to_str().unwrap()),
         Some("gzip")
     );
-    let stream = call(json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"test_tool_with_progress","_meta":{"progressToken":"p"}}}))
+    // A 2025-era session's replies are SSE, as rmcp writes them.
+    let session = app.initialize("2025-11-25").await;
+    let stream = app
+        .client
+        .post(&app.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT_BOTH)
+        .header("accept-encoding", "gzip")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}).to_string())
+        .send()
         .await
         .unwrap();
     assert_eq!(stream.headers()["content-type"], "text/event-stream");

@@ -10,7 +10,7 @@ use crate::idp::Idp;
 
 /// An issuer served by `idp` whose users are named by `preferred_username`,
 /// with `extra` keys of `[[auth.oauth.issuers]]`.
-pub fn issuer(idp: &Idp, extra: Value) -> teamgate::config::IssuerConfig {
+pub(super) fn issuer(idp: &Idp, extra: Value) -> teamgate::config::IssuerConfig {
     let mut config =
         json!({"issuer": idp.issuer, "algorithms": ["ES256"], "user_claim": "preferred_username"});
     for (key, value) in extra.as_object().unwrap() {

@@ -1,0 +1,115 @@
+//! Session policy, decided before rmcp opens or serves a 2025-era session:
+//! a session is its owner's alone, and the server and each member hold at
+//! most their cap of sessions. The engine's, like every MCP policy; the
+//! HTTP layer only gives a refusal its status (`http/error.rs`).
+
+use std::sync::Arc;
+
+use axum::http::{Method, request::Parts};
+
+use super::Sessions;
+use crate::{
+    audit::{Auditor, digest, record_id},
+    protocol::{ProtocolEra, header_text, names},
+    registry::Caller,
+    store::{AuditRecord, SessionRepo},
+};
+
+/// Why the engine refused a request before serving it.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Another member's session, or none: as far as the caller can tell, it
+    /// does not exist.
+    #[error("session not found")]
+    SessionNotFound,
+    /// No room for another session (or no store to keep it in).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// The session caps and the owners' register they are checked against.
+pub struct Admission {
+    pub sessions: Arc<Sessions>,
+    pub repo: Arc<dyn SessionRepo>,
+    pub auditor: Auditor,
+    pub max_sessions: i64,
+    pub max_sessions_per_owner: i64,
+}
+
+impl Admission {
+    /// Refuses a request on another member's session (audited), and a
+    /// request that would open a session past a cap. A 2025-era POST without
+    /// a session id opens one if rmcp serves it at all (it serves only
+    /// `initialize` so), which is decided without reading the body.
+    pub async fn check(&self, caller: &Caller, parts: &Parts) -> Result<(), EngineError> {
+        if let Some(session) = parts.headers.get(names::MCP_SESSION_ID) {
+            let session = session.to_str().unwrap_or_default();
+            if let Some(owner) = self.sessions.owner_of(session).await
+                && *owner != *caller.user
+            {
+                self.audit_refusal(caller, parts, "denied: another member's session")
+                    .await;
+                return Err(EngineError::SessionNotFound);
+            }
+            return Ok(());
+        }
+        let era = parts.extensions.get::<ProtocolEra>().copied();
+        if parts.method == Method::POST && era != Some(ProtocolEra::Modern) {
+            return self.room_for(caller).await;
+        }
+        Ok(())
+    }
+
+    /// Whether `caller` may open one more session.
+    async fn room_for(&self, caller: &Caller) -> Result<(), EngineError> {
+        let owner = &caller.user;
+        let (all, mine) = match (
+            self.repo.count(None).await,
+            self.repo.count(Some(owner)).await,
+        ) {
+            (Ok(all), Ok(mine)) => (all, mine),
+            // Without the store no session could be kept: say so.
+            (Err(e), _) | (_, Err(e)) => {
+                return Err(EngineError::Unavailable(format!(
+                    "the session store is unavailable: {e}"
+                )));
+            }
+        };
+        if all >= self.max_sessions {
+            return Err(EngineError::Unavailable(format!(
+                "the server holds its maximum of {} sessions; try again later",
+                self.max_sessions
+            )));
+        }
+        if mine >= self.max_sessions_per_owner {
+            return Err(EngineError::Unavailable(format!(
+                "{owner} already has {mine} open sessions (the limit is {}); end unused ones with DELETE",
+                self.max_sessions_per_owner
+            )));
+        }
+        Ok(())
+    }
+
+    async fn audit_refusal(&self, caller: &Caller, parts: &Parts, reason: &str) {
+        let now = self.repo.clock_ms();
+        let (issuer, subject) = caller.issuer_subject();
+        self.auditor
+            .record(AuditRecord {
+                id: record_id(now),
+                at_ms: now,
+                user: caller.user.clone(),
+                token_id: caller.token_id.clone().unwrap_or_default(),
+                issuer,
+                subject,
+                session_id: header_text(&parts.headers, names::MCP_SESSION_ID),
+                protocol_version: header_text(&parts.headers, names::MCP_PROTOCOL_VERSION),
+                method: "session".to_owned(),
+                target: String::new(),
+                args_digest: digest(&serde_json::Value::Null),
+                outcome: reason.to_owned(),
+                latency_ms: 0,
+                trace_id: String::new(),
+            })
+            .await;
+    }
+}
