@@ -52,11 +52,7 @@ pub(super) async fn authorize(
         caller.user,
         required.join(" ")
     );
-    if let Some(sink) = sink {
-        Audit::begin(sink, context, &caller, method, target, arguments)
-            .deny(&reason)
-            .await;
-    }
+    deny(sink, context, (method, target, arguments), &reason).await;
     if let Some((parts, refusal)) = refusal {
         refusal.refuse(parts, &required, reason.clone());
     }
@@ -83,16 +79,27 @@ pub(super) async fn within_quota(
     };
     let seconds = wait.as_millis().div_ceil(1000).max(1);
     let reason = format!("{} is over its rate for the tool {tool}", caller.user);
-    if let Some(sink) = sink {
-        Audit::begin(sink, context, &caller, "tools/call", tool, arguments)
-            .deny(&reason)
-            .await;
-    }
+    deny(sink, context, ("tools/call", tool, arguments), &reason).await;
     Err(McpError::new(
         ErrorCode(RATE_LIMITED),
         format!("Too many requests: {reason}; retry in {seconds} s"),
         Some(json!({ "retryAfterSeconds": seconds })),
     ))
+}
+
+/// Audits a refused call (`method` on `target`), when there is an audit trail.
+async fn deny(
+    sink: Option<&AuditSink>,
+    context: &RequestContext<RoleServer>,
+    (method, target, arguments): (&str, &str, Option<&JsonObject>),
+    reason: &str,
+) {
+    if let Some(sink) = sink {
+        let caller = caller_of(context);
+        Audit::begin(sink, context, &caller, method, target, arguments)
+            .deny(reason)
+            .await;
+    }
 }
 
 /// Whether `caller` may use `target` of `kind`.

@@ -140,7 +140,11 @@ impl Facts {
                 .map(|c| c.user.clone())
                 .unwrap_or_default(),
             session: header_text(&parts.headers, names::MCP_SESSION_ID),
-            era: era(&version),
+            // As the guard decided it for the request, where it did.
+            era: match parts.extensions.get::<ProtocolEra>() {
+                Some(decided) => ProtocolEra::label(Some(*decided)),
+                None => era(&version),
+            },
             version,
             client: clip(&client, 64).to_owned(),
             traceparent,
