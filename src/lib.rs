@@ -24,6 +24,7 @@ pub mod providers;
 pub mod registry;
 pub mod store;
 pub mod telemetry;
+pub mod upstream;
 
 pub use app::App;
 pub use config::Config;

@@ -3,11 +3,13 @@
 //! business rules of its own.
 
 mod background;
+mod registry;
 pub mod reload;
 mod router;
 
 use background::{purge_loop, sessions_gauge};
 
+pub(crate) use registry::build_registry;
 pub use router::edge_config;
 use router::rate_limits;
 
@@ -24,10 +26,10 @@ use crate::{
     http::{self, EdgeConfig, Health, RateLimits, ServeOptions},
     mcp::{AuditSink, McpHandler, SessionSettings, Sessions, Shared, ToolQuota},
     protocol::StateKeys,
-    providers::{self, builtin::Builtin, conformance},
     registry::{ChangeBus, Registry},
     store::{self, Clock, Retention, SqlEventStore, Store, SystemClock},
     telemetry::Metrics,
+    upstream::Upstreams,
 };
 
 /// How often the active-sessions gauge is refreshed.
@@ -54,6 +56,8 @@ pub struct App {
     edge: EdgeConfig,
     /// Ends every rmcp session and stream when cancelled.
     engine_shutdown: CancellationToken,
+    /// The upstream MCP servers' connections, kept across reloads.
+    upstreams: Arc<Upstreams>,
 }
 
 impl App {
@@ -84,7 +88,8 @@ impl App {
         if relayed {
             bus.set_relay(relay);
         }
-        let registry = build_registry(&config, &bus)?;
+        let upstreams = Arc::new(Upstreams::new());
+        let registry = build_registry(&config, &bus, Some(&upstreams))?;
         let audit_stop = CancellationToken::new();
         let auditor = Auditor::start(store.clone(), config.audit.buffer, audit_stop.clone());
         let clock_store = store.clone();
@@ -105,6 +110,7 @@ impl App {
             .with_tool_timeout(config.limits.tool_timeout)
             .with_tool_quota(tool_quota(&limits)),
         );
+        upstreams.on_change(Shared::refresher(&shared));
         let tokens = Arc::new(PersonalTokens::new(
             store.clone(),
             config.auth.token_cache_ttl,
@@ -145,6 +151,7 @@ impl App {
             events,
             sessions,
             engine_shutdown,
+            upstreams,
         })
     }
 
@@ -161,6 +168,7 @@ impl App {
     pub fn reloader(&self) -> Reloader {
         Reloader {
             shared: self.shared.clone(),
+            upstreams: Some(self.upstreams.clone()),
         }
     }
 
@@ -279,6 +287,8 @@ impl App {
                 "audit records still queued at exit were not written (database unreachable)"
             );
         }
+        // stdio upstream servers end with their connections.
+        self.upstreams.shutdown();
         // Pushes the last OTLP metrics; blocking, so off the executor.
         let metrics = self.metrics.clone();
         let _ = tokio::task::spawn_blocking(move || metrics.shutdown()).await;
@@ -296,12 +306,13 @@ fn tool_quota(limits: &RateLimits) -> ToolQuota {
 #[derive(Clone)]
 pub struct Reloader {
     shared: Arc<Shared>,
+    upstreams: Option<Arc<Upstreams>>,
 }
 
 impl Reloader {
     /// Returns a one-line summary of what was added and removed.
     pub fn reload(&self, config: &Config) -> anyhow::Result<String> {
-        let registry = build_registry(config, &self.shared.bus)?;
+        let registry = build_registry(config, &self.shared.bus, self.upstreams.as_deref())?;
         let summary = reload::summary(&self.shared.registry(), &registry);
         self.shared.replace_registry(registry);
         Ok(summary)
@@ -331,7 +342,8 @@ async fn state_keys(config: &Config, store: &Store) -> anyhow::Result<StateKeys>
 /// the `Reloader` that swaps its capabilities.
 pub fn stdio_handler(config: &Config) -> anyhow::Result<(McpHandler, Reloader)> {
     let bus = ChangeBus::default();
-    let registry = build_registry(config, &bus)?;
+    let upstreams = Arc::new(Upstreams::new());
+    let registry = build_registry(config, &bus, Some(&upstreams))?;
     let shared = Arc::new(Shared::new(
         registry,
         bus,
@@ -339,40 +351,10 @@ pub fn stdio_handler(config: &Config) -> anyhow::Result<(McpHandler, Reloader)> 
         &config.mcp.server_name,
         &config.mcp.instructions,
     ));
+    upstreams.on_change(Shared::refresher(&shared));
     let reloader = Reloader {
         shared: shared.clone(),
+        upstreams: Some(upstreams),
     };
     Ok((McpHandler::new(shared), reloader))
-}
-
-/// Registers the providers the configuration enables.
-pub(crate) fn build_registry(config: &Config, bus: &ChangeBus) -> anyhow::Result<Arc<Registry>> {
-    let providers = &config.providers;
-    let mut builder = Registry::builder();
-    if providers.conformance.enabled {
-        // The suite calls the first listed tool with `{}` and reads the first
-        // listed resource, so the conformance fixtures come first.
-        let mrtr = Arc::new(conformance::ConformanceMrtr);
-        builder = builder
-            .tools(Arc::new(conformance::ConformanceTools))
-            .tools(mrtr.clone())
-            .tools(Arc::new(conformance::ConformanceModern::new(bus.clone())))
-            .resources(Arc::new(conformance::ConformanceResources))
-            .prompts(Arc::new(conformance::ConformancePrompts))
-            .prompts(mrtr)
-            .subscribable();
-    }
-    let builtin = providers
-        .builtin
-        .enabled
-        .then(|| Arc::new(Builtin::new(&config.mcp.server_name)));
-    if let Some(builtin) = &builtin {
-        builder = builder.tools(builtin.clone()).prompts(builtin.clone());
-    }
-    builder = providers::declare(config, bus, builder)?;
-    let registry = Arc::new(builder.build()?);
-    if let Some(builtin) = builtin {
-        builtin.offered_by(&registry);
-    }
-    Ok(registry)
 }

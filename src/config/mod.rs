@@ -11,6 +11,7 @@ mod paths;
 mod rules;
 mod secret;
 mod suggest;
+mod upstreams;
 mod validate;
 
 use std::{net::SocketAddr, time::Duration};
@@ -22,7 +23,8 @@ pub use capabilities::{
     PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
 };
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
-pub use secret::{DatabaseUrl, Secret};
+pub use secret::{DatabaseUrl, Secret, resolve_env};
+pub use upstreams::{OnUnavailable, UpstreamConfig, UpstreamTools};
 pub use validate::{allowed as url_allowed, rendered_allowed as rendered_url_allowed};
 
 /// The whole configuration, as `serve`, `stdio` and `check-config` see it.
@@ -44,6 +46,8 @@ pub struct Config {
     pub prompt_files: PromptFilesConfig,
     pub reload: ReloadConfig,
     pub telemetry: TelemetryConfig,
+    /// MCP servers fronted by teamgate (`upstreams.rs`).
+    pub upstreams: Vec<UpstreamConfig>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

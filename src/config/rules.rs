@@ -12,6 +12,7 @@ impl Config {
             key: key.to_owned(),
             why,
         };
+        super::upstreams::validate(&self.upstreams, &self.tools.http_allowlist)?;
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",

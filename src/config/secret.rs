@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use anyhow::Context;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Shown as `"<redacted>"` by `Debug`, `Display` and `Serialize`, so an
@@ -136,6 +138,28 @@ impl Serialize for DatabaseUrl {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(&self.masked())
     }
+}
+
+/// Replaces `${NAME}` with environment variable NAME, recording its value as
+/// a secret. A variable that is not set stops the build naming the key.
+pub fn resolve_env(template: &str, key: &str, secrets: &mut Vec<String>) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        let end = rest[start..]
+            .find('}')
+            .map(|e| e + start)
+            .with_context(|| format!("{key}: unclosed ${{"))?;
+        let name = &rest[start + 2..end];
+        let value = std::env::var(name)
+            .with_context(|| format!("{key}: environment variable {name} is not set"))?;
+        secrets.push(value.clone());
+        out.push_str(&rest[..start]);
+        out.push_str(&value);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 #[cfg(test)]

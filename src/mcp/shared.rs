@@ -95,6 +95,22 @@ impl Shared {
         }
     }
 
+    /// What an upstream server's change calls: the registry re-indexed with
+    /// its providers' current tools, and the lists that changed announced.
+    /// Holds the state weakly (the registry holds the upstream's callback).
+    pub fn refresher(shared: &Arc<Self>) -> Arc<dyn Fn() + Send + Sync> {
+        let shared = Arc::downgrade(shared);
+        Arc::new(move || {
+            let Some(shared) = shared.upgrade() else {
+                return;
+            };
+            match shared.registry().refreshed() {
+                Ok(registry) => shared.replace_registry(Arc::new(registry)),
+                Err(error) => tracing::warn!(%error, "an upstream's tools were not taken"),
+            }
+        })
+    }
+
     /// Capabilities follow the current registry, so a session started after a
     /// reload that added the first prompt sees `prompts`.
     pub(super) fn current_info(&self) -> InitializeResult {

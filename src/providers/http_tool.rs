@@ -17,7 +17,7 @@ use super::declared::{
     KindDefaults, Runner, structured_result, template::as_text, template::render, text_result,
 };
 use crate::{
-    config::{HttpToolConfig, rendered_url_allowed},
+    config::{HttpToolConfig, rendered_url_allowed, resolve_env},
     protocol::{CallToolResult, JsonObject},
     registry::{CallContext, Scrubber},
 };
@@ -52,28 +52,6 @@ pub fn client() -> anyhow::Result<reqwest::Client> {
         .user_agent(concat!("teamgate/", env!("CARGO_PKG_VERSION")))
         .build()
         .context("building the HTTP client for HTTP tools")
-}
-
-/// Replaces `${NAME}` with environment variable NAME, recording its value as
-/// a secret. A variable that is not set stops the build naming the key.
-fn resolve_env(template: &str, key: &str, secrets: &mut Vec<String>) -> anyhow::Result<String> {
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("${") {
-        let end = rest[start..]
-            .find('}')
-            .map(|e| e + start)
-            .with_context(|| format!("{key}: unclosed ${{"))?;
-        let name = &rest[start + 2..end];
-        let value = std::env::var(name)
-            .with_context(|| format!("{key}: environment variable {name} is not set"))?;
-        secrets.push(value.clone());
-        out.push_str(&rest[..start]);
-        out.push_str(&value);
-        rest = &rest[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 impl HttpRunner {

@@ -101,7 +101,7 @@ pub enum Kind {
 }
 
 /// Providers of every kind, as registered at start-up.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct RegistryBuilder {
     tools: Vec<Arc<dyn ToolProvider>>,
     resources: Vec<Arc<dyn ResourceProvider>>,
@@ -137,6 +137,7 @@ impl RegistryBuilder {
     /// Indexes every provider. Duplicate tool or prompt names are a
     /// configuration error: a name must mean one thing.
     pub fn build(self) -> Result<Registry, RegistryError> {
+        let sources = self.clone();
         let mut tools = Vec::new();
         let mut tool_index = HashMap::new();
         for provider in &self.tools {
@@ -175,6 +176,7 @@ impl RegistryBuilder {
             resource_providers: self.resources,
             subscribable: self.subscribable,
             scrubber: Scrubber::new(self.secrets),
+            sources,
         })
     }
 }
@@ -197,6 +199,8 @@ pub struct Registry {
     resource_providers: Vec<Arc<dyn ResourceProvider>>,
     subscribable: bool,
     scrubber: Scrubber,
+    /// The providers this was built from, for `refreshed`.
+    sources: RegistryBuilder,
 }
 
 /// How long a client may reuse a list result (2026-07-28 `ttlMs`).
@@ -205,6 +209,12 @@ const LIST_TTL_MS: u64 = 60_000;
 impl Registry {
     pub fn builder() -> RegistryBuilder {
         RegistryBuilder::default()
+    }
+
+    /// The same providers indexed again, for a provider whose offer changes
+    /// between reloads (an upstream server's tools).
+    pub fn refreshed(&self) -> Result<Registry, RegistryError> {
+        self.sources.clone().build()
     }
 
     /// Exactly what is registered: a kind with nothing in it is not advertised.

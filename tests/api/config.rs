@@ -45,6 +45,7 @@ fn every_shipped_configuration_file_loads() {
         "docs-source",
         "files-source",
         "prompts",
+        "upstreams",
     ] {
         assert!(
             examples.iter().any(|f| f.ends_with(format!("{kind}.toml"))),

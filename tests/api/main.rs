@@ -36,3 +36,4 @@ mod stdio;
 mod store;
 mod telemetry;
 mod tidy;
+mod upstreams;

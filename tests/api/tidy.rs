@@ -26,6 +26,7 @@ const NEVER: &[(&str, &[&str])] = &[
             "telemetry",
             "audit",
             "gate",
+            "upstream",
         ],
     ),
     (
@@ -42,6 +43,7 @@ const NEVER: &[(&str, &[&str])] = &[
             "audit",
             "gate",
             "protocol",
+            "upstream",
         ],
     ),
     (
@@ -55,6 +57,7 @@ const NEVER: &[(&str, &[&str])] = &[
             "auth",
             "telemetry",
             "gate",
+            "upstream",
         ],
     ),
     (
@@ -69,6 +72,7 @@ const NEVER: &[(&str, &[&str])] = &[
             "telemetry",
             "audit",
             "gate",
+            "upstream",
         ],
     ),
     (
@@ -82,11 +86,20 @@ const NEVER: &[(&str, &[&str])] = &[
             "telemetry",
             "audit",
             "gate",
+            "upstream",
         ],
     ),
     (
         "auth",
-        &["app", "http", "mcp", "providers", "telemetry", "gate"],
+        &[
+            "app",
+            "http",
+            "mcp",
+            "providers",
+            "telemetry",
+            "gate",
+            "upstream",
+        ],
     ),
     (
         "telemetry",
@@ -99,10 +112,28 @@ const NEVER: &[(&str, &[&str])] = &[
             "auth",
             "audit",
             "gate",
+            "upstream",
         ],
     ),
-    ("mcp", &["app", "http", "providers", "auth", "gate"]),
-    ("http", &["app", "providers"]),
+    (
+        "mcp",
+        &["app", "http", "providers", "auth", "gate", "upstream"],
+    ),
+    ("http", &["app", "providers", "upstream"]),
+    (
+        "upstream",
+        &[
+            "app",
+            "http",
+            "mcp",
+            "providers",
+            "store",
+            "auth",
+            "telemetry",
+            "audit",
+            "gate",
+        ],
+    ),
     (
         "audit",
         &[
@@ -114,6 +145,7 @@ const NEVER: &[(&str, &[&str])] = &[
             "auth",
             "telemetry",
             "gate",
+            "upstream",
         ],
     ),
 ];
@@ -122,7 +154,10 @@ const NEVER: &[(&str, &[&str])] = &[
 const MAY_ONLY: &[(&str, &[&str])] = &[("protocol", &["config"]), ("config", &[])];
 
 /// Dependencies only some modules may use: (crate, the modules that may).
-const ONLY: &[(&str, &[&str])] = &[("rmcp", &["mcp", "protocol"]), ("sqlx", &["store"])];
+const ONLY: &[(&str, &[&str])] = &[
+    ("rmcp", &["mcp", "protocol", "upstream"]),
+    ("sqlx", &["store"]),
+];
 
 /// The modules that never speak HTTP (no axum, hyper or tower).
 const NO_HTTP: &[&str] = &["config", "registry", "providers", "store", "audit"];

@@ -1,0 +1,54 @@
+//! The registry a configuration describes: the fixtures and built-in
+//! tools it enables, its declared capabilities, and the upstream servers'
+//! tools, in the order clients see them.
+
+use std::sync::Arc;
+
+use crate::{
+    config::Config,
+    providers::{self, builtin::Builtin, conformance},
+    registry::{ChangeBus, Registry},
+    upstream::Upstreams,
+};
+
+/// Registers the providers the configuration enables; with `upstreams`,
+/// the upstream servers' tools too (starting or stopping connections).
+pub(crate) fn build_registry(
+    config: &Config,
+    bus: &ChangeBus,
+    upstreams: Option<&Upstreams>,
+) -> anyhow::Result<Arc<Registry>> {
+    let providers = &config.providers;
+    let mut builder = Registry::builder();
+    if providers.conformance.enabled {
+        // The suite calls the first listed tool with `{}` and reads the first
+        // listed resource, so the conformance fixtures come first.
+        let mrtr = Arc::new(conformance::ConformanceMrtr);
+        builder = builder
+            .tools(Arc::new(conformance::ConformanceTools))
+            .tools(mrtr.clone())
+            .tools(Arc::new(conformance::ConformanceModern::new(bus.clone())))
+            .resources(Arc::new(conformance::ConformanceResources))
+            .prompts(Arc::new(conformance::ConformancePrompts))
+            .prompts(mrtr)
+            .subscribable();
+    }
+    let builtin = providers
+        .builtin
+        .enabled
+        .then(|| Arc::new(Builtin::new(&config.mcp.server_name)));
+    if let Some(builtin) = &builtin {
+        builder = builder.tools(builtin.clone()).prompts(builtin.clone());
+    }
+    builder = providers::declare(config, bus, builder)?;
+    if let Some(upstreams) = upstreams {
+        for (provider, secrets) in upstreams.reconcile(&config.upstreams)? {
+            builder = builder.tools(provider).secrets(secrets);
+        }
+    }
+    let registry = Arc::new(builder.build()?);
+    if let Some(builtin) = builtin {
+        builtin.offered_by(&registry);
+    }
+    Ok(registry)
+}

@@ -1,0 +1,295 @@
+//! One upstream server's connection, supervised: connect (a stdio program
+//! teamgate starts, or a Streamable HTTP URL), list its tools, follow its
+//! `list_changed`, and reconnect with backoff when it goes away.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use anyhow::Context;
+use rmcp::{
+    ClientHandler, RoleClient, ServiceExt,
+    model::{ClientConfig, ProgressNotificationParam, ProgressToken, Tool},
+    service::{NotificationContext, Peer},
+    transport::{
+        StreamableHttpClientTransport, TokioChildProcess,
+        streamable_http_client::StreamableHttpClientTransportConfig,
+    },
+};
+use tokio::{
+    io::{AsyncBufReadExt, AsyncReadExt},
+    sync::mpsc,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::{config::UpstreamConfig, registry::Scrubber};
+
+/// First wait before reconnecting; doubled per failure up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long connecting and the handshake may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Tools listed per upstream at most (pages are followed up to this).
+pub(super) const MAX_TOOLS: usize = 1000;
+/// Longest stderr line of a stdio server passed to the log.
+const MAX_STDERR_LINE: usize = 2048;
+/// Progress notifications queued per call before the oldest wait is dropped.
+pub(super) const PROGRESS_QUEUE: usize = 32;
+
+/// Where an upstream stands, for lists, `/metrics` and `teamgate upstreams list`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Connecting,
+    Up,
+    Down,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Connecting => "connecting",
+            Self::Up => "up",
+            Self::Down => "down",
+        }
+    }
+}
+
+/// What callers of the upstream read: its state, tools and client.
+pub(super) struct Current {
+    pub(super) status: Status,
+    pub(super) tools: Arc<Vec<Tool>>,
+    pub(super) peer: Option<Peer<RoleClient>>,
+    pub(super) error: Option<String>,
+}
+
+/// The upstream's configuration with its secrets resolved.
+pub(super) struct Resolved {
+    pub(super) headers: HashMap<http::HeaderName, http::HeaderValue>,
+    pub(super) env: Vec<(String, String)>,
+}
+
+pub(super) struct Link {
+    pub(super) config: UpstreamConfig,
+    resolved: Resolved,
+    pub(super) scrubber: Scrubber,
+    pub(super) current: Mutex<Current>,
+    /// Calls waiting for progress, by the token teamgate sent upstream.
+    pub(super) progress: Mutex<HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>>,
+    /// Told when the tool list or the status changed.
+    changed: Arc<dyn Fn() + Send + Sync>,
+    /// Wakes the supervisor to list the tools again.
+    relist: tokio::sync::Notify,
+}
+
+impl Link {
+    pub(super) fn new(
+        config: UpstreamConfig,
+        resolved: Resolved,
+        scrubber: Scrubber,
+        changed: Arc<dyn Fn() + Send + Sync>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            config,
+            resolved,
+            scrubber,
+            current: Mutex::new(Current {
+                status: Status::Connecting,
+                tools: Arc::default(),
+                peer: None,
+                error: None,
+            }),
+            progress: Mutex::default(),
+            changed,
+            relist: tokio::sync::Notify::new(),
+        })
+    }
+
+    pub(super) fn status(&self) -> (Status, usize, Option<String>) {
+        let current = self.current.lock().expect("upstream state lock");
+        (current.status, current.tools.len(), current.error.clone())
+    }
+
+    fn set(
+        &self,
+        status: Status,
+        tools: Option<Vec<Tool>>,
+        peer: Option<Peer<RoleClient>>,
+        error: Option<String>,
+    ) {
+        {
+            let mut current = self.current.lock().expect("upstream state lock");
+            current.status = status;
+            current.tools = Arc::new(tools.unwrap_or_default());
+            current.peer = peer;
+            current.error = error.map(|e| self.scrubber.text(&e));
+        }
+        (self.changed)();
+    }
+
+    /// Connects, serves, reconnects; until `stop`.
+    pub(super) async fn supervise(self: Arc<Self>, stop: CancellationToken) {
+        let name = self.config.name.clone();
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            let connected = tokio::select! {
+                () = stop.cancelled() => return,
+                connected = tokio::time::timeout(CONNECT_TIMEOUT, self.connect()) => connected,
+            };
+            match connected {
+                Ok(Ok(service)) => {
+                    backoff = FIRST_BACKOFF;
+                    let peer = service.peer().clone();
+                    let ending = service.cancellation_token();
+                    let mut waiting = std::pin::pin!(service.waiting());
+                    tracing::info!(upstream = %name, "upstream connected");
+                    loop {
+                        match list_tools(&peer).await {
+                            Ok(tools) => {
+                                self.set(Status::Up, Some(tools), Some(peer.clone()), None)
+                            }
+                            Err(error) => {
+                                tracing::warn!(upstream = %name, error = %self.scrubber.text(&format!("{error:#}")), "listing the upstream's tools failed");
+                            }
+                        }
+                        tokio::select! {
+                            () = stop.cancelled() => {
+                                ending.cancel();
+                                let _ = waiting.await;
+                                self.set(Status::Down, None, None, Some("stopped".into()));
+                                return;
+                            }
+                            _ = &mut waiting => break,
+                            () = self.relist.notified() => continue,
+                        }
+                    }
+                    tracing::warn!(upstream = %name, "upstream disconnected; reconnecting");
+                    self.set(Status::Down, None, None, Some("disconnected".into()));
+                }
+                Ok(Err(error)) => {
+                    let error = self.scrubber.text(&format!("{error:#}"));
+                    tracing::warn!(upstream = %name, %error, retry_in = ?backoff, "upstream unavailable");
+                    self.set(Status::Down, None, None, Some(error));
+                }
+                Err(_) => {
+                    tracing::warn!(upstream = %name, retry_in = ?backoff, "upstream did not answer the handshake in time");
+                    self.set(Status::Down, None, None, Some("handshake timed out".into()));
+                }
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(backoff) => {}
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    async fn connect(
+        self: &Arc<Self>,
+    ) -> anyhow::Result<rmcp::service::RunningService<RoleClient, Client>> {
+        let client = Client(Arc::downgrade(self));
+        if !self.config.url.is_empty() {
+            let config = StreamableHttpClientTransportConfig::with_uri(self.config.url.as_str())
+                .custom_headers(self.resolved.headers.clone());
+            let transport = StreamableHttpClientTransport::from_config(config);
+            return client.serve(transport).await.context("handshake");
+        }
+        let mut command = tokio::process::Command::new(&self.config.command);
+        command
+            .args(&self.config.args)
+            .env_clear()
+            .envs(self.resolved.env.iter().cloned());
+        if let Some(cwd) = &self.config.cwd {
+            command.current_dir(cwd);
+        }
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {}", self.config.command))?;
+        if let Some(stderr) = stderr {
+            tokio::spawn(log_stderr(
+                self.config.name.clone(),
+                self.scrubber.clone(),
+                stderr,
+            ));
+        }
+        client.serve(transport).await.context("handshake")
+    }
+}
+
+/// Every tool the upstream lists, following pages up to `MAX_TOOLS`.
+async fn list_tools(peer: &Peer<RoleClient>) -> anyhow::Result<Vec<Tool>> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    loop {
+        let params = cursor
+            .map(|cursor| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(cursor)));
+        let page = peer.list_tools(params).await?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            Some(next) if tools.len() < MAX_TOOLS => cursor = Some(next),
+            _ => break,
+        }
+    }
+    tools.truncate(MAX_TOOLS);
+    Ok(tools)
+}
+
+/// A stdio server's stderr, line by line into teamgate's log at debug.
+async fn log_stderr(name: String, scrubber: Scrubber, stderr: tokio::process::ChildStderr) {
+    let mut lines = tokio::io::BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut lines)
+            .take(MAX_STDERR_LINE as u64)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                tracing::debug!(upstream = %name, line = %scrubber.text(text.trim_end()), "upstream stderr");
+            }
+        }
+    }
+}
+
+/// teamgate's client side toward one upstream: routes its progress to the
+/// call that asked, and its list changes to the supervisor.
+#[derive(Clone)]
+pub(super) struct Client(std::sync::Weak<Link>);
+
+impl ClientHandler for Client {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let Some(link) = self.0.upgrade() else { return };
+        let route = link
+            .progress
+            .lock()
+            .expect("progress routes lock")
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(route) = route {
+            // A call that does not keep up loses progress, never blocks the connection.
+            let _ = route.try_send(params);
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(link) = self.0.upgrade() {
+            link.relist.notify_one();
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.client_info.name = "teamgate".into();
+        info.client_info.version = env!("CARGO_PKG_VERSION").into();
+        info
+    }
+}

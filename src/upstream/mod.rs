@@ -1,0 +1,207 @@
+//! MCP servers teamgate fronts (`[[upstreams]]`): one supervised client
+//! connection per upstream (`link.rs`), whose tools the registry offers as
+//! teamgate's own (`tools.rs`), so the engine's scopes, quotas, audit,
+//! timeouts and secret scrubbing apply to them unchanged. A member's
+//! credential never leaves teamgate: upstreams see only the headers and
+//! environment their configuration names.
+//!
+//! Connections outlive registry rebuilds: a reload keeps an upstream whose
+//! configuration did not change, and starts or stops the others.
+
+mod link;
+mod tools;
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, OnceLock},
+};
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+pub use link::Status;
+
+use crate::{
+    config::{UpstreamConfig, resolve_env},
+    registry::{Scrubber, ToolProvider},
+};
+
+/// What the registry is told about an upstream change: rebuild the lists.
+pub type OnChange = Arc<dyn Fn() + Send + Sync>;
+
+/// An upstream's tools, and the secrets its configuration holds (scrubbed
+/// from every result).
+pub type Offered = (Arc<dyn ToolProvider>, Vec<String>);
+
+/// Every configured upstream, running.
+pub struct Upstreams {
+    runtime: tokio::runtime::Handle,
+    running: Mutex<HashMap<String, Running>>,
+    /// Set once the registry exists (`App` wires it); until then changes
+    /// are picked up by the first build.
+    on_change: Arc<OnceLock<OnChange>>,
+}
+
+struct Running {
+    config: UpstreamConfig,
+    link: Arc<link::Link>,
+    provider: Arc<tools::UpstreamTools>,
+    secrets: Vec<String>,
+    stop: CancellationToken,
+}
+
+/// One upstream, as `teamgate upstreams list` and `/metrics` show it.
+pub struct UpstreamState {
+    pub name: String,
+    pub status: Status,
+    pub tools: usize,
+    pub error: Option<String>,
+}
+
+impl Upstreams {
+    /// Must be called on the runtime the connections will run on.
+    pub fn new() -> Self {
+        // rmcp's HTTP client takes the process's TLS provider; already set is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Self {
+            runtime: tokio::runtime::Handle::current(),
+            running: Mutex::default(),
+            on_change: Arc::default(),
+        }
+    }
+
+    /// Called whenever an upstream's tools or status change.
+    pub fn on_change(&self, on_change: OnChange) {
+        let _ = self.on_change.set(on_change);
+    }
+
+    /// Runs exactly `configs`: keeps the upstreams whose configuration is
+    /// unchanged, starts new and changed ones, stops the rest. Returns every
+    /// upstream's tool provider and the secrets its configuration holds (for
+    /// scrubbing). A configuration that cannot be resolved (a missing
+    /// environment variable) starts nothing.
+    pub fn reconcile(&self, configs: &[UpstreamConfig]) -> anyhow::Result<Vec<Offered>> {
+        let mut running = self.running.lock().expect("upstreams lock");
+        let mut next = HashMap::new();
+        let mut started = Vec::new();
+        for config in configs {
+            if let Some(kept) = running.remove(&config.name).filter(|r| r.config == *config) {
+                next.insert(config.name.clone(), kept);
+                continue;
+            }
+            let entry = self.start(config)?;
+            started.push(config.name.clone());
+            next.insert(config.name.clone(), entry);
+        }
+        for (name, stopped) in running.drain() {
+            tracing::info!(upstream = %name, "upstream removed");
+            stopped.stop.cancel();
+        }
+        let providers = next
+            .values()
+            .map(|r| {
+                (
+                    r.provider.clone() as Arc<dyn ToolProvider>,
+                    r.secrets.clone(),
+                )
+            })
+            .collect();
+        for name in started {
+            let running = &next[&name];
+            let supervise = running.link.clone().supervise(running.stop.clone());
+            self.runtime.spawn(supervise);
+        }
+        *running = next;
+        Ok(providers)
+    }
+
+    fn start(&self, config: &UpstreamConfig) -> anyhow::Result<Running> {
+        let key = format!("upstreams[{}]", config.name);
+        let mut secrets = Vec::new();
+        let mut headers = HashMap::new();
+        for (name, template) in &config.headers {
+            let value = resolve_env(template, &format!("{key}.headers.{name}"), &mut secrets)?;
+            headers.insert(
+                http::HeaderName::try_from(name.as_str())
+                    .with_context(|| format!("{key}.headers: {name:?}"))?,
+                http::HeaderValue::try_from(value)
+                    .with_context(|| format!("{key}.headers.{name}"))?,
+            );
+        }
+        let mut env = Vec::new();
+        if let Ok(path) = std::env::var("PATH") {
+            env.push(("PATH".to_owned(), path));
+        }
+        for name in &config.env {
+            let value = std::env::var(name)
+                .with_context(|| format!("{key}.env: environment variable {name} is not set"))?;
+            env.push((name.clone(), value));
+        }
+        for name in &config.secret_env {
+            let value = std::env::var(name).with_context(|| {
+                format!("{key}.secret_env: environment variable {name} is not set")
+            })?;
+            secrets.push(value.clone());
+            env.push((name.clone(), value));
+        }
+        let on_change = self.on_change.clone();
+        let changed: OnChange = Arc::new(move || {
+            if let Some(on_change) = on_change.get() {
+                on_change();
+            }
+        });
+        let link = link::Link::new(
+            config.clone(),
+            link::Resolved { headers, env },
+            Scrubber::new(secrets.clone()),
+            changed,
+        );
+        let provider =
+            Arc::new(tools::UpstreamTools::new(link.clone()).with_context(|| key.clone())?);
+        Ok(Running {
+            config: config.clone(),
+            link,
+            provider,
+            secrets,
+            stop: CancellationToken::new(),
+        })
+    }
+
+    /// Each upstream's state, by name.
+    pub fn states(&self) -> Vec<UpstreamState> {
+        let running = self.running.lock().expect("upstreams lock");
+        let mut states: Vec<UpstreamState> = running
+            .iter()
+            .map(|(name, running)| {
+                let (status, tools, error) = running.link.status();
+                UpstreamState {
+                    name: name.clone(),
+                    status,
+                    tools,
+                    error,
+                }
+            })
+            .collect();
+        states.sort_by(|a, b| a.name.cmp(&b.name));
+        states
+    }
+
+    /// Stops every upstream (stdio servers are ended with their connection).
+    pub fn shutdown(&self) {
+        for (_, running) in self.running.lock().expect("upstreams lock").drain() {
+            running.stop.cancel();
+        }
+    }
+}
+
+impl Default for Upstreams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Upstreams {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
