@@ -24,7 +24,7 @@ COPY scripts/image.sh scripts/image.sh
 RUN scripts/image.sh toolchain
 # Dependencies first: this layer is rebuilt only when Cargo.toml or Cargo.lock change.
 COPY Cargo.toml Cargo.lock ./
-COPY .cargo .cargo
+COPY .cargo/config.toml .cargo/config.toml
 RUN scripts/image.sh deps
 COPY . .
 RUN scripts/image.sh build && scripts/image.sh install /out
