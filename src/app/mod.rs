@@ -137,6 +137,7 @@ impl App {
             },
         ));
         let metrics = Metrics::new(&config.telemetry)?;
+        registry::observe_upstreams(&metrics, &upstreams);
         Ok(Self {
             edge,
             metrics,

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use crate::{
     config::Config,
-    providers::{self, builtin::Builtin, conformance},
-    registry::{ChangeBus, Registry},
-    upstream::Upstreams,
+    providers::{self, builtin::Builtin, conformance, declared::WithPolicies},
+    registry::{ChangeBus, Registry, ToolProvider},
+    telemetry::{Metrics, UpstreamGauge},
+    upstream::{Status, Upstreams},
 };
 
 /// Registers the providers the configuration enables; with `upstreams`,
@@ -42,7 +43,14 @@ pub(crate) fn build_registry(
     }
     builder = providers::declare(config, bus, builder)?;
     if let Some(upstreams) = upstreams {
-        for (provider, secrets) in upstreams.reconcile(&config.upstreams)? {
+        let offered = upstreams.reconcile(&config.upstreams)?;
+        for ((provider, secrets), upstream) in offered.into_iter().zip(&config.upstreams) {
+            let policies = upstream.policies();
+            let provider: Arc<dyn ToolProvider> = if policies.is_empty() {
+                provider
+            } else {
+                WithPolicies::new(provider, policies, config.tools.cache_max_entries)
+            };
             builder = builder.tools(provider).secrets(secrets);
         }
     }
@@ -51,4 +59,26 @@ pub(crate) fn build_registry(
         builtin.offered_by(&registry);
     }
     Ok(registry)
+}
+
+/// `/metrics` reads each upstream's state and hears each forwarded call.
+pub(crate) fn observe_upstreams(metrics: &Metrics, upstreams: &Arc<Upstreams>) {
+    let calls = metrics.clone();
+    upstreams.on_call(Arc::new(move |upstream, outcome, took| {
+        calls.upstream_call(upstream, outcome, took.as_secs_f64());
+    }));
+    let watched = Arc::downgrade(upstreams);
+    metrics.watch_upstreams(Arc::new(move || {
+        let Some(upstreams) = watched.upgrade() else {
+            return Vec::new();
+        };
+        let states = upstreams.states().into_iter();
+        states
+            .map(|state| UpstreamGauge {
+                up: state.status == Status::Up,
+                tools: state.tools,
+                name: state.name,
+            })
+            .collect()
+    }));
 }

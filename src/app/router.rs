@@ -142,11 +142,16 @@ pub(super) fn rate_limits(config: &Config) -> RateLimits {
         per_tool: Arc::new(
             rl.tools
                 .iter()
-                .map(|t| {
-                    (
-                        t.tool.clone(),
-                        limits::limiter(limits::quota(t.per_minute, t.burst)),
-                    )
+                .map(|t| (t.tool.clone(), (t.per_minute, t.burst)))
+                .chain(
+                    config
+                        .upstreams
+                        .iter()
+                        .flat_map(|u| u.rate_limits())
+                        .map(|(tool, r)| (tool, (r.per_minute, r.burst))),
+                )
+                .map(|(tool, (per_minute, burst))| {
+                    (tool, limits::limiter(limits::quota(per_minute, burst)))
                 })
                 .collect(),
         ),

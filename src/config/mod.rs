@@ -24,7 +24,7 @@ pub use capabilities::{
 };
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
 pub use secret::{DatabaseUrl, Secret, resolve_env};
-pub use upstreams::{OnUnavailable, UpstreamConfig, UpstreamTools};
+pub use upstreams::{OnUnavailable, ToolOverride, ToolRate, UpstreamConfig, UpstreamTools};
 pub use validate::{allowed as url_allowed, rendered_allowed as rendered_url_allowed};
 
 /// The whole configuration, as `serve`, `stdio` and `check-config` see it.

@@ -52,15 +52,79 @@ pub struct UpstreamConfig {
     pub on_unavailable: OnUnavailable,
 }
 
-/// `[upstreams.tools]`: glob lists over the upstream's own tool names.
+/// `[upstreams.tools]`: which of the upstream's tools are offered (glob
+/// lists over its own names), and `[upstreams.tools.NAME]` overrides.
+/// serde cannot deny unknown keys beside `flatten`: a misspelt list is
+/// still refused, as an override that is not a table.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct UpstreamTools {
     /// Empty: every tool.
     #[serde(default)]
     pub include: Vec<String>,
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// One tool's overrides, by the upstream's own name of it.
+    #[serde(flatten)]
+    pub overrides: BTreeMap<String, ToolOverride>,
+}
+
+/// `[upstreams.tools.NAME]`: teamgate's policies for one upstream tool,
+/// as a declared tool has them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOverride {
+    /// The exposed name, instead of `prefix + name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rename: Option<String>,
+    /// Replaces the upstream's description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Annotation hints; unset ones keep the upstream's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+    /// Scopes a caller needs for this tool (before the upstream's `scopes`).
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Ask the user before each run.
+    #[serde(default)]
+    pub confirm: bool,
+    /// Cache results this long; only with `read_only = true`.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub cache_ttl: Option<Duration>,
+    /// Instead of the upstream's `timeout`.
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timeout: Option<Duration>,
+    /// Per caller, as `rate_limit.tools` entries are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<ToolRate>,
+    /// Arguments filled from the caller: `"user"` or `"claim:<name>"`,
+    /// hidden from the schema members see.
+    #[serde(default)]
+    pub from_caller: BTreeMap<String, String>,
+}
+
+/// `per_minute` calls a minute on average, `burst` at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolRate {
+    pub per_minute: u32,
+    pub burst: u32,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,8 +140,56 @@ fn default_timeout() -> Duration {
 }
 
 impl UpstreamConfig {
-    /// The exposed name of the upstream's tool `name`.
+    /// The exposed name of the upstream's tool `name`: its `rename`, else
+    /// the prefixed name.
     pub fn exposed(&self, name: &str) -> String {
+        if let Some(rename) = self
+            .tools
+            .overrides
+            .get(name)
+            .and_then(|o| o.rename.as_ref())
+        {
+            return rename.clone();
+        }
+        self.prefixed(name)
+    }
+
+    /// The per-caller quotas of this upstream's tools, by exposed name.
+    pub fn rate_limits(&self) -> impl Iterator<Item = (String, ToolRate)> + '_ {
+        let overrides = &self.tools.overrides;
+        overrides
+            .iter()
+            .filter_map(|(tool, o)| Some((self.exposed(tool), o.rate_limit?)))
+    }
+
+    /// The declared-tool policies (`from_caller`, `confirm`, `cache_ttl`)
+    /// of this upstream's overridden tools, by exposed name; only those
+    /// fields are set.
+    pub fn policies(&self) -> Vec<super::ToolDecl> {
+        let overrides = &self.tools.overrides;
+        overrides
+            .iter()
+            .filter(|(_, o)| o.confirm || o.cache_ttl.is_some() || !o.from_caller.is_empty())
+            .map(|(tool, o)| super::ToolDecl {
+                name: self.exposed(tool),
+                title: None,
+                description: String::new(),
+                input_schema: serde_json::Map::new(),
+                output_schema: None,
+                scopes: o.scopes.clone(),
+                confirm: o.confirm,
+                read_only: o.read_only,
+                destructive: o.destructive,
+                idempotent: o.idempotent,
+                open_world: o.open_world,
+                from_caller: o.from_caller.clone(),
+                cache_ttl: o.cache_ttl,
+            })
+            .collect()
+    }
+
+    /// `name` with this upstream's prefix (prompts, and tools not renamed).
+    pub fn prefixed(&self, name: &str) -> String {
         match &self.prefix {
             Some(prefix) => format!("{prefix}{name}"),
             None => format!("{}_{name}", self.name),
@@ -160,6 +272,49 @@ pub(super) fn validate(
         if upstream.timeout.is_zero() {
             return Err(invalid(i, "timeout", "must be more than 0".into()));
         }
+        for (tool, over) in &upstream.tools.overrides {
+            overriding(&format!("upstreams[{i}].tools.{tool}"), over)?;
+        }
+    }
+    Ok(())
+}
+
+/// Rules of one `[upstreams.tools.NAME]`, as for a declared tool (the
+/// upstream's schema is unknown here: a `from_caller` argument it lacks is
+/// simply added).
+fn overriding(key: &str, over: &ToolOverride) -> Result<(), ConfigError> {
+    let invalid = |field: &str, why: &str| ConfigError::Invalid {
+        key: format!("{key}.{field}"),
+        why: why.to_owned(),
+    };
+    if let Some(rename) = &over.rename {
+        super::validate::name(&format!("{key}.rename"), rename)?;
+    }
+    for (argument, source) in &over.from_caller {
+        if !super::validate::caller_source(source) {
+            return Err(invalid(
+                &format!("from_caller.{argument}"),
+                "must be \"user\" or \"claim:<claim name>\"",
+            ));
+        }
+    }
+    if over.cache_ttl.is_some() && over.read_only != Some(true) {
+        return Err(invalid(
+            "cache_ttl",
+            "is only allowed with read_only = true (the upstream's own hint is not trusted)",
+        ));
+    }
+    if over.timeout.is_some_and(|t| t.is_zero()) {
+        return Err(invalid("timeout", "must be more than 0"));
+    }
+    if over
+        .rate_limit
+        .is_some_and(|r| r.per_minute == 0 || r.burst == 0)
+    {
+        return Err(invalid(
+            "rate_limit",
+            "per_minute and burst must be at least 1",
+        ));
     }
     Ok(())
 }

@@ -200,9 +200,7 @@ fn declared(key: &str, tool: &ToolDecl) -> Result<(), ConfigError> {
         .cloned()
         .unwrap_or_else(Map::new);
     for (argument, source) in &tool.from_caller {
-        let known_source =
-            source == "user" || source.strip_prefix("claim:").is_some_and(|c| !c.is_empty());
-        if !known_source {
+        if !caller_source(source) {
             return Err(invalid(
                 format!("{key}.from_caller.{argument}"),
                 "must be \"user\" or \"claim:<claim name>\"",
@@ -224,8 +222,13 @@ fn declared(key: &str, tool: &ToolDecl) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// What `from_caller` may name: `user`, or `claim:<name>`.
+pub(super) fn caller_source(source: &str) -> bool {
+    source == "user" || source.strip_prefix("claim:").is_some_and(|c| !c.is_empty())
+}
+
 /// MCP tool and prompt names: 1-128 characters of `[A-Za-z0-9_.-]`.
-fn name(key: &str, name: &str) -> Result<(), ConfigError> {
+pub(super) fn name(key: &str, name: &str) -> Result<(), ConfigError> {
     let ok = (1..=128).contains(&name.len())
         && name
             .chars()

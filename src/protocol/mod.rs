@@ -154,6 +154,17 @@ pub fn value_text(value: Option<&axum::http::HeaderValue>) -> String {
     clip(value.unwrap_or_default(), 200).to_owned()
 }
 
+/// A tool result of one text item; `is_error` makes it a tool error the
+/// model reads (not a protocol error).
+pub fn text_result(text: impl Into<String>, is_error: bool) -> CallToolResult {
+    let content = vec![ContentBlock::text(text.into())];
+    if is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
 /// `text` cut to at most `max` characters, on a character boundary. Most
 /// values are far shorter, and their byte length already proves it.
 pub fn clip(text: &str, max: usize) -> &str {

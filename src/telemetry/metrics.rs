@@ -56,6 +56,17 @@ struct Inner {
     sessions: Arc<AtomicI64>,
     tool_names: Labels,
     client_names: Labels,
+    upstream_calls: Counter<u64>,
+    upstream_latency: Histogram<f64>,
+    meter: Meter,
+}
+
+/// An upstream server as `/metrics` shows it: its configured name (bounded
+/// by the configuration), whether it is connected, how many tools it lists.
+pub struct UpstreamGauge {
+    pub name: String,
+    pub up: bool,
+    pub tools: usize,
 }
 
 impl Metrics {
@@ -128,6 +139,18 @@ impl Metrics {
                     "teamgate.mcp.clients",
                     "2025-era initializations and 2026-07-28 requests, by era, protocol version and client name",
                 ),
+                upstream_calls: counter(
+                    &meter,
+                    "teamgate.upstream.calls",
+                    "Calls forwarded to upstream MCP servers, by upstream and outcome",
+                ),
+                upstream_latency: meter
+                    .f64_histogram("teamgate.upstream.call.duration")
+                    .with_unit("s")
+                    .with_description("Time an upstream MCP server took to answer a forwarded call")
+                    .with_boundaries(LATENCY_BUCKETS.to_vec())
+                    .build(),
+                meter,
                 sessions,
                 tool_names: Labels::default(),
                 client_names: Labels::default(),
@@ -162,6 +185,44 @@ impl Metrics {
             KeyValue::new("outcome", outcome.to_owned()),
         ];
         self.inner.tool_calls.add(1, &labels);
+    }
+
+    /// A call forwarded to `upstream` ended.
+    pub fn upstream_call(&self, upstream: &str, outcome: &'static str, seconds: f64) {
+        let name = KeyValue::new("upstream", upstream.to_owned());
+        self.inner
+            .upstream_latency
+            .record(seconds, std::slice::from_ref(&name));
+        let labels = [name, KeyValue::new("outcome", outcome)];
+        self.inner.upstream_calls.add(1, &labels);
+    }
+
+    /// Each upstream's state, read at every collection: whether it is
+    /// connected (`teamgate.upstream.up`) and how many tools it lists.
+    pub fn watch_upstreams(&self, read: Arc<dyn Fn() -> Vec<UpstreamGauge> + Send + Sync>) {
+        let tools = read.clone();
+        self.inner
+            .meter
+            .i64_observable_gauge("teamgate.upstream.up")
+            .with_description("1 while the upstream MCP server is connected, else 0")
+            .with_callback(move |gauge| {
+                for upstream in read() {
+                    let name = [KeyValue::new("upstream", upstream.name)];
+                    gauge.observe(i64::from(upstream.up), &name);
+                }
+            })
+            .build();
+        self.inner
+            .meter
+            .i64_observable_gauge("teamgate.upstream.tools")
+            .with_description("Tools the upstream MCP server lists")
+            .with_callback(move |gauge| {
+                for upstream in tools() {
+                    let name = [KeyValue::new("upstream", upstream.name)];
+                    gauge.observe(upstream.tools as i64, &name);
+                }
+            })
+            .build();
     }
 
     /// Called for authenticated requests only: an outsider's requests name

@@ -77,10 +77,14 @@ pub(super) struct Link {
     pub(super) current: Mutex<Current>,
     /// Calls waiting for progress, by the token teamgate sent upstream.
     pub(super) progress: Mutex<HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>>,
+    /// Held while a call is sent and its progress route put in; progress
+    /// is looked up under it (rmcp names the token only as it sends).
+    pub(super) sending: tokio::sync::Mutex<()>,
     /// Told when the tool list or the status changed.
     changed: Arc<dyn Fn() + Send + Sync>,
     /// Wakes the supervisor to list the tools again.
     relist: tokio::sync::Notify,
+    on_call: Arc<std::sync::OnceLock<super::OnCall>>,
 }
 
 impl Link {
@@ -89,6 +93,7 @@ impl Link {
         resolved: Resolved,
         scrubber: Scrubber,
         changed: Arc<dyn Fn() + Send + Sync>,
+        on_call: Arc<std::sync::OnceLock<super::OnCall>>,
     ) -> Arc<Self> {
         Arc::new(Self {
             config,
@@ -101,9 +106,18 @@ impl Link {
                 error: None,
             }),
             progress: Mutex::default(),
+            sending: tokio::sync::Mutex::default(),
             changed,
             relist: tokio::sync::Notify::new(),
+            on_call,
         })
+    }
+
+    /// A forwarded call ended with `outcome` after `took`.
+    pub(super) fn ended(&self, outcome: &'static str, took: Duration) {
+        if let Some(on_call) = self.on_call.get() {
+            on_call(&self.config.name, outcome, took);
+        }
     }
 
     pub(super) fn status(&self) -> (Status, usize, Option<String>) {
@@ -268,6 +282,7 @@ impl ClientHandler for Client {
         _context: NotificationContext<RoleClient>,
     ) {
         let Some(link) = self.0.upgrade() else { return };
+        let _gate = link.sending.lock().await;
         let route = link
             .progress
             .lock()

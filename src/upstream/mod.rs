@@ -29,6 +29,11 @@ use crate::{
 /// What the registry is told about an upstream change: rebuild the lists.
 pub type OnChange = Arc<dyn Fn() + Send + Sync>;
 
+/// Told of every forwarded call as it ends (for `/metrics`): the upstream,
+/// the outcome (`ok`, `tool_error`, `error`, `unavailable`, `cancelled`)
+/// and how long it took.
+pub type OnCall = Arc<dyn Fn(&str, &'static str, std::time::Duration) + Send + Sync>;
+
 /// An upstream's tools, and the secrets its configuration holds (scrubbed
 /// from every result).
 pub type Offered = (Arc<dyn ToolProvider>, Vec<String>);
@@ -40,10 +45,13 @@ pub struct Upstreams {
     /// Set once the registry exists (`App` wires it); until then changes
     /// are picked up by the first build.
     on_change: Arc<OnceLock<OnChange>>,
+    /// Set once metrics exist; calls before that are not counted.
+    on_call: Arc<OnceLock<OnCall>>,
 }
 
+/// A started upstream; dropping it stops the connection (and a stdio
+/// server with it).
 struct Running {
-    config: UpstreamConfig,
     link: Arc<link::Link>,
     provider: Arc<tools::UpstreamTools>,
     secrets: Vec<String>,
@@ -67,6 +75,7 @@ impl Upstreams {
             runtime: tokio::runtime::Handle::current(),
             running: Mutex::default(),
             on_change: Arc::default(),
+            on_call: Arc::default(),
         }
     }
 
@@ -75,44 +84,61 @@ impl Upstreams {
         let _ = self.on_change.set(on_change);
     }
 
+    /// Called as each forwarded call ends.
+    pub fn on_call(&self, on_call: OnCall) {
+        let _ = self.on_call.set(on_call);
+    }
+
     /// Runs exactly `configs`: keeps the upstreams whose configuration is
     /// unchanged, starts new and changed ones, stops the rest. Returns every
     /// upstream's tool provider and the secrets its configuration holds (for
-    /// scrubbing). A configuration that cannot be resolved (a missing
+    /// scrubbing), in the order of `configs`. A configuration that cannot be resolved (a missing
     /// environment variable) starts nothing.
     pub fn reconcile(&self, configs: &[UpstreamConfig]) -> anyhow::Result<Vec<Offered>> {
         let mut running = self.running.lock().expect("upstreams lock");
-        let mut next = HashMap::new();
-        let mut started = Vec::new();
+        // Everything new is built first: a configuration that fails leaves
+        // the running upstreams exactly as they were.
+        let mut fresh = HashMap::new();
         for config in configs {
-            if let Some(kept) = running.remove(&config.name).filter(|r| r.config == *config) {
-                next.insert(config.name.clone(), kept);
-                continue;
+            let unchanged = running
+                .get(&config.name)
+                .is_some_and(|r| r.link.config == *config);
+            if !unchanged {
+                fresh.insert(config.name.clone(), self.start(config)?);
             }
-            let entry = self.start(config)?;
-            started.push(config.name.clone());
+        }
+        let mut next = HashMap::new();
+        for config in configs {
+            let entry = match fresh.remove(&config.name) {
+                Some(started) => {
+                    let supervise = started.link.clone().supervise(started.stop.clone());
+                    self.runtime.spawn(supervise);
+                    started
+                }
+                None => running.remove(&config.name).expect("kept above"),
+            };
             next.insert(config.name.clone(), entry);
         }
-        for (name, stopped) in running.drain() {
-            tracing::info!(upstream = %name, "upstream removed");
-            stopped.stop.cancel();
+        for name in running.keys() {
+            if configs.iter().any(|c| c.name == *name) {
+                tracing::info!(upstream = %name, "upstream configuration changed; reconnecting");
+            } else {
+                tracing::info!(upstream = %name, "upstream removed");
+            }
         }
-        let providers = next
-            .values()
-            .map(|r| {
+        // Dropping a `Running` stops its connection.
+        *running = next;
+        // In the configuration's order, so lists are stable across rebuilds.
+        Ok(configs
+            .iter()
+            .map(|config| {
+                let r = &running[&config.name];
                 (
                     r.provider.clone() as Arc<dyn ToolProvider>,
                     r.secrets.clone(),
                 )
             })
-            .collect();
-        for name in started {
-            let running = &next[&name];
-            let supervise = running.link.clone().supervise(running.stop.clone());
-            self.runtime.spawn(supervise);
-        }
-        *running = next;
-        Ok(providers)
+            .collect())
     }
 
     fn start(&self, config: &UpstreamConfig) -> anyhow::Result<Running> {
@@ -155,11 +181,11 @@ impl Upstreams {
             link::Resolved { headers, env },
             Scrubber::new(secrets.clone()),
             changed,
+            self.on_call.clone(),
         );
         let provider =
             Arc::new(tools::UpstreamTools::new(link.clone()).with_context(|| key.clone())?);
         Ok(Running {
-            config: config.clone(),
             link,
             provider,
             secrets,
@@ -188,9 +214,13 @@ impl Upstreams {
 
     /// Stops every upstream (stdio servers are ended with their connection).
     pub fn shutdown(&self) {
-        for (_, running) in self.running.lock().expect("upstreams lock").drain() {
-            running.stop.cancel();
-        }
+        self.running.lock().expect("upstreams lock").clear();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.cancel();
     }
 }
 

@@ -1,9 +1,15 @@
 //! An upstream's tools as the registry offers them: filtered by the
-//! configured globs and renamed with the prefix; each call forwarded with
+//! configured globs, renamed with the prefix, with the operator's
+//! `[upstreams.tools.NAME]` words and limits over the upstream's (the
+//! caller binding, `confirm` and caching of an override are the declared
+//! tools' own, wrapped around this by `app`); each call forwarded with
 //! teamgate's timeout and the member's cancellation, its progress relayed
 //! to that member only.
 
-use std::sync::Arc;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
 
 use async_trait::async_trait;
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -18,8 +24,8 @@ use tokio::sync::mpsc;
 
 use super::link::{Link, PROGRESS_QUEUE, Status};
 use crate::{
-    config::OnUnavailable,
-    protocol::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
+    config::{OnUnavailable, ToolOverride},
+    protocol::{CallToolResponse, JsonObject, McpError, Tool, text_result},
     registry::{CallContext, ToolProvider},
 };
 
@@ -27,6 +33,16 @@ pub(super) struct UpstreamTools {
     link: Arc<Link>,
     include: GlobSet,
     exclude: GlobSet,
+    /// The offer derived from the upstream's current list, rebuilt when
+    /// that list changes (its `Arc` is another).
+    view: Mutex<(Arc<Vec<Tool>>, Arc<View>)>,
+}
+
+/// The tools as members see them, and each exposed name's upstream name.
+#[derive(Default)]
+struct View {
+    tools: Vec<Tool>,
+    original: HashMap<String, String>,
 }
 
 impl UpstreamTools {
@@ -35,6 +51,7 @@ impl UpstreamTools {
         Ok(Self {
             include: globs(&tools.include)?,
             exclude: globs(&tools.exclude)?,
+            view: Mutex::default(),
             link,
         })
     }
@@ -43,19 +60,80 @@ impl UpstreamTools {
         (self.include.is_empty() || self.include.is_match(name)) && !self.exclude.is_match(name)
     }
 
-    /// The upstream's own name of the exposed tool `name`.
-    fn original<'a>(&self, name: &'a str) -> Option<&'a str> {
+    /// The current offer; `None` when the upstream's tools are not listed.
+    fn view(&self) -> Option<Arc<View>> {
+        let listed = {
+            let current = self.link.current.lock().expect("upstream state lock");
+            let shown = current.status == Status::Up
+                || self.link.config.on_unavailable == OnUnavailable::Error;
+            shown.then(|| current.tools.clone())?
+        };
+        let mut view = self.view.lock().expect("upstream view lock");
+        if !Arc::ptr_eq(&view.0, &listed) {
+            *view = (listed.clone(), Arc::new(self.derive(&listed)));
+        }
+        Some(view.1.clone())
+    }
+
+    fn derive(&self, listed: &[Tool]) -> View {
         let config = &self.link.config;
-        let prefix_len = config.exposed("").len();
-        name.get(prefix_len..)
-            .filter(|_| name.starts_with(&config.exposed("")))
+        let mut view = View::default();
+        for tool in listed.iter().filter(|t| self.offered(&t.name)) {
+            let mut exposed = tool.clone();
+            exposed.name = config.exposed(&tool.name).into();
+            if let Some(over) = config.tools.overrides.get(tool.name.as_ref()) {
+                overridden(&mut exposed, over);
+            }
+            view.original
+                .insert(exposed.name.to_string(), tool.name.to_string());
+            view.tools.push(exposed);
+        }
+        view
+    }
+
+    fn policy(&self, exposed: &str) -> Option<&ToolOverride> {
+        let view = self.view()?;
+        let original = view.original.get(exposed)?;
+        self.link.config.tools.overrides.get(original)
     }
 
     fn unavailable(&self, why: &str) -> CallToolResponse {
         let name = &self.link.config.name;
-        tool_error(format!(
-            "the upstream server {name} is unavailable ({why}); try again shortly"
-        ))
+        text_result(
+            format!("the upstream server {name} is unavailable ({why}); try again shortly"),
+            true,
+        )
+        .into()
+    }
+}
+
+/// The operator's words over the upstream's: description, title, hints.
+fn overridden(tool: &mut Tool, over: &ToolOverride) {
+    if let Some(description) = &over.description {
+        tool.description = Some(description.clone().into());
+    }
+    if let Some(title) = &over.title {
+        tool.title = Some(title.clone());
+    }
+    let hints = [
+        over.read_only,
+        over.destructive,
+        over.idempotent,
+        over.open_world,
+    ];
+    if hints.iter().any(Option::is_some) {
+        let annotations = tool.annotations.get_or_insert_with(Default::default);
+        let slots = [
+            &mut annotations.read_only_hint,
+            &mut annotations.destructive_hint,
+            &mut annotations.idempotent_hint,
+            &mut annotations.open_world_hint,
+        ];
+        for (slot, hint) in slots.into_iter().zip(hints) {
+            if hint.is_some() {
+                *slot = hint;
+            }
+        }
     }
 }
 
@@ -67,34 +145,10 @@ fn globs(patterns: &[String]) -> anyhow::Result<GlobSet> {
     Ok(set.build()?)
 }
 
-fn tool_error(text: String) -> CallToolResponse {
-    let result: CallToolResult = serde_json::from_value(serde_json::json!({
-        "content": [{"type": "text", "text": text}],
-        "isError": true,
-    }))
-    .expect("a text tool result");
-    CallToolResponse::Complete(result)
-}
-
 #[async_trait]
 impl ToolProvider for UpstreamTools {
     fn tools(&self) -> Vec<Tool> {
-        let current = self.link.current.lock().expect("upstream state lock");
-        let listed =
-            current.status == Status::Up || self.link.config.on_unavailable == OnUnavailable::Error;
-        if !listed {
-            return Vec::new();
-        }
-        current
-            .tools
-            .iter()
-            .filter(|tool| self.offered(&tool.name))
-            .map(|tool| {
-                let mut tool = tool.clone();
-                tool.name = self.link.config.exposed(&tool.name).into();
-                tool
-            })
-            .collect()
+        self.view().map(|v| v.tools.clone()).unwrap_or_default()
     }
 
     async fn call(
@@ -103,7 +157,8 @@ impl ToolProvider for UpstreamTools {
         arguments: JsonObject,
         cx: &CallContext,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(original) = self.original(name).filter(|n| self.offered(n)) else {
+        let original = self.view().and_then(|v| v.original.get(name).cloned());
+        let Some(original) = original else {
             return Err(McpError::invalid_params(
                 format!("Unknown tool: {name}"),
                 None,
@@ -116,25 +171,30 @@ impl ToolProvider for UpstreamTools {
                 _ => return Ok(self.unavailable(current.status.label())),
             }
         };
-        let params = CallToolRequestParams::new(original.to_owned()).with_arguments(arguments);
+        let params = CallToolRequestParams::new(original).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = match peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-        {
-            Ok(handle) => handle,
-            Err(error) => return Ok(self.unavailable(&error.to_string())),
-        };
         let (route, mut progress) = mpsc::channel(PROGRESS_QUEUE);
-        let routes = &self.link.progress;
-        routes
-            .lock()
-            .expect("progress routes lock")
-            .insert(handle.progress_token.clone(), route);
+        // rmcp picks the progress token as it sends; progress waits for the
+        // gate until this call's route is in, so its first cannot miss it.
+        let handle = {
+            let _gate = self.link.sending.lock().await;
+            let sent = peer
+                .send_cancellable_request(request, PeerRequestOptions::no_options())
+                .await;
+            match sent {
+                Ok(handle) => {
+                    let mut routes = self.link.progress.lock().expect("progress routes lock");
+                    routes.insert(handle.progress_token.clone(), route);
+                    handle
+                }
+                Err(error) => return Ok(self.unavailable(&error.to_string())),
+            }
+        };
         // The route and, when the call ends early (the member cancelled, the
         // timeout struck, the client went away), the upstream's request go too.
         let mut pending = Pending {
             link: &self.link,
+            started: std::time::Instant::now(),
             handle: Some((
                 handle.peer.clone(),
                 handle.id.clone(),
@@ -154,26 +214,47 @@ impl ToolProvider for UpstreamTools {
                 }
             }
         };
-        pending.finished();
-        match result {
-            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(CallToolResponse::Complete(result)),
-            Ok(Ok(_)) => Ok(tool_error(format!(
-                "the upstream server {} answered the call with something other than a tool result",
-                self.link.config.name
-            ))),
-            Ok(Err(ServiceError::McpError(error))) => Err(error),
-            Ok(Err(error)) => Ok(self.unavailable(&error.to_string())),
-            Err(_) => Ok(self.unavailable("the connection closed")),
-        }
+        let (outcome, response) = match result {
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                let outcome = if result.is_error == Some(true) {
+                    "tool_error"
+                } else {
+                    "ok"
+                };
+                (outcome, Ok(CallToolResponse::Complete(result)))
+            }
+            Ok(Ok(_)) => (
+                "error",
+                Ok(text_result(
+                    format!(
+                        "the upstream server {} answered the call with something other than a tool result",
+                        self.link.config.name
+                    ),
+                    true,
+                )
+                .into()),
+            ),
+            Ok(Err(ServiceError::McpError(error))) => ("error", Err(error)),
+            Ok(Err(error)) => ("unavailable", Ok(self.unavailable(&error.to_string()))),
+            Err(_) => ("unavailable", Ok(self.unavailable("the connection closed"))),
+        };
+        pending.finished(outcome);
+        response
     }
 
-    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
-        let scopes = &self.link.config.scopes;
+    /// The tool's own `scopes`, else the upstream's, else the default.
+    fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
+        let own = self
+            .policy(name)
+            .map(|o| &o.scopes)
+            .filter(|s| !s.is_empty());
+        let scopes = own.unwrap_or(&self.link.config.scopes);
         (!scopes.is_empty()).then(|| scopes.clone())
     }
 
-    fn timeout(&self, _name: &str) -> Option<std::time::Duration> {
-        Some(self.link.config.timeout)
+    fn timeout(&self, name: &str) -> Option<std::time::Duration> {
+        let own = self.policy(name).and_then(|o| o.timeout);
+        Some(own.unwrap_or(self.link.config.timeout))
     }
 }
 
@@ -181,6 +262,7 @@ impl ToolProvider for UpstreamTools {
 /// unfinished one is cancelled upstream (`notifications/cancelled`).
 struct Pending<'a> {
     link: &'a Link,
+    started: std::time::Instant,
     handle: Option<(
         rmcp::service::Peer<rmcp::RoleClient>,
         rmcp::model::RequestId,
@@ -189,7 +271,8 @@ struct Pending<'a> {
 }
 
 impl Pending<'_> {
-    fn finished(&mut self) {
+    fn finished(&mut self, outcome: &'static str) {
+        self.link.ended(outcome, self.started.elapsed());
         if let Some((_, _, token)) = self.handle.take() {
             self.link
                 .progress
@@ -205,6 +288,7 @@ impl Drop for Pending<'_> {
         let Some((peer, id, token)) = self.handle.take() else {
             return;
         };
+        self.link.ended("cancelled", self.started.elapsed());
         self.link
             .progress
             .lock()

@@ -36,4 +36,6 @@ mod stdio;
 mod store;
 mod telemetry;
 mod tidy;
+mod upstream_policies;
+mod upstream_supervision;
 mod upstreams;

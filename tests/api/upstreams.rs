@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// The everything server's entry point, installed by scripts/install-test-deps.sh.
-fn everything() -> Option<(String, String)> {
+pub(crate) fn everything() -> Option<(String, String)> {
     let script = repo_path(
         ".cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     );
@@ -30,7 +30,7 @@ fn everything() -> Option<(String, String)> {
     Some((node.display().to_string(), script.display().to_string()))
 }
 
-fn upstream(node: &str, script: &str, adjust: Value) -> UpstreamConfig {
+pub(crate) fn upstream(node: &str, script: &str, adjust: Value) -> UpstreamConfig {
     let mut config = json!({
         "name": "everything",
         "command": node,
@@ -47,7 +47,7 @@ fn upstream(node: &str, script: &str, adjust: Value) -> UpstreamConfig {
 
 /// The tool names `tools/list` shows the bearer of `token` (or anyone,
 /// without authentication), once the upstream's tools are there.
-async fn listed(app: &TestApp, token: Option<&str>, expect: &str) -> Vec<String> {
+pub(crate) async fn listed(app: &TestApp, token: Option<&str>, expect: &str) -> Vec<String> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}});
@@ -75,7 +75,7 @@ async fn listed(app: &TestApp, token: Option<&str>, expect: &str) -> Vec<String>
     }
 }
 
-fn modern_meta() -> Value {
+pub(crate) fn modern_meta() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},

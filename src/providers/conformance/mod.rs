@@ -22,7 +22,7 @@ pub(crate) const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZG
 use serde_json::{Value, json};
 
 use crate::{
-    protocol::{CallToolResponse, CallToolResult, Tool},
+    protocol::{CallToolResponse, Tool},
     providers::wire,
 };
 
@@ -33,7 +33,5 @@ pub(crate) fn declare(name: &str, description: &str, input_schema: Value) -> Too
 
 /// A successful result holding one text item.
 pub(crate) fn text_result(message: impl Into<String>) -> CallToolResponse {
-    let result: CallToolResult =
-        wire(json!({"content": [{"type": "text", "text": message.into()}]}));
-    result.into()
+    crate::protocol::text_result(message, false).into()
 }

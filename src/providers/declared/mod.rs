@@ -3,15 +3,19 @@
 //! arguments against the schema, ask for confirmation, serve and fill the
 //! result cache. HTTP and command tools only supply a `Runner`.
 
+mod cache;
 mod confirm;
+mod policies;
 pub mod template;
+
+pub use policies::WithPolicies;
 
 use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
-use moka::{Expiry, future::Cache};
 use serde_json::{Map, Value, json};
 
+use self::cache::ResultCache;
 use crate::{
     config::ToolDecl,
     protocol::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
@@ -31,7 +35,7 @@ pub trait Runner: Send + Sync {
 /// process, reading a body that arrived just in time.
 const RUN_SLACK: Duration = Duration::from_secs(10);
 /// Time a user gets to answer a confirmation on a 2025-era session.
-const CONFIRM_WAIT: Duration = Duration::from_secs(300);
+pub(super) const CONFIRM_WAIT: Duration = Duration::from_secs(300);
 
 /// Annotation defaults of a tool kind, used where the declaration is silent.
 pub struct KindDefaults {
@@ -64,9 +68,8 @@ impl DeclaredTool {
     }
 }
 
-/// The tool as clients see it: caller-bound arguments hidden, hints filled.
-fn describe(decl: &ToolDecl, defaults: KindDefaults) -> Value {
-    let mut schema = decl.input_schema.clone();
+/// Removes the caller-bound arguments from a schema clients see.
+pub(super) fn hide_bound(schema: &mut Map<String, Value>, decl: &ToolDecl) {
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         for bound in decl.from_caller.keys() {
             properties.remove(bound);
@@ -75,6 +78,12 @@ fn describe(decl: &ToolDecl, defaults: KindDefaults) -> Value {
     if let Some(Value::Array(required)) = schema.get_mut("required") {
         required.retain(|r| !r.as_str().is_some_and(|r| decl.from_caller.contains_key(r)));
     }
+}
+
+/// The tool as clients see it: caller-bound arguments hidden, hints filled.
+fn describe(decl: &ToolDecl, defaults: KindDefaults) -> Value {
+    let mut schema = decl.input_schema.clone();
+    hide_bound(&mut schema, decl);
     let read_only = decl.read_only.unwrap_or(false);
     let mut tool = json!({
         "name": decl.name,
@@ -102,9 +111,7 @@ fn describe(decl: &ToolDecl, defaults: KindDefaults) -> Value {
     tool
 }
 
-pub fn text_result(text: impl Into<String>, is_error: bool) -> CallToolResult {
-    wire(json!({"content": [{"type": "text", "text": text.into()}], "isError": is_error}))
-}
+pub use crate::protocol::text_result;
 
 /// A result with `structuredContent` and its JSON text, as the spec asks
 /// for tools with an `outputSchema`.
@@ -117,34 +124,11 @@ pub fn structured_result(value: Value, is_error: bool) -> CallToolResult {
     }))
 }
 
-/// Cache key: tool, canonical arguments, and the caller when it matters.
-type CacheKey = (String, String, Option<String>);
-
-#[derive(Clone)]
-struct Cached {
-    result: CallToolResult,
-    ttl: Duration,
-}
-
-/// Each entry lives as long as its tool's `cache_ttl`.
-struct PerToolTtl;
-
-impl Expiry<CacheKey, Cached> for PerToolTtl {
-    fn expire_after_create(
-        &self,
-        _key: &CacheKey,
-        value: &Cached,
-        _created_at: std::time::Instant,
-    ) -> Option<Duration> {
-        Some(value.ttl)
-    }
-}
-
 /// Every declared tool of one configuration, behind one `ToolProvider`.
 pub struct DeclaredTools {
     tools: Vec<DeclaredTool>,
     index: HashMap<String, usize>,
-    cache: Cache<CacheKey, Cached>,
+    cache: ResultCache,
 }
 
 impl DeclaredTools {
@@ -154,14 +138,10 @@ impl DeclaredTools {
             .enumerate()
             .map(|(i, t)| (t.decl.name.clone(), i))
             .collect();
-        let cache = Cache::builder()
-            .max_capacity(cache_max_entries)
-            .expire_after(PerToolTtl)
-            .build();
         Arc::new(Self {
             tools,
             index,
-            cache,
+            cache: ResultCache::new(cache_max_entries),
         })
     }
 
@@ -171,7 +151,7 @@ impl DeclaredTools {
 }
 
 /// Fills the caller-bound arguments, replacing anything the client sent.
-fn bind_caller(
+pub(super) fn bind_caller(
     decl: &ToolDecl,
     arguments: &mut Map<String, Value>,
     cx: &CallContext,
@@ -268,26 +248,7 @@ impl ToolProvider for DeclaredTools {
                 return Ok(CallToolResponse::InputRequired(input_required));
             }
         }
-        let Some(ttl) = tool.decl.cache_ttl else {
-            return Ok(tool.runner.run(&arguments, cx).await.into());
-        };
-        let per_caller = (!tool.decl.from_caller.is_empty()).then(|| cx.caller().user.clone());
-        let key = (
-            name.to_owned(),
-            template::canonical(&Value::Object(arguments.clone())),
-            per_caller,
-        );
-        if let Some(hit) = self.cache.get(&key).await {
-            return Ok(hit.result.into());
-        }
-        let result = tool.runner.run(&arguments, cx).await;
-        if result.is_error != Some(true) {
-            let cached = Cached {
-                result: result.clone(),
-                ttl,
-            };
-            self.cache.insert(key, cached).await;
-        }
-        Ok(result.into())
+        let run = async { tool.runner.run(&arguments, cx).await.into() };
+        Ok(self.cache.get_or_run(&tool.decl, &arguments, cx, run).await)
     }
 }

@@ -1,0 +1,102 @@
+//! The declared tools' policies around another provider's tools: an
+//! upstream server's tool given `from_caller`, `confirm` or `cache_ttl`
+//! in `[upstreams.tools.NAME]` gets exactly what a declared tool with
+//! them gets, in the same order: caller-bound arguments filled (and hidden
+//! from the schema members see), the user asked, the result cached.
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+
+use super::{CONFIRM_WAIT, bind_caller, cache::ResultCache, confirm, hide_bound, text_result};
+use crate::{
+    config::ToolDecl,
+    protocol::{CallToolResponse, JsonObject, McpError, Tool},
+    registry::{CallContext, ToolProvider},
+};
+
+/// `inner`'s tools, with the policies of those named in `policies`.
+pub struct WithPolicies {
+    inner: Arc<dyn ToolProvider>,
+    /// By exposed tool name; only the policy fields are read.
+    policies: HashMap<String, ToolDecl>,
+    cache: ResultCache,
+}
+
+impl WithPolicies {
+    pub fn new(
+        inner: Arc<dyn ToolProvider>,
+        policies: Vec<ToolDecl>,
+        cache_max_entries: u64,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            policies: policies.into_iter().map(|d| (d.name.clone(), d)).collect(),
+            cache: ResultCache::new(cache_max_entries),
+        })
+    }
+}
+
+#[async_trait]
+impl ToolProvider for WithPolicies {
+    fn tools(&self) -> Vec<Tool> {
+        let mut tools = self.inner.tools();
+        for tool in &mut tools {
+            if let Some(decl) = self.policies.get(tool.name.as_ref()) {
+                hide_bound(Arc::make_mut(&mut tool.input_schema), decl);
+            }
+        }
+        tools
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        mut arguments: JsonObject,
+        cx: &CallContext,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(decl) = self.policies.get(name) else {
+            return self.inner.call(name, arguments, cx).await;
+        };
+        if let Err(message) = bind_caller(decl, &mut arguments, cx) {
+            return Ok(text_result(message, true).into());
+        }
+        match confirm::ask(decl, &arguments, cx).await {
+            confirm::Answer::Granted => {}
+            confirm::Answer::Refused(message) => return Ok(text_result(message, true).into()),
+            confirm::Answer::Ask(input_required) => {
+                return Ok(CallToolResponse::InputRequired(input_required));
+            }
+        }
+        let mut failed = None;
+        let run = async {
+            match self.inner.call(name, arguments.clone(), cx).await {
+                Ok(response) => response,
+                Err(error) => {
+                    // Not cached; handed back as the protocol error it is.
+                    failed = Some(error);
+                    text_result(String::new(), true).into()
+                }
+            }
+        };
+        let response = self.cache.get_or_run(decl, &arguments, cx, run).await;
+        match failed {
+            Some(error) => Err(error),
+            None => Ok(response),
+        }
+    }
+
+    fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
+        self.inner.required_scopes(name)
+    }
+
+    /// The inner tool's time, plus the user's when it confirms.
+    fn timeout(&self, name: &str) -> Option<Duration> {
+        let confirm = self.policies.get(name).is_some_and(|d| d.confirm);
+        let own = self.inner.timeout(name);
+        match (own, confirm) {
+            (Some(own), true) => Some(own + CONFIRM_WAIT),
+            (own, _) => own,
+        }
+    }
+}
