@@ -4,7 +4,10 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
@@ -24,6 +27,7 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::legacy_sse;
 use crate::{config::UpstreamConfig, registry::Scrubber};
 
 /// First wait before reconnecting; doubled per failure up to `MAX_BACKOFF`.
@@ -84,6 +88,8 @@ pub(super) struct Link {
     changed: Arc<dyn Fn() + Send + Sync>,
     /// Wakes the supervisor to list the tools again.
     relist: tokio::sync::Notify,
+    /// The upstream answered only the 2024-11-05 HTTP+SSE transport.
+    legacy: AtomicBool,
     on_call: Arc<std::sync::OnceLock<super::OnCall>>,
 }
 
@@ -109,6 +115,7 @@ impl Link {
             sending: tokio::sync::Mutex::default(),
             changed,
             relist: tokio::sync::Notify::new(),
+            legacy: AtomicBool::new(false),
             on_call,
         })
     }
@@ -204,10 +211,7 @@ impl Link {
     ) -> anyhow::Result<rmcp::service::RunningService<RoleClient, Client>> {
         let client = Client(Arc::downgrade(self));
         if !self.config.url.is_empty() {
-            let config = StreamableHttpClientTransportConfig::with_uri(self.config.url.as_str())
-                .custom_headers(self.resolved.headers.clone());
-            let transport = StreamableHttpClientTransport::from_config(config);
-            return client.serve(transport).await.context("handshake");
+            return self.connect_url(client).await;
         }
         let mut command = tokio::process::Command::new(&self.config.command);
         command
@@ -229,6 +233,44 @@ impl Link {
             ));
         }
         client.serve(transport).await.context("handshake")
+    }
+}
+
+impl Link {
+    /// Streamable HTTP, else (when that handshake fails) the 2024-11-05
+    /// HTTP+SSE transport; once an upstream answered only the latter,
+    /// reconnects go straight to it.
+    async fn connect_url(
+        &self,
+        client: Client,
+    ) -> anyhow::Result<rmcp::service::RunningService<RoleClient, Client>> {
+        let url = self.config.url.as_str();
+        let mut modern = None;
+        if !self.legacy.load(Ordering::Relaxed) {
+            let config = StreamableHttpClientTransportConfig::with_uri(url)
+                .custom_headers(self.resolved.headers.clone());
+            let transport = StreamableHttpClientTransport::from_config(config);
+            match client.clone().serve(transport).await {
+                Ok(service) => return Ok(service),
+                Err(error) => modern = Some(error),
+            }
+        }
+        let headers = self.resolved.headers.clone().into_iter().collect();
+        let legacy = match legacy_sse::connect(url, headers).await {
+            Ok(transport) => client
+                .serve(transport)
+                .await
+                .context("handshake (2024-11-05 HTTP+SSE)"),
+            Err(error) => Err(error),
+        };
+        match (legacy, modern) {
+            (Ok(service), _) => {
+                self.legacy.store(true, Ordering::Relaxed);
+                Ok(service)
+            }
+            (Err(_), Some(modern)) => Err(anyhow::Error::new(modern).context("handshake")),
+            (Err(error), None) => Err(error),
+        }
     }
 }
 

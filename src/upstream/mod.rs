@@ -8,6 +8,7 @@
 //! Connections outlive registry rebuilds: a reload keeps an upstream whose
 //! configuration did not change, and starts or stops the others.
 
+mod legacy_sse;
 mod link;
 mod tools;
 

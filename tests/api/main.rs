@@ -37,5 +37,6 @@ mod store;
 mod telemetry;
 mod tidy;
 mod upstream_policies;
+mod upstream_remote;
 mod upstream_supervision;
 mod upstreams;
