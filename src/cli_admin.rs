@@ -294,9 +294,24 @@ fn unknown_scopes(config: &Config, scopes: &[String], force: bool) -> anyhow::Re
     for (kind, name) in tools.chain(prompts).chain(resources) {
         known.extend(registry.required_scopes(kind, &name));
     }
+    // Upstream servers' tools are not known offline: their declared scopes
+    // and renames are, and any name under their prefix may be theirs.
+    let mut prefixes = Vec::new();
+    for upstream in &config.upstreams {
+        known.extend(upstream.scopes.iter().cloned());
+        for (tool, over) in &upstream.tools.overrides {
+            known.extend(over.scopes.iter().cloned());
+            known.insert(format!("tools:{}", upstream.exposed(tool)));
+        }
+        let prefix = upstream.prefixed("");
+        prefixes.extend([format!("tools:{prefix}"), format!("prompts:{prefix}")]);
+    }
+    let upstream_scope = |s: &str| prefixes.iter().any(|p| s.starts_with(p.as_str()));
     let unknown: Vec<&String> = scopes
         .iter()
-        .filter(|s| !(s.as_str() == "*" || s.ends_with(":*") || known.contains(*s)))
+        .filter(|s| {
+            !(s.as_str() == "*" || s.ends_with(":*") || known.contains(*s) || upstream_scope(s))
+        })
         .collect();
     if unknown.is_empty() {
         return Ok(());

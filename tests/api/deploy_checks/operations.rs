@@ -84,6 +84,31 @@ fn token_create_refuses_a_scope_that_names_nothing_declared() {
     );
 }
 
+#[test]
+fn token_create_accepts_scopes_of_upstream_tools_it_cannot_list_offline() {
+    let config = format!(
+        "{WATCHLESS}[[upstreams]]\nname = \"gh\"\ncommand = \"/nonexistent/mcp\"\n\
+         [upstreams.tools.create_issue]\nrename = \"file_issue\"\nscopes = [\"team:issues\"]\n"
+    );
+    let served = Logged::start(&config);
+    for scopes in [
+        &["tools:gh_search"][..],
+        &["tools:file_issue"],
+        &["team:issues"],
+    ] {
+        served.token("dave", scopes);
+    }
+    let output = served.admin(&[
+        "token",
+        "create",
+        "--user",
+        "dave",
+        "--scope",
+        "tools:hub_search",
+    ]);
+    assert!(!output.status.success(), "not under any upstream's prefix");
+}
+
 /// No cell of a table runs into the next column (at the header's offsets).
 fn assert_table(text: &str, header: &[&str]) {
     let mut lines = text.lines();
