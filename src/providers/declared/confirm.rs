@@ -15,7 +15,7 @@ use super::template::canonical;
 use crate::{
     config::ToolDecl,
     protocol::Asked,
-    protocol::{InputRequests, InputRequiredResult, JsonObject},
+    protocol::{CallToolResponse, InputRequests, InputRequiredResult, JsonObject, text_result},
     providers::wire,
     registry::CallContext,
 };
@@ -26,7 +26,7 @@ const KEY: &str = "confirm";
 /// Longest argument summary shown to the user.
 const MAX_SUMMARY: usize = 500;
 
-pub(super) enum Answer {
+enum Answer {
     Granted,
     Refused(String),
     /// 2026-07-28: return this and wait for the retry.
@@ -66,7 +66,21 @@ fn refused(decl: &ToolDecl, why: &str) -> Answer {
     ))
 }
 
-pub(super) async fn ask(decl: &ToolDecl, arguments: &JsonObject, cx: &CallContext) -> Answer {
+/// `None` when the tool may run; else what the call answers now (the
+/// refusal, or the 2026-07-28 question).
+pub(super) async fn withheld(
+    decl: &ToolDecl,
+    arguments: &JsonObject,
+    cx: &CallContext,
+) -> Option<CallToolResponse> {
+    match ask(decl, arguments, cx).await {
+        Answer::Granted => None,
+        Answer::Refused(message) => Some(text_result(message, true).into()),
+        Answer::Ask(input_required) => Some(CallToolResponse::InputRequired(input_required)),
+    }
+}
+
+async fn ask(decl: &ToolDecl, arguments: &JsonObject, cx: &CallContext) -> Answer {
     if !decl.confirm {
         return Answer::Granted;
     }

@@ -241,12 +241,8 @@ impl ToolProvider for DeclaredTools {
         let Value::Object(arguments) = value else {
             unreachable!("built from an object above")
         };
-        match confirm::ask(&tool.decl, &arguments, cx).await {
-            confirm::Answer::Granted => {}
-            confirm::Answer::Refused(message) => return Ok(text_result(message, true).into()),
-            confirm::Answer::Ask(input_required) => {
-                return Ok(CallToolResponse::InputRequired(input_required));
-            }
+        if let Some(answer) = confirm::withheld(&tool.decl, &arguments, cx).await {
+            return Ok(answer);
         }
         let run = async { tool.runner.run(&arguments, cx).await.into() };
         Ok(self.cache.get_or_run(&tool.decl, &arguments, cx, run).await)

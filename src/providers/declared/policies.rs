@@ -61,12 +61,8 @@ impl ToolProvider for WithPolicies {
         if let Err(message) = bind_caller(decl, &mut arguments, cx) {
             return Ok(text_result(message, true).into());
         }
-        match confirm::ask(decl, &arguments, cx).await {
-            confirm::Answer::Granted => {}
-            confirm::Answer::Refused(message) => return Ok(text_result(message, true).into()),
-            confirm::Answer::Ask(input_required) => {
-                return Ok(CallToolResponse::InputRequired(input_required));
-            }
+        if let Some(answer) = confirm::withheld(decl, &arguments, cx).await {
+            return Ok(answer);
         }
         let mut failed = None;
         let run = async {
