@@ -58,6 +58,7 @@ async fn refuse(state: &AuthState, parts: Parts, error: AuthError) -> Response {
                 outcome: format!("unauthenticated: {error}"),
                 latency_ms: 0,
                 trace_id: String::new(),
+                upstream: String::new(),
             })
             .await;
     }

@@ -109,6 +109,7 @@ impl Admission {
                 outcome: reason.to_owned(),
                 latency_ms: 0,
                 trace_id: String::new(),
+                upstream: String::new(),
             })
             .await;
     }

@@ -128,8 +128,15 @@ impl Audit {
                 outcome: String::new(),
                 latency_ms: 0,
                 trace_id: trace_id(context),
+                upstream: String::new(),
             },
         }
+    }
+
+    /// Names the upstream server that serves the call.
+    pub(super) fn served_by(mut self, upstream: Option<String>) -> Self {
+        self.record.upstream = upstream.unwrap_or_default();
+        self
     }
 
     /// Records the call's refusal for lack of scope; `reason` says which.

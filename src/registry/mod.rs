@@ -45,6 +45,10 @@ pub trait ToolProvider: Send + Sync {
     fn timeout(&self, _name: &str) -> Option<std::time::Duration> {
         None
     }
+    /// The upstream server that serves `name`, for the audit trail.
+    fn origin(&self, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Offers resources and resource templates.
@@ -257,6 +261,10 @@ impl Registry {
         self.tool_index
             .get(name)
             .map(|(provider, i)| (provider, &self.tools[*i]))
+    }
+    /// The upstream server that serves the tool `name`, if any.
+    pub fn origin(&self, name: &str) -> Option<String> {
+        self.tool_index.get(name).and_then(|(p, _)| p.origin(name))
     }
     pub fn prompts(&self) -> &[Prompt] {
         &self.prompts

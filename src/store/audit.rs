@@ -24,13 +24,15 @@ pub struct AuditRecord {
     pub outcome: String,
     pub latency_ms: i64,
     pub trace_id: String,
+    /// The upstream server that served the call; empty for teamgate's own.
+    pub upstream: String,
 }
 
 /// The audit table's columns, in the order `AuditRecord::fields` gives a
 /// record's values.
 const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, \
-    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id";
-const FIELDS: usize = 14;
+    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id, upstream";
+const FIELDS: usize = 15;
 
 /// One column's value.
 enum Field<'a> {
@@ -58,6 +60,7 @@ impl AuditRecord {
             outcome,
             latency_ms,
             trace_id,
+            upstream,
         } = self;
         [
             Text(id),
@@ -74,6 +77,7 @@ impl AuditRecord {
             Text(outcome),
             Number(*latency_ms),
             Text(trace_id),
+            Text(upstream),
         ]
     }
 
@@ -95,6 +99,7 @@ impl AuditRecord {
             outcome: "ok".into(),
             latency_ms: 0,
             trace_id: String::new(),
+            upstream: String::new(),
         }
     }
 }
@@ -208,6 +213,7 @@ impl Store {
                 outcome: row.try_get("outcome")?,
                 latency_ms: row.try_get("latency_ms")?,
                 trace_id: row.try_get("trace_id")?,
+                upstream: row.try_get("upstream")?,
             })
         };
         let mut records = rows

@@ -252,6 +252,10 @@ impl ToolProvider for UpstreamTools {
         (!scopes.is_empty()).then(|| scopes.clone())
     }
 
+    fn origin(&self, _name: &str) -> Option<String> {
+        Some(self.link.config.name.clone())
+    }
+
     fn timeout(&self, name: &str) -> Option<std::time::Duration> {
         let own = self.policy(name).and_then(|o| o.timeout);
         Some(own.unwrap_or(self.link.config.timeout))

@@ -212,6 +212,7 @@ fn audit_record(user: &str, at_ms: i64) -> AuditRecord {
         outcome: "ok".into(),
         latency_ms: 1,
         trace_id: String::new(),
+        upstream: "github".into(),
     }
 }
 

@@ -127,7 +127,7 @@ async fn an_overridden_upstream_tool_is_renamed_described_bound_to_its_caller_an
 }
 
 #[tokio::test]
-async fn metrics_show_each_upstreams_state_calls_and_latency() {
+async fn metrics_and_the_audit_trail_name_the_upstream_of_each_call() {
     let Some((node, script)) = everything() else {
         return;
     };

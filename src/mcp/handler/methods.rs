@@ -157,7 +157,9 @@ impl McpHandler {
             .await?;
             let modern = is_modern(&context);
             let arguments = request.arguments.unwrap_or_default();
-            let audit = self.audit(&context, "tools/call", &request.name, Some(&arguments))?;
+            let audit = self
+                .audit(&context, "tools/call", &request.name, Some(&arguments))?
+                .map(|audit| audit.served_by(registry.origin(&request.name)));
             let cx = self
                 .call_context(
                     context,

@@ -86,6 +86,10 @@ impl ToolProvider for WithPolicies {
         self.inner.required_scopes(name)
     }
 
+    fn origin(&self, name: &str) -> Option<String> {
+        self.inner.origin(name)
+    }
+
     /// The inner tool's time, plus the user's when it confirms.
     fn timeout(&self, name: &str) -> Option<Duration> {
         let confirm = self.policies.get(name).is_some_and(|d| d.confirm);
