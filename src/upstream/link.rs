@@ -2,6 +2,8 @@
 //! teamgate starts, or a Streamable HTTP URL), list its tools, follow its
 //! `list_changed`, and reconnect with backoff when it goes away.
 
+#![allow(deprecated)] // Sampling and roots: deprecated in 2026-07-28, still what 2025-era upstreams ask.
+
 use std::{
     collections::HashMap,
     sync::{Arc, Mutex},
@@ -10,9 +12,12 @@ use std::{
 
 use anyhow::Context;
 use rmcp::{
-    ClientHandler, RoleClient, ServiceExt,
-    model::{ClientConfig, ProgressNotificationParam, ProgressToken, Tool},
-    service::{NotificationContext, Peer},
+    ClientHandler, ErrorData, RoleClient, ServiceExt,
+    model::{
+        ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+        ElicitResult, ListRootsResult, ProgressNotificationParam, ProgressToken, Tool,
+    },
+    service::{NotificationContext, Peer, RequestContext},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -24,6 +29,7 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::relay::{Kind, Relay};
 use crate::{config::UpstreamConfig, registry::Scrubber};
 
 /// First wait before reconnecting; doubled per failure up to `MAX_BACKOFF`.
@@ -77,6 +83,8 @@ pub(super) struct Link {
     pub(super) current: Mutex<Current>,
     /// Calls waiting for progress, by the token teamgate sent upstream.
     pub(super) progress: Mutex<HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>>,
+    /// Member calls in flight, for the upstream's requests to its client.
+    pub(super) relay: Relay,
     /// Told when the tool list or the status changed.
     changed: Arc<dyn Fn() + Send + Sync>,
     /// Wakes the supervisor to list the tools again.
@@ -101,6 +109,7 @@ impl Link {
                 error: None,
             }),
             progress: Mutex::default(),
+            relay: Relay::default(),
             changed,
             relist: tokio::sync::Notify::new(),
         })
@@ -257,11 +266,62 @@ async fn log_stderr(name: String, scrubber: Scrubber, stderr: tokio::process::Ch
 }
 
 /// teamgate's client side toward one upstream: routes its progress to the
-/// call that asked, and its list changes to the supervisor.
+/// call that asked, its requests to the member whose call it serves
+/// (`relay.rs`), and its list changes to the supervisor.
 #[derive(Clone)]
 pub(super) struct Client(std::sync::Weak<Link>);
 
+impl Client {
+    /// Relays an upstream request to its member and reads the answer as `T`.
+    async fn relay<P: serde::Serialize, T: serde::de::DeserializeOwned>(
+        &self,
+        kind: Kind,
+        params: Option<P>,
+        context: RequestContext<RoleClient>,
+    ) -> Result<T, ErrorData> {
+        let link = self.0.upgrade().ok_or_else(|| {
+            ErrorData::internal_error("this upstream connection is closing", None)
+        })?;
+        let mut params = params
+            .map(|p| serde_json::to_value(p).unwrap_or_default())
+            .unwrap_or_default();
+        // The upstream's secrets stay in teamgate, even in what it asks.
+        link.scrubber.value(&mut params);
+        let answer = link.relay.relay(kind, params, &context).await?;
+        serde_json::from_value(answer).map_err(|error| {
+            let method = kind.method();
+            ErrorData::internal_error(
+                format!("the member's client answered {method} with an invalid result: {error}"),
+                None,
+            )
+        })
+    }
+}
+
 impl ClientHandler for Client {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.relay(Kind::Elicitation, Some(request), context).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.relay(Kind::Sampling, Some(params), context).await
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        self.relay(Kind::Roots, None::<()>, context).await
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -290,6 +350,14 @@ impl ClientHandler for Client {
         let mut info = ClientConfig::default();
         info.client_info.name = "teamgate".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
+        // Upstreams may ask: each request is relayed to the member whose
+        // call it serves, or refused (relay.rs).
+        info.capabilities = serde_json::from_value(serde_json::json!({
+            "elicitation": {"form": {}, "url": {}},
+            "sampling": {},
+            "roots": {},
+        }))
+        .expect("client capabilities");
         info
     }
 }

@@ -8,7 +8,9 @@
 //! Connections outlive registry rebuilds: a reload keeps an upstream whose
 //! configuration did not change, and starts or stops the others.
 
+mod forward;
 mod link;
+mod relay;
 mod tools;
 
 use std::{

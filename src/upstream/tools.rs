@@ -1,22 +1,21 @@
 //! An upstream's tools as the registry offers them: filtered by the
 //! configured globs and renamed with the prefix; each call forwarded with
-//! teamgate's timeout and the member's cancellation, its progress relayed
-//! to that member only.
+//! teamgate's timeout and the member's cancellation, its progress and its
+//! requests to the client relayed to that member only (`forward.rs`).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rmcp::{
-    model::{
-        CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-        ServerResult,
-    },
-    service::{PeerRequestOptions, ServiceError},
+    model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult},
+    service::ServiceError,
 };
-use tokio::sync::mpsc;
 
-use super::link::{Link, PROGRESS_QUEUE, Status};
+use super::{
+    forward::{Forward, Outcome},
+    link::{Link, Status},
+};
 use crate::{
     config::OnUnavailable,
     protocol::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
@@ -109,52 +108,31 @@ impl ToolProvider for UpstreamTools {
                 None,
             ));
         };
-        let peer = {
-            let current = self.link.current.lock().expect("upstream state lock");
-            match (&current.peer, current.status) {
-                (Some(peer), Status::Up) => peer.clone(),
-                _ => return Ok(self.unavailable(current.status.label())),
-            }
-        };
-        let params = CallToolRequestParams::new(original.to_owned()).with_arguments(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = match peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-        {
-            Ok(handle) => handle,
-            Err(error) => return Ok(self.unavailable(&error.to_string())),
-        };
-        let (route, mut progress) = mpsc::channel(PROGRESS_QUEUE);
-        let routes = &self.link.progress;
-        routes
-            .lock()
-            .expect("progress routes lock")
-            .insert(handle.progress_token.clone(), route);
-        // The route and, when the call ends early (the member cancelled, the
-        // timeout struck, the client went away), the upstream's request go too.
-        let mut pending = Pending {
-            link: &self.link,
-            handle: Some((
-                handle.peer.clone(),
-                handle.id.clone(),
-                handle.progress_token.clone(),
-            )),
-        };
-        let mut response = handle.rx;
-        let result = loop {
-            tokio::select! {
-                result = &mut response => break result,
-                Some(update) = progress.recv() => {
-                    let message = update.message.as_deref();
-                    cx.progress(update.progress, update.total, message).await;
-                }
-                () = cx.cancellation().cancelled() => {
-                    return Err(McpError::internal_error("cancelled", None));
+        // A 2026-07-28 retry resumes the call it parked (see forward.rs).
+        let forward = match Forward::resume(&self.link, cx)? {
+            Some(forward) => forward,
+            None => {
+                let peer = {
+                    let current = self.link.current.lock().expect("upstream state lock");
+                    match (&current.peer, current.status) {
+                        (Some(peer), Status::Up) => peer.clone(),
+                        _ => return Ok(self.unavailable(current.status.label())),
+                    }
+                };
+                let params =
+                    CallToolRequestParams::new(original.to_owned()).with_arguments(arguments);
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                match Forward::start(&self.link, &peer, request, cx).await {
+                    Ok(forward) => forward,
+                    Err(error) => return Ok(self.unavailable(&error.to_string())),
                 }
             }
         };
-        pending.finished();
+        let result = match forward.run(cx).await {
+            Outcome::Done(result) => result,
+            Outcome::Input(input_required) => return Ok(input_required.into()),
+            Outcome::Cancelled => return Err(McpError::internal_error("cancelled", None)),
+        };
         match result {
             Ok(Ok(ServerResult::CallToolResult(result))) => Ok(CallToolResponse::Complete(result)),
             Ok(Ok(_)) => Ok(tool_error(format!(
@@ -174,46 +152,5 @@ impl ToolProvider for UpstreamTools {
 
     fn timeout(&self, _name: &str) -> Option<std::time::Duration> {
         Some(self.link.config.timeout)
-    }
-}
-
-/// A forwarded call: its progress route is removed when it ends, and an
-/// unfinished one is cancelled upstream (`notifications/cancelled`).
-struct Pending<'a> {
-    link: &'a Link,
-    handle: Option<(
-        rmcp::service::Peer<rmcp::RoleClient>,
-        rmcp::model::RequestId,
-        rmcp::model::ProgressToken,
-    )>,
-}
-
-impl Pending<'_> {
-    fn finished(&mut self) {
-        if let Some((_, _, token)) = self.handle.take() {
-            self.link
-                .progress
-                .lock()
-                .expect("progress routes lock")
-                .remove(&token);
-        }
-    }
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        let Some((peer, id, token)) = self.handle.take() else {
-            return;
-        };
-        self.link
-            .progress
-            .lock()
-            .expect("progress routes lock")
-            .remove(&token);
-        tokio::spawn(async move {
-            let reason = "cancelled by the client or teamgate's timeout";
-            let cancelled = CancelledNotificationParam::new(Some(id), Some(reason.into()));
-            let _ = peer.notify_cancelled(cancelled).await;
-        });
     }
 }
