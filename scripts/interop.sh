@@ -17,8 +17,9 @@ rm -f "$LOGDIR"/teamgate.db*
 export TEAMGATE__STORE__URL="sqlite://$LOGDIR/teamgate.db"
 TOKEN="$("$BIN" token create --user interop --name ci | tail -n 1)" || { echo "interop: cannot create a token"; exit 1; }
 [[ "$TOKEN" == tg_* ]] || { echo "interop: unexpected token output"; exit 1; }
-# The conformance overlay plus the everything server as an upstream (tools `everything_*`); the
-# upstream clients edit its `tools.include` here to see list_changed (hot reload).
+# The conformance overlay plus two upstreams: the everything server (tools `everything_*`), whose
+# `tools.include` the upstream clients edit here to see list_changed (hot reload), and a server on
+# the Python SDK that counts the cancellations it saw (`waiter_wait`, `waiter_cancelled`).
 CONFIG="$LOGDIR/interop.toml"
 EVERYTHING="$ROOT/.cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 { cat config/conformance.toml; cat <<EOF
@@ -28,6 +29,11 @@ name = "everything"
 command = "$ROOT/.cache/bin/node22"
 args = ["$EVERYTHING", "stdio"]
 tools = { include = ["echo", "trigger-long-running-operation", "trigger-elicitation-request"] }
+
+[[upstreams]]
+name = "waiter"
+command = "$ROOT/.cache/venv/bin/python"
+args = ["$ROOT/tests/interop/waiter_server.py"]
 EOF
 } >"$CONFIG"
 NARROW="$("$BIN" token create --user interop-narrow --name ci --scope tools:everything_echo --force | tail -n 1)"

@@ -128,6 +128,25 @@ async def run_checks(args, client, me, narrow):
             return f"teamgate or the upstream stayed busy: {r!r}"
         return None if len(seen) == at and at >= 1 else f"progress {seen} (cancelled at {at})"
 
+    async def upstream_saw_cancel():
+        async def count():
+            return int(texts(await client.call_tool("waiter_cancelled", {})))
+
+        for _ in range(100):
+            if "waiter_wait" in await names(client):
+                break
+            await anyio.sleep(0.2)
+        before = await count()
+        with anyio.move_on_after(1.0) as scope:
+            await client.call_tool("waiter_wait", {"seconds": 30})
+        if not scope.cancelled_caught:
+            return "the call completed"
+        for _ in range(50):
+            if await count() == before + 1:
+                return None
+            await anyio.sleep(0.1)
+        return f"the upstream counted {await count()} cancellations, {before} before"
+
     async def scopes():
         small = await names(narrow)
         ours = [n for n in small if n.startswith("everything_")]
@@ -168,6 +187,7 @@ async def run_checks(args, client, me, narrow):
         ("upstream progress reaches the caller", progress),
         ("the upstream's elicitation is answered by this client", elicitation),
         ("a cancelled upstream call ends at once and reports nothing more", cancel),
+        ("the upstream saw the cancellation (waiter_cancelled counts it)", upstream_saw_cancel),
         ("a narrow token lists only its tool and is refused the others (403 insufficient_scope)", scopes),
         (f"list_changed when the upstream's tools change (adds everything_{args.add})", list_changed),
     ]:

@@ -102,6 +102,19 @@ await check('a cancelled upstream call ends at once and reports nothing more', a
   const r = await client.callTool({ name: 'everything_echo', arguments: { message: 'after' } }, undefined, REQ);
   return seen.length === at && texts(r).includes('after') ? null : `progress after cancel: ${seen.slice(at)}`;
 });
+await check('the upstream saw the cancellation (waiter_cancelled counts it)', async () => {
+  const count = async () => Number(texts(await client.callTool({ name: 'waiter_cancelled', arguments: {} }, undefined, REQ)));
+  for (let i = 0; i < 100 && !(await names(client)).includes('waiter_wait'); i++) await sleep(200);
+  const before = await count();
+  const controller = new AbortController();
+  const call = client.callTool({ name: 'waiter_wait', arguments: { seconds: 30 } }, undefined, { ...REQ, signal: controller.signal });
+  await sleep(1000);
+  controller.abort('enough');
+  const outcome = await call.then(() => 'completed', () => 'rejected');
+  if (outcome !== 'rejected') return `call ${outcome}`;
+  for (let i = 0; i < 50; i++) { if ((await count()) === before + 1) return null; await sleep(100); }
+  return `the upstream counted ${await count()} cancellations, ${before} before`;
+});
 
 await check('a narrow token lists only its tool and is refused the others (403 insufficient_scope)', async () => {
   const small = await connect(narrow, {});
