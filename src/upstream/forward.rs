@@ -11,9 +11,9 @@
 //! sealed `requestState` (bound to the user and the tool, so no other
 //! member can resume it). The retry takes it out, hands the answer
 //! upstream and goes on waiting. A call nobody resumes within
-//! `RELAY_TIMEOUT` is dropped, which cancels it upstream.
+//! `RELAY_TIMEOUT` is dropped, which cancels it upstream (`parked.rs`).
 
-use std::{collections::HashMap, sync::Arc, sync::Mutex};
+use std::sync::Arc;
 
 use rmcp::{
     RoleClient,
@@ -35,9 +35,6 @@ use crate::{
     protocol::{Asked, InputRequests, InputRequiredResult, McpError},
     registry::CallContext,
 };
-
-/// Calls parked for a 2026-07-28 retry, per upstream, at most.
-const MAX_PARKED: usize = 64;
 
 /// How a forwarded call ended, for now.
 pub(super) enum Outcome {
@@ -286,37 +283,5 @@ impl Drop for Forward {
             let cancelled = CancelledNotificationParam::new(Some(id), Some(reason.into()));
             let _ = peer.notify_cancelled(cancelled).await;
         });
-    }
-}
-
-/// Calls parked for a 2026-07-28 retry, by the id in their `requestState`.
-#[derive(Default)]
-pub(super) struct Parked(Arc<Mutex<HashMap<String, (String, Forward)>>>);
-
-impl Parked {
-    /// Parks `forward` for `user`, dropped after `RELAY_TIMEOUT` unless taken.
-    fn put(&self, id: String, user: String, forward: Forward) -> Result<(), Forward> {
-        let mut parked = self.0.lock().expect("parked calls lock");
-        if parked.len() >= MAX_PARKED {
-            return Err(forward);
-        }
-        parked.insert(id.clone(), (user, forward));
-        let table = Arc::downgrade(&self.0);
-        tokio::spawn(async move {
-            tokio::time::sleep(RELAY_TIMEOUT).await;
-            let expired = table
-                .upgrade()
-                .and_then(|t| t.lock().expect("parked calls lock").remove(&id));
-            drop(expired);
-        });
-        Ok(())
-    }
-
-    fn take(&self, id: &str, user: &str) -> Option<Forward> {
-        let mut parked = self.0.lock().expect("parked calls lock");
-        match parked.get(id) {
-            Some((owner, _)) if owner == user => parked.remove(id).map(|(_, f)| f),
-            _ => None,
-        }
     }
 }

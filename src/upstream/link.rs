@@ -29,7 +29,7 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::relay::{Kind, Relay};
+use super::relay::{Kind, Relay, ask_member};
 use crate::{config::UpstreamConfig, registry::Scrubber};
 
 /// First wait before reconnecting; doubled per failure up to `MAX_BACKOFF`.
@@ -271,40 +271,13 @@ async fn log_stderr(name: String, scrubber: Scrubber, stderr: tokio::process::Ch
 #[derive(Clone)]
 pub(super) struct Client(std::sync::Weak<Link>);
 
-impl Client {
-    /// Relays an upstream request to its member and reads the answer as `T`.
-    async fn relay<P: serde::Serialize, T: serde::de::DeserializeOwned>(
-        &self,
-        kind: Kind,
-        params: Option<P>,
-        context: RequestContext<RoleClient>,
-    ) -> Result<T, ErrorData> {
-        let link = self.0.upgrade().ok_or_else(|| {
-            ErrorData::internal_error("this upstream connection is closing", None)
-        })?;
-        let mut params = params
-            .map(|p| serde_json::to_value(p).unwrap_or_default())
-            .unwrap_or_default();
-        // The upstream's secrets stay in teamgate, even in what it asks.
-        link.scrubber.value(&mut params);
-        let answer = link.relay.relay(kind, params, &context).await?;
-        serde_json::from_value(answer).map_err(|error| {
-            let method = kind.method();
-            ErrorData::internal_error(
-                format!("the member's client answered {method} with an invalid result: {error}"),
-                None,
-            )
-        })
-    }
-}
-
 impl ClientHandler for Client {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        self.relay(Kind::Elicitation, Some(request), context).await
+        ask_member(self.0.upgrade(), Kind::Elicitation, Some(request), context).await
     }
 
     async fn create_message(
@@ -312,14 +285,14 @@ impl ClientHandler for Client {
         params: CreateMessageRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
-        self.relay(Kind::Sampling, Some(params), context).await
+        ask_member(self.0.upgrade(), Kind::Sampling, Some(params), context).await
     }
 
     async fn list_roots(
         &self,
         context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
-        self.relay(Kind::Roots, None::<()>, context).await
+        ask_member(self.0.upgrade(), Kind::Roots, None::<()>, context).await
     }
 
     async fn on_progress(

@@ -10,6 +10,7 @@
 
 mod forward;
 mod link;
+mod parked;
 mod relay;
 mod tools;
 
