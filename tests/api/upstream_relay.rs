@@ -6,7 +6,7 @@
 
 #![allow(deprecated)] // Roots: deprecated in 2026-07-28, still what 2025-era upstreams ask.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     ClientHandler, RoleClient, ServiceExt,
@@ -21,10 +21,11 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 use teamgate::config::AuthMode;
-use tokio::sync::mpsc;
+use tokio::sync::{Barrier, mpsc};
 
 use crate::{
     helpers::{TestApp, spawn_app_with},
+    sdk,
     sec_authz::{reply, send},
     upstreams::{everything, upstream},
 };
@@ -41,6 +42,9 @@ const TOOLS: [&str; 4] = [
 struct Member {
     name: &'static str,
     asked: mpsc::UnboundedSender<String>,
+    /// When set, an elicitation is answered only once every member holding
+    /// it is being asked too: their requests were in flight together.
+    together: Option<Arc<Barrier>>,
 }
 
 impl ClientHandler for Member {
@@ -59,6 +63,13 @@ impl ClientHandler for Member {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         let _ = self.asked.send("elicitation".into());
+        if let Some(together) = &self.together
+            && tokio::time::timeout(Duration::from_secs(10), together.wait())
+                .await
+                .is_err()
+        {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
         Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": self.name})))
     }
 
@@ -76,20 +87,34 @@ impl ClientHandler for Member {
 
 type Session = RunningService<RoleClient, Member>;
 
+async fn token(app: &TestApp, name: &str) -> String {
+    let tokens = teamgate::auth::PersonalTokens::new(app.store.clone(), Duration::from_secs(30));
+    let created = tokens.create(name, "test", vec!["*".into()], None);
+    created.await.unwrap().token
+}
+
 async fn member(
     app: &TestApp,
     name: &'static str,
 ) -> (Session, mpsc::UnboundedReceiver<String>, String) {
-    let tokens = teamgate::auth::PersonalTokens::new(app.store.clone(), Duration::from_secs(30));
-    let token = tokens
-        .create(name, "test", vec!["*".into()], None)
-        .await
-        .unwrap()
-        .token;
+    member_with(app, name, None).await
+}
+
+async fn member_with(
+    app: &TestApp,
+    name: &'static str,
+    together: Option<Arc<Barrier>>,
+) -> (Session, mpsc::UnboundedReceiver<String>, String) {
+    let token = token(app, name).await;
     let (asked, heard) = mpsc::unbounded_channel();
     let config =
         StreamableHttpClientTransportConfig::with_uri(app.url.as_str()).auth_header(&token);
-    let session = Member { name, asked }
+    let member = Member {
+        name,
+        asked,
+        together,
+    };
+    let session = member
         .serve(StreamableHttpClientTransport::from_config(config))
         .await
         .expect("the member connects");
@@ -198,6 +223,17 @@ async fn a_legacy_member_answers_its_calls_upstream_requests_and_no_one_elses() 
         Vec::<String>::new(),
         "refused, not asked"
     );
+
+    // A client that did not declare elicitation is not asked: the upstream hears -32601.
+    let carol = token(&app, "carol").await;
+    let (carol, _) = sdk::connect_as(&app.url, Some(&carol), None).await;
+    let result = sdk::call(&carol, "everything_trigger-elicitation-request", json!({})).await;
+    assert!(
+        sdk::text(&result).contains("did not declare the capability"),
+        "{result}"
+    );
+    assert_eq!(drained(&mut alice_heard), Vec::<String>::new());
+    assert_eq!(drained(&mut bob_heard), Vec::<String>::new());
 }
 
 fn modern(id: i64, name: &str, extra: Value) -> Value {
@@ -249,4 +285,66 @@ async fn a_2026_member_gets_input_required_and_completes_the_upstream_call() {
     // The same state twice: the call it named is over.
     let (_, text) = send(&app, &token, &modern(4, tool, answer), &headers).await;
     assert_eq!(reply(&text)["error"]["code"], -32602, "{text}");
+}
+
+/// The everything server over Streamable HTTP on a free loopback port,
+/// stopped when dropped.
+async fn everything_over_http() -> Option<(tokio::process::Child, String)> {
+    let (node, script) = everything()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = tokio::process::Command::new(node)
+        .args([script.as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the everything server starts");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(tokio::time::Instant::now() < deadline, "it listens");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Some((child, format!("http://127.0.0.1:{port}/")))
+}
+
+#[tokio::test]
+async fn over_streamable_http_each_members_call_gets_its_own_upstream_requests() {
+    let Some((_server, base)) = everything_over_http().await else {
+        return;
+    };
+    let url = format!("{base}mcp");
+    let app = spawn_app_with(move |c| {
+        c.auth.mode = AuthMode::Required;
+        c.tools.http_allowlist = vec![base];
+        c.upstreams = vec![
+            serde_json::from_value(json!({"name": "everything", "url": url,
+                "tools": {"include": TOOLS}}))
+            .unwrap(),
+        ];
+    })
+    .await;
+    let together = Some(Arc::new(Barrier::new(2)));
+    let (alice, mut alice_heard, _) = member_with(&app, "alice", together.clone()).await;
+    let (bob, mut bob_heard, _) = member_with(&app, "bob", together).await;
+    let tool = "everything_trigger-elicitation-request";
+    until_listed(&alice, tool).await;
+    // Two members' calls at once: each request names its call (SEP-2260),
+    // so each goes to its own member where stdio would be ambiguous.
+    let ((a_error, a_text), (b_error, b_text)) =
+        tokio::join!(call(&alice, tool, json!({})), call(&bob, tool, json!({})));
+    assert!(
+        !a_error && a_text.contains(r#""name": "alice""#),
+        "{a_text}"
+    );
+    assert!(!b_error && b_text.contains(r#""name": "bob""#), "{b_text}");
+    assert_eq!(drained(&mut alice_heard), ["elicitation"]);
+    assert_eq!(drained(&mut bob_heard), ["elicitation"]);
 }
