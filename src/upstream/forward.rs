@@ -39,7 +39,7 @@ use crate::{
 /// How a forwarded call ended, for now.
 pub(super) enum Outcome {
     /// The upstream answered (or its connection went away).
-    Done(Result<Result<ServerResult, ServiceError>, oneshot::error::RecvError>),
+    Done(Box<Result<Result<ServerResult, ServiceError>, oneshot::error::RecvError>>),
     /// 2026-07-28: return this; the call is parked until the retry.
     Input(InputRequiredResult),
     /// The member cancelled: dropped, which cancels the call upstream.
@@ -143,14 +143,20 @@ impl Forward {
                     Step::Cancelled => return Outcome::Cancelled,
                     Step::Park(key, ask) => match self.park(key, ask, cx) {
                         Ok(input_required) => return Outcome::Input(input_required),
-                        Err(not_parked) => self = not_parked,
+                        Err(not_parked) => self = *not_parked,
                     },
                 }
             }
             tokio::select! {
+                biased;
                 result = &mut self.response => {
                     self.request = None;
-                    return Outcome::Done(result);
+                    // Progress sent before the result goes out before it.
+                    while let Ok(update) = self.progress.try_recv() {
+                        let message = update.message.as_deref();
+                        cx.progress(update.progress, update.total, message).await;
+                    }
+                    return Outcome::Done(Box::new(result));
                 }
                 Some(update) = self.progress.recv() => {
                     let message = update.message.as_deref();
@@ -219,7 +225,7 @@ impl Forward {
         key: String,
         ask: Ask,
         cx: &CallContext,
-    ) -> Result<InputRequiredResult, Self> {
+    ) -> Result<InputRequiredResult, Box<Self>> {
         let id = hex::encode(rand::random::<[u8; 16]>());
         let state = cx.mrtr().seal(&ParkedState {
             upstream_call: id.clone(),
@@ -228,7 +234,7 @@ impl Forward {
             (Ok(requests), Ok(state)) => (requests, state),
             (Err(error), _) | (_, Err(error)) => {
                 let _ = ask.answer.send(Err(error));
-                return Err(self);
+                return Err(Box::new(self));
             }
         };
         self.waiting = Some((key, ask));
@@ -241,7 +247,7 @@ impl Forward {
                     let why = "too many calls of this upstream wait for their members".to_owned();
                     let _ = ask.answer.send(Err(refuse(ErrorCode::INTERNAL_ERROR, why)));
                 }
-                Err(this)
+                Err(Box::new(this))
             }
         }
     }

@@ -129,7 +129,7 @@ impl ToolProvider for UpstreamTools {
             }
         };
         let result = match forward.run(cx).await {
-            Outcome::Done(result) => result,
+            Outcome::Done(result) => *result,
             Outcome::Input(input_required) => return Ok(input_required.into()),
             Outcome::Cancelled => return Err(McpError::internal_error("cancelled", None)),
         };
