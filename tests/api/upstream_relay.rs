@@ -1,18 +1,18 @@
 //! An upstream's requests to its client (issue 26): the everything server
-//! asks for elicitation and roots while a member's call runs, and the
+//! asks for elicitation, sampling and roots while a member's call runs, and the
 //! member's own client answers, through a 2025 session (a real request) or
 //! on 2026-07-28 (`input_required`, then the retry); asked outside any call,
 //! or while two members' calls make it ambiguous, nobody is asked.
 
-#![allow(deprecated)] // Roots: deprecated in 2026-07-28, still what 2025-era upstreams ask.
+#![allow(deprecated)] // Sampling and roots: deprecated in 2026-07-28, still what 2025-era upstreams ask.
 
 use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     ClientHandler, RoleClient, ServiceExt,
     model::{
-        CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-        ListRootsResult,
+        CallToolRequestParams, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+        ElicitRequestParams, ElicitResult, ElicitationAction, ListRootsResult,
     },
     service::{RequestContext, RunningService},
     transport::{
@@ -30,9 +30,10 @@ use crate::{
     upstreams::{everything, upstream},
 };
 
-const TOOLS: [&str; 4] = [
+const TOOLS: [&str; 5] = [
     "echo",
     "trigger-elicitation-request",
+    "trigger-sampling-request",
     "get-roots-list",
     "trigger-long-running-operation",
 ];
@@ -51,7 +52,7 @@ impl ClientHandler for Member {
     fn get_info(&self) -> ClientConfig {
         serde_json::from_value(json!({
             "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}}, "roots": {}},
+            "capabilities": {"elicitation": {"form": {}}, "roots": {}, "sampling": {}},
             "clientInfo": {"name": self.name, "version": "1"},
         }))
         .unwrap()
@@ -71,6 +72,20 @@ impl ClientHandler for Member {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }
         Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": self.name})))
+    }
+
+    async fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        let _ = self.asked.send("sampling".into());
+        let text = format!("sampled by {}", self.name);
+        Ok(
+            serde_json::from_value(json!({"role": "assistant", "model": "test",
+            "content": {"type": "text", "text": text}}))
+            .unwrap(),
+        )
     }
 
     async fn list_roots(
@@ -193,6 +208,10 @@ async fn a_legacy_member_answers_its_calls_upstream_requests_and_no_one_elses() 
     let (error, text) = call(&alice, "everything_get-roots-list", json!({})).await;
     assert!(!error && text.contains("file:///home/alice"), "{text}");
     assert_eq!(drained(&mut alice_heard), ["roots"]);
+    let sample = json!({"prompt": "hello", "maxTokens": 20});
+    let (error, text) = call(&alice, "everything_trigger-sampling-request", sample).await;
+    assert!(!error && text.contains("sampled by alice"), "{text}");
+    assert_eq!(drained(&mut alice_heard), ["sampling"]);
     assert_eq!(drained(&mut bob_heard), Vec::<String>::new());
 
     // stdio says not which call a request serves: with alice's and bob's
