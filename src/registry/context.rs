@@ -186,6 +186,12 @@ impl CallContext {
         crate::protocol::is_modern(&self.request)
     }
 
+    /// The 2025-era session the call came on (`Mcp-Session-Id`), if any.
+    pub fn session_id(&self) -> Option<&str> {
+        let parts = self.request.extensions.get::<http::request::Parts>()?;
+        parts.headers.get("mcp-session-id")?.to_str().ok()
+    }
+
     pub fn client_capabilities(&self) -> ClientCapabilities {
         self.request.client_capabilities().unwrap_or_default()
     }

@@ -2,6 +2,8 @@
 //! teamgate starts, or a Streamable HTTP URL), list its tools, follow its
 //! `list_changed`, and reconnect with backoff when it goes away.
 
+#![allow(deprecated)] // Sampling and roots: deprecated in 2026-07-28, still what 2025-era upstreams ask.
+
 use std::{
     collections::HashMap,
     sync::{
@@ -13,9 +15,12 @@ use std::{
 
 use anyhow::Context;
 use rmcp::{
-    ClientHandler, RoleClient, ServiceExt,
-    model::{ClientConfig, ProgressNotificationParam, ProgressToken, Tool},
-    service::{NotificationContext, Peer},
+    ClientHandler, ErrorData, RoleClient, ServiceExt,
+    model::{
+        ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+        ElicitResult, ListRootsResult, ProgressNotificationParam, ProgressToken, Tool,
+    },
+    service::{NotificationContext, Peer, RequestContext},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -27,7 +32,10 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::legacy_sse;
+use super::{
+    legacy_sse,
+    relay::{Kind, Relay, ask_member},
+};
 use crate::{config::UpstreamConfig, registry::Scrubber};
 
 /// First wait before reconnecting; doubled per failure up to `MAX_BACKOFF`.
@@ -84,6 +92,8 @@ pub(super) struct Link {
     /// Held while a call is sent and its progress route put in; progress
     /// is looked up under it (rmcp names the token only as it sends).
     pub(super) sending: tokio::sync::Mutex<()>,
+    /// Member calls in flight, for the upstream's requests to its client.
+    pub(super) relay: Relay,
     /// Told when the tool list or the status changed.
     changed: Arc<dyn Fn() + Send + Sync>,
     /// Wakes the supervisor to list the tools again.
@@ -113,6 +123,7 @@ impl Link {
             }),
             progress: Mutex::default(),
             sending: tokio::sync::Mutex::default(),
+            relay: Relay::default(),
             changed,
             relist: tokio::sync::Notify::new(),
             legacy: AtomicBool::new(false),
@@ -313,11 +324,35 @@ async fn log_stderr(name: String, scrubber: Scrubber, stderr: tokio::process::Ch
 }
 
 /// teamgate's client side toward one upstream: routes its progress to the
-/// call that asked, and its list changes to the supervisor.
+/// call that asked, its requests to the member whose call it serves
+/// (`relay.rs`), and its list changes to the supervisor.
 #[derive(Clone)]
 pub(super) struct Client(std::sync::Weak<Link>);
 
 impl ClientHandler for Client {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        ask_member(self.0.upgrade(), Kind::Elicitation, Some(request), context).await
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        ask_member(self.0.upgrade(), Kind::Sampling, Some(params), context).await
+    }
+
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        ask_member(self.0.upgrade(), Kind::Roots, None::<()>, context).await
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -347,6 +382,14 @@ impl ClientHandler for Client {
         let mut info = ClientConfig::default();
         info.client_info.name = "teamgate".into();
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
+        // Upstreams may ask: each request is relayed to the member whose
+        // call it serves, or refused (relay.rs).
+        info.capabilities = serde_json::from_value(serde_json::json!({
+            "elicitation": {"form": {}, "url": {}},
+            "sampling": {},
+            "roots": {},
+        }))
+        .expect("client capabilities");
         info
     }
 }

@@ -8,8 +8,11 @@
 //! Connections outlive registry rebuilds: a reload keeps an upstream whose
 //! configuration did not change, and starts or stops the others.
 
+mod forward;
 mod legacy_sse;
 mod link;
+mod parked;
+mod relay;
 mod tools;
 
 use std::{

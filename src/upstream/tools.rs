@@ -3,8 +3,8 @@
 //! `[upstreams.tools.NAME]` words and limits over the upstream's (the
 //! caller binding, `confirm` and caching of an override are the declared
 //! tools' own, wrapped around this by `app`); each call forwarded with
-//! teamgate's timeout and the member's cancellation, its progress relayed
-//! to that member only.
+//! teamgate's timeout and the member's cancellation, its progress and its
+//! requests to the client relayed to that member only (`forward.rs`).
 
 use std::{
     collections::HashMap,
@@ -14,15 +14,14 @@ use std::{
 use async_trait::async_trait;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rmcp::{
-    model::{
-        CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientRequest,
-        ServerResult,
-    },
-    service::{PeerRequestOptions, ServiceError},
+    model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult},
+    service::ServiceError,
 };
-use tokio::sync::mpsc;
 
-use super::link::{Link, PROGRESS_QUEUE, Status};
+use super::{
+    forward::{Forward, Outcome},
+    link::{Link, Status},
+};
 use crate::{
     config::{OnUnavailable, ToolOverride},
     protocol::{CallToolResponse, JsonObject, McpError, Tool, text_result},
@@ -164,55 +163,30 @@ impl ToolProvider for UpstreamTools {
                 None,
             ));
         };
-        let peer = {
-            let current = self.link.current.lock().expect("upstream state lock");
-            match (&current.peer, current.status) {
-                (Some(peer), Status::Up) => peer.clone(),
-                _ => return Ok(self.unavailable(current.status.label())),
-            }
-        };
-        let params = CallToolRequestParams::new(original).with_arguments(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let (route, mut progress) = mpsc::channel(PROGRESS_QUEUE);
-        // rmcp picks the progress token as it sends; progress waits for the
-        // gate until this call's route is in, so its first cannot miss it.
-        let handle = {
-            let _gate = self.link.sending.lock().await;
-            let sent = peer
-                .send_cancellable_request(request, PeerRequestOptions::no_options())
-                .await;
-            match sent {
-                Ok(handle) => {
-                    let mut routes = self.link.progress.lock().expect("progress routes lock");
-                    routes.insert(handle.progress_token.clone(), route);
-                    handle
-                }
-                Err(error) => return Ok(self.unavailable(&error.to_string())),
-            }
-        };
-        // The route and, when the call ends early (the member cancelled, the
-        // timeout struck, the client went away), the upstream's request go too.
-        let mut pending = Pending {
-            link: &self.link,
-            started: std::time::Instant::now(),
-            handle: Some((
-                handle.peer.clone(),
-                handle.id.clone(),
-                handle.progress_token.clone(),
-            )),
-        };
-        let mut response = handle.rx;
-        let result = loop {
-            tokio::select! {
-                result = &mut response => break result,
-                Some(update) = progress.recv() => {
-                    let message = update.message.as_deref();
-                    cx.progress(update.progress, update.total, message).await;
-                }
-                () = cx.cancellation().cancelled() => {
-                    return Err(McpError::internal_error("cancelled", None));
+        // A 2026-07-28 retry resumes the call it parked (see forward.rs).
+        let forward = match Forward::resume(&self.link, cx)? {
+            Some(forward) => forward,
+            None => {
+                let peer = {
+                    let current = self.link.current.lock().expect("upstream state lock");
+                    match (&current.peer, current.status) {
+                        (Some(peer), Status::Up) => peer.clone(),
+                        _ => return Ok(self.unavailable(current.status.label())),
+                    }
+                };
+                let params = CallToolRequestParams::new(original).with_arguments(arguments);
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                match Forward::start(&self.link, &peer, request, cx).await {
+                    Ok(forward) => forward,
+                    Err(error) => return Ok(self.unavailable(&error.to_string())),
                 }
             }
+        };
+        let started = forward.started();
+        let result = match forward.run(cx).await {
+            Outcome::Done(result) => *result,
+            Outcome::Input(input_required) => return Ok(input_required.into()),
+            Outcome::Cancelled => return Err(McpError::internal_error("cancelled", None)),
         };
         let (outcome, response) = match result {
             Ok(Ok(ServerResult::CallToolResult(result))) => {
@@ -238,7 +212,7 @@ impl ToolProvider for UpstreamTools {
             Ok(Err(error)) => ("unavailable", Ok(self.unavailable(&error.to_string()))),
             Err(_) => ("unavailable", Ok(self.unavailable("the connection closed"))),
         };
-        pending.finished(outcome);
+        self.link.ended(outcome, started.elapsed());
         response
     }
 
@@ -259,49 +233,5 @@ impl ToolProvider for UpstreamTools {
     fn timeout(&self, name: &str) -> Option<std::time::Duration> {
         let own = self.policy(name).and_then(|o| o.timeout);
         Some(own.unwrap_or(self.link.config.timeout))
-    }
-}
-
-/// A forwarded call: its progress route is removed when it ends, and an
-/// unfinished one is cancelled upstream (`notifications/cancelled`).
-struct Pending<'a> {
-    link: &'a Link,
-    started: std::time::Instant,
-    handle: Option<(
-        rmcp::service::Peer<rmcp::RoleClient>,
-        rmcp::model::RequestId,
-        rmcp::model::ProgressToken,
-    )>,
-}
-
-impl Pending<'_> {
-    fn finished(&mut self, outcome: &'static str) {
-        self.link.ended(outcome, self.started.elapsed());
-        if let Some((_, _, token)) = self.handle.take() {
-            self.link
-                .progress
-                .lock()
-                .expect("progress routes lock")
-                .remove(&token);
-        }
-    }
-}
-
-impl Drop for Pending<'_> {
-    fn drop(&mut self) {
-        let Some((peer, id, token)) = self.handle.take() else {
-            return;
-        };
-        self.link.ended("cancelled", self.started.elapsed());
-        self.link
-            .progress
-            .lock()
-            .expect("progress routes lock")
-            .remove(&token);
-        tokio::spawn(async move {
-            let reason = "cancelled by the client or teamgate's timeout";
-            let cancelled = CancelledNotificationParam::new(Some(id), Some(reason.into()));
-            let _ = peer.notify_cancelled(cancelled).await;
-        });
     }
 }

@@ -37,6 +37,7 @@ mod store;
 mod telemetry;
 mod tidy;
 mod upstream_policies;
+mod upstream_relay;
 mod upstream_remote;
 mod upstream_supervision;
 mod upstreams;

@@ -53,10 +53,15 @@ async fn until(app: &TestApp, tool: &str, listed: bool) {
     }
 }
 
-/// Waits (at most 10 s) until no process runs in `cwd`.
-async fn gone(cwd: &Path) {
+/// Waits (at most 10 s) until no process runs in `cwd`, or, given `pid`,
+/// until that one no longer does (a stopped process ends a moment later).
+async fn gone(cwd: &Path, pid: Option<u32>) {
     for _ in 0..200 {
-        if upstream_pid(cwd).is_none() {
+        let running = match pid {
+            Some(pid) => std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == cwd),
+            None => upstream_pid(cwd).is_some(),
+        };
+        if !running {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -144,11 +149,12 @@ async fn reloads_start_change_and_stop_upstreams_and_a_broken_one_changes_nothin
     until(&app, "ev.echo", true).await;
     until(&app, "everything_echo", false).await;
     hear(&mut heard, &Heard::ToolsChanged).await;
-    assert_ne!(upstream_pid(&cwd), Some(running), "restarted");
+    gone(&cwd, Some(running)).await;
+    assert!(upstream_pid(&cwd).is_some(), "restarted");
 
     // A removed upstream's process ends and its tools leave.
     app.reloader.reload(&test_config()).unwrap();
     until(&app, "ev.echo", false).await;
-    gone(&cwd).await;
+    gone(&cwd, None).await;
     client.cancel().await.unwrap();
 }
