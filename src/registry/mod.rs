@@ -58,13 +58,29 @@ pub trait ResourceProvider: Send + Sync {
     fn owns(&self, uri: &str) -> bool;
     async fn read(&self, uri: &str, cx: &CallContext) -> Result<ReadResourceResponse, McpError>;
     /// Values for a template variable being typed (`completion/complete`).
-    fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
+    async fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
         Vec::new()
     }
     /// Scopes a caller needs to read `uri`; `None`: the default `resources:read`.
     fn required_scopes(&self, _uri: &str) -> Option<Vec<String>> {
         None
     }
+    /// Whether the provider offers anything now: an upstream server that is
+    /// down offers nothing, and `resources` is then not advertised for it.
+    fn offers(&self) -> bool {
+        true
+    }
+    /// Whether it raises `resources/updated` itself (an upstream that
+    /// accepts subscriptions), beyond `RegistryBuilder::subscribable`.
+    fn subscribable(&self) -> bool {
+        false
+    }
+    /// A member subscribed to `uri` (one it owns); an upstream passes it on.
+    async fn subscribe(&self, _uri: &str) -> Result<(), McpError> {
+        Ok(())
+    }
+    /// A member's subscription to `uri` ended.
+    async fn unsubscribe(&self, _uri: &str) {}
 }
 
 /// Offers prompts.
@@ -78,7 +94,7 @@ pub trait PromptProvider: Send + Sync {
         cx: &CallContext,
     ) -> Result<GetPromptResponse, McpError>;
     /// Values for a prompt argument being typed (`completion/complete`).
-    fn complete(&self, _prompt: &str, _argument: &str, _prefix: &str) -> Vec<String> {
+    async fn complete(&self, _prompt: &str, _argument: &str, _prefix: &str) -> Vec<String> {
         Vec::new()
     }
     /// Scopes a caller needs for `name`; `None`: the default `prompts:<name>`.
@@ -122,6 +138,11 @@ impl RegistryBuilder {
     pub fn prompts(mut self, provider: Arc<dyn PromptProvider>) -> Self {
         self.prompts.push(provider);
         self
+    }
+    /// The resource providers registered so far (upstream servers' resources
+    /// are renamed where these have the same URI).
+    pub fn resource_providers(&self) -> &[Arc<dyn ResourceProvider>] {
+        &self.resources
     }
     /// Advertise `resources.subscribe`: some provider raises `resources/updated`.
     pub fn subscribable(mut self) -> Self {
@@ -167,14 +188,18 @@ impl RegistryBuilder {
             }
         }
         let templates = self.resources.iter().flat_map(|p| p.templates()).collect();
+        let offering: Vec<_> = self.resources.iter().filter(|p| p.offers()).collect();
+        let has_resources = !offering.is_empty();
+        let subscribable = self.subscribable || offering.iter().any(|p| p.subscribable());
         Ok(Registry {
             tools,
             tool_index,
             prompts,
             prompt_index,
             templates,
+            has_resources,
             resource_providers: self.resources,
-            subscribable: self.subscribable,
+            subscribable,
             scrubber: Scrubber::new(self.secrets),
             sources,
         })
@@ -197,6 +222,8 @@ pub struct Registry {
     /// Resources are asked of their providers on each list: a watched
     /// source adds and removes documents between reloads.
     resource_providers: Vec<Arc<dyn ResourceProvider>>,
+    /// Some provider offers something (`ResourceProvider::offers`).
+    has_resources: bool,
     subscribable: bool,
     scrubber: Scrubber,
     /// The providers this was built from, for `refreshed`.
@@ -220,7 +247,7 @@ impl Registry {
     /// Exactly what is registered: a kind with nothing in it is not advertised.
     pub fn capabilities(&self) -> ServerCapabilities {
         let mut caps = ServerCapabilities::default();
-        let has_resources = !self.resource_providers.is_empty();
+        let has_resources = self.has_resources;
         if !self.tools.is_empty() {
             caps.tools = Some(
                 serde_json::from_value(serde_json::json!({"listChanged": true}))

@@ -1,17 +1,21 @@
 //! One upstream server's connection, supervised: connect (a stdio program
-//! teamgate starts, or a Streamable HTTP URL), list its tools, follow its
-//! `list_changed`, and reconnect with backoff when it goes away.
+//! teamgate starts, or a Streamable HTTP URL), list its tools, prompts and
+//! resources, follow its `list_changed` and `resources/updated`, and
+//! reconnect with backoff when it goes away.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, OnceLock},
     time::Duration,
 };
 
 use anyhow::Context;
 use rmcp::{
     ClientHandler, RoleClient, ServiceExt,
-    model::{ClientConfig, ProgressNotificationParam, ProgressToken, Tool},
+    model::{
+        ClientConfig, ProgressNotificationParam, ProgressToken, ResourceUpdatedNotificationParam,
+        Tool,
+    },
     service::{NotificationContext, Peer},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
@@ -24,7 +28,14 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::{config::UpstreamConfig, registry::Scrubber};
+use super::offer::{self, Offer};
+use crate::{
+    config::UpstreamConfig,
+    registry::{ChangeEvent, Scrubber},
+};
+
+/// Told the upstream's resource changes, under the upstream's own URIs.
+pub(super) type ResourceEvents = Arc<dyn Fn(ChangeEvent) + Send + Sync>;
 
 /// First wait before reconnecting; doubled per failure up to `MAX_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -60,6 +71,8 @@ impl Status {
 pub(super) struct Current {
     pub(super) status: Status,
     pub(super) tools: Arc<Vec<Tool>>,
+    /// Its prompts, resources and templates (`offer.rs`).
+    pub(super) offer: offer::Shared,
     pub(super) peer: Option<Peer<RoleClient>>,
     pub(super) error: Option<String>,
 }
@@ -81,6 +94,10 @@ pub(super) struct Link {
     changed: Arc<dyn Fn() + Send + Sync>,
     /// Wakes the supervisor to list the tools again.
     relist: tokio::sync::Notify,
+    /// Members' subscriptions to the upstream's resources (`resources.rs`).
+    pub(super) subscribed: offer::Subscribed,
+    /// Set once the upstream's resources are offered (`Upstreams::start`).
+    pub(super) resource_events: OnceLock<ResourceEvents>,
 }
 
 impl Link {
@@ -97,12 +114,15 @@ impl Link {
             current: Mutex::new(Current {
                 status: Status::Connecting,
                 tools: Arc::default(),
+                offer: Arc::default(),
                 peer: None,
                 error: None,
             }),
             progress: Mutex::default(),
             changed,
             relist: tokio::sync::Notify::new(),
+            subscribed: Default::default(),
+            resource_events: OnceLock::new(),
         })
     }
 
@@ -118,14 +138,37 @@ impl Link {
         peer: Option<Peer<RoleClient>>,
         error: Option<String>,
     ) {
-        {
+        let resources_changed = {
             let mut current = self.current.lock().expect("upstream state lock");
+            let gone = status != Status::Up && resources_in(&current.offer);
+            if status != Status::Up {
+                current.offer = Arc::default();
+            }
             current.status = status;
             current.tools = Arc::new(tools.unwrap_or_default());
             current.peer = peer;
             current.error = error.map(|e| self.scrubber.text(&e));
-        }
+            gone
+        };
         (self.changed)();
+        // The registry lists resources live, so it cannot see this change itself.
+        if resources_changed {
+            self.resource_event(ChangeEvent::ResourcesListChanged);
+        }
+    }
+
+    /// Takes what the upstream now offers besides tools; whether its
+    /// resources or templates changed.
+    fn offer(&self, offer: Offer) -> bool {
+        let mut current = self.current.lock().expect("upstream state lock");
+        let before = std::mem::replace(&mut current.offer, Arc::new(offer));
+        (&before.resources, &before.templates) != (&current.offer.resources, &current.offer.templates)
+    }
+
+    pub(super) fn resource_event(&self, event: ChangeEvent) {
+        if let Some(events) = self.resource_events.get() {
+            events(event);
+        }
     }
 
     /// Connects, serves, reconnects; until `stop`.
@@ -147,7 +190,12 @@ impl Link {
                     loop {
                         match list_tools(&peer).await {
                             Ok(tools) => {
-                                self.set(Status::Up, Some(tools), Some(peer.clone()), None)
+                                let changed = self.offer(Offer::list(&peer, &name).await);
+                                self.set(Status::Up, Some(tools), Some(peer.clone()), None);
+                                if changed {
+                                    self.resource_event(ChangeEvent::ResourcesListChanged);
+                                }
+                                super::resources::resubscribe(&self, &peer);
                             }
                             Err(error) => {
                                 tracing::warn!(upstream = %name, error = %self.scrubber.text(&format!("{error:#}")), "listing the upstream's tools failed");
@@ -218,6 +266,10 @@ impl Link {
     }
 }
 
+fn resources_in(offer: &Offer) -> bool {
+    !offer.resources.is_empty() || !offer.templates.is_empty()
+}
+
 /// Every tool the upstream lists, following pages up to `MAX_TOOLS`.
 async fn list_tools(peer: &Peer<RoleClient>) -> anyhow::Result<Vec<Tool>> {
     let mut tools = Vec::new();
@@ -283,6 +335,28 @@ impl ClientHandler for Client {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(link) = self.0.upgrade() {
             link.relist.notify_one();
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(link) = self.0.upgrade() {
+            link.relist.notify_one();
+        }
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(link) = self.0.upgrade() {
+            link.relist.notify_one();
+        }
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(link) = self.0.upgrade() {
+            link.resource_event(ChangeEvent::ResourceUpdated { uri: params.uri });
         }
     }
 

@@ -1,7 +1,8 @@
 //! MCP servers teamgate fronts (`[[upstreams]]`): one supervised client
-//! connection per upstream (`link.rs`), whose tools the registry offers as
-//! teamgate's own (`tools.rs`), so the engine's scopes, quotas, audit,
-//! timeouts and secret scrubbing apply to them unchanged. A member's
+//! connection per upstream (`link.rs`), whose tools, prompts and resources
+//! the registry offers as teamgate's own (`tools.rs`, `prompts.rs`,
+//! `resources.rs`), so the engine's scopes, quotas, audit, timeouts and
+//! secret scrubbing apply to them unchanged. A member's
 //! credential never leaves teamgate: upstreams see only the headers and
 //! environment their configuration names.
 //!
@@ -9,7 +10,11 @@
 //! configuration did not change, and starts or stops the others.
 
 mod link;
+mod offer;
+mod prompts;
+mod resources;
 mod tools;
+mod uris;
 
 use std::{
     collections::HashMap,
@@ -23,7 +28,7 @@ pub use link::Status;
 
 use crate::{
     config::{UpstreamConfig, resolve_env},
-    registry::{Scrubber, ToolProvider},
+    registry::{ChangeBus, PromptProvider, ResourceProvider, Scrubber, ToolProvider},
 };
 
 /// What the registry is told about an upstream change: rebuild the lists.
@@ -33,6 +38,9 @@ pub type OnChange = Arc<dyn Fn() + Send + Sync>;
 /// from every result).
 pub type Offered = (Arc<dyn ToolProvider>, Vec<String>);
 
+/// An upstream's prompts and resources.
+pub type Passed = (Arc<dyn PromptProvider>, Arc<dyn ResourceProvider>);
+
 /// Every configured upstream, running.
 pub struct Upstreams {
     runtime: tokio::runtime::Handle,
@@ -40,12 +48,18 @@ pub struct Upstreams {
     /// Set once the registry exists (`App` wires it); until then changes
     /// are picked up by the first build.
     on_change: Arc<OnceLock<OnChange>>,
+    /// Who offers resources besides each upstream (the URI rule).
+    neighbours: Arc<resources::Neighbours>,
+    /// Where the upstreams' `resources/updated` go; set with the first registry.
+    bus: Arc<OnceLock<ChangeBus>>,
 }
 
 struct Running {
     config: UpstreamConfig,
     link: Arc<link::Link>,
     provider: Arc<tools::UpstreamTools>,
+    prompts: Arc<prompts::UpstreamPrompts>,
+    resources: Arc<resources::UpstreamResources>,
     secrets: Vec<String>,
     stop: CancellationToken,
 }
@@ -67,6 +81,8 @@ impl Upstreams {
             runtime: tokio::runtime::Handle::current(),
             running: Mutex::default(),
             on_change: Arc::default(),
+            neighbours: Arc::default(),
+            bus: Arc::default(),
         }
     }
 
@@ -111,8 +127,31 @@ impl Upstreams {
             let supervise = running.link.clone().supervise(running.stop.clone());
             self.runtime.spawn(supervise);
         }
+        *self.neighbours.links.lock().expect("neighbours lock") =
+            next.values().map(|r| r.link.clone()).collect();
         *running = next;
         Ok(providers)
+    }
+
+    /// Every running upstream's prompts and resources, by name, beside
+    /// `own` (teamgate's resource providers, which keep their URIs); their
+    /// `resources/updated` are published on `bus`.
+    pub fn passthrough(&self, own: &[Arc<dyn ResourceProvider>], bus: &ChangeBus) -> Vec<Passed> {
+        let _ = self.bus.set(bus.clone());
+        *self.neighbours.own.lock().expect("neighbours lock") = own.to_vec();
+        let running = self.running.lock().expect("upstreams lock");
+        let mut names: Vec<&String> = running.keys().collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|name| {
+                let r = &running[name];
+                (
+                    r.prompts.clone() as Arc<dyn PromptProvider>,
+                    r.resources.clone() as Arc<dyn ResourceProvider>,
+                )
+            })
+            .collect()
     }
 
     fn start(&self, config: &UpstreamConfig) -> anyhow::Result<Running> {
@@ -158,8 +197,21 @@ impl Upstreams {
         );
         let provider =
             Arc::new(tools::UpstreamTools::new(link.clone()).with_context(|| key.clone())?);
+        let resources = Arc::new(resources::UpstreamResources::new(
+            link.clone(),
+            self.neighbours.clone(),
+        ));
+        let (bus, offered) = (self.bus.clone(), Arc::downgrade(&resources));
+        let _ = link.resource_events.set(Arc::new(move |event| {
+            if let (Some(bus), Some(offered)) = (bus.get(), offered.upgrade()) {
+                // Local only: each replica holds its own upstream subscriptions.
+                bus.publish_local(offered.member_event(event));
+            }
+        }));
         Ok(Running {
             config: config.clone(),
+            prompts: Arc::new(prompts::UpstreamPrompts::new(link.clone())),
+            resources,
             link,
             provider,
             secrets,
