@@ -162,7 +162,8 @@ impl Link {
     fn offer(&self, offer: Offer) -> bool {
         let mut current = self.current.lock().expect("upstream state lock");
         let before = std::mem::replace(&mut current.offer, Arc::new(offer));
-        (&before.resources, &before.templates) != (&current.offer.resources, &current.offer.templates)
+        (&before.resources, &before.templates)
+            != (&current.offer.resources, &current.offer.templates)
     }
 
     pub(super) fn resource_event(&self, event: ChangeEvent) {

@@ -77,9 +77,9 @@ impl PromptProvider for UpstreamPrompts {
         let params = GetPromptRequestParams::new(original).with_arguments(arguments);
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
         match offer::forward(&self.link, request, Some(cx)).await? {
-            ServerResult::GetPromptResult(result) => {
-                Ok(GetPromptResponse::Complete(self.link.scrubber.scrub(result)))
-            }
+            ServerResult::GetPromptResult(result) => Ok(GetPromptResponse::Complete(
+                self.link.scrubber.scrub(result),
+            )),
             _ => Err(offer::unexpected(&self.link, "prompts/get")),
         }
     }

@@ -36,4 +36,5 @@ mod stdio;
 mod store;
 mod telemetry;
 mod tidy;
+mod upstream_resources;
 mod upstreams;

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// The everything server's entry point, installed by scripts/install-test-deps.sh.
-fn everything() -> Option<(String, String)> {
+pub(crate) fn everything() -> Option<(String, String)> {
     let script = repo_path(
         ".cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
     );
@@ -30,7 +30,7 @@ fn everything() -> Option<(String, String)> {
     Some((node.display().to_string(), script.display().to_string()))
 }
 
-fn upstream(node: &str, script: &str, adjust: Value) -> UpstreamConfig {
+pub(crate) fn upstream(node: &str, script: &str, adjust: Value) -> UpstreamConfig {
     let mut config = json!({
         "name": "everything",
         "command": node,
