@@ -140,7 +140,7 @@ impl Link {
     ) {
         let resources_changed = {
             let mut current = self.current.lock().expect("upstream state lock");
-            let gone = status != Status::Up && resources_in(&current.offer);
+            let gone = status != Status::Up && current.offer.has_resources();
             if status != Status::Up {
                 current.offer = Arc::default();
             }
@@ -154,21 +154,6 @@ impl Link {
         // The registry lists resources live, so it cannot see this change itself.
         if resources_changed {
             self.resource_event(ChangeEvent::ResourcesListChanged);
-        }
-    }
-
-    /// Takes what the upstream now offers besides tools; whether its
-    /// resources or templates changed.
-    fn offer(&self, offer: Offer) -> bool {
-        let mut current = self.current.lock().expect("upstream state lock");
-        let before = std::mem::replace(&mut current.offer, Arc::new(offer));
-        (&before.resources, &before.templates)
-            != (&current.offer.resources, &current.offer.templates)
-    }
-
-    pub(super) fn resource_event(&self, event: ChangeEvent) {
-        if let Some(events) = self.resource_events.get() {
-            events(event);
         }
     }
 
@@ -265,10 +250,6 @@ impl Link {
         }
         client.serve(transport).await.context("handshake")
     }
-}
-
-fn resources_in(offer: &Offer) -> bool {
-    !offer.resources.is_empty() || !offer.templates.is_empty()
 }
 
 /// Every tool the upstream lists, following pages up to `MAX_TOOLS`.

@@ -15,7 +15,10 @@ use rmcp::{
 };
 
 use super::link::{Link, Status};
-use crate::{protocol::McpError, registry::CallContext};
+use crate::{
+    protocol::McpError,
+    registry::{CallContext, ChangeEvent},
+};
 
 /// Prompts, resources and templates listed per upstream at most, each (pages
 /// are followed up to this).
@@ -79,6 +82,30 @@ impl Offer {
             });
         }
         offer
+    }
+}
+
+impl Offer {
+    pub(super) fn has_resources(&self) -> bool {
+        !self.resources.is_empty() || !self.templates.is_empty()
+    }
+}
+
+impl Link {
+    /// Takes what the upstream now offers besides tools; whether its
+    /// resources or templates changed.
+    pub(super) fn offer(&self, offer: Offer) -> bool {
+        let mut current = self.current.lock().expect("upstream state lock");
+        let before = std::mem::replace(&mut current.offer, Arc::new(offer));
+        let after = &current.offer;
+        (&before.resources, &before.templates) != (&after.resources, &after.templates)
+    }
+
+    /// Tells the change bus (`Upstreams::start` wires it) of `event`.
+    pub(super) fn resource_event(&self, event: ChangeEvent) {
+        if let Some(events) = self.resource_events.get() {
+            events(event);
+        }
     }
 }
 

@@ -194,8 +194,7 @@ impl ResourceProvider for UpstreamResources {
     }
 
     fn offers(&self) -> bool {
-        let offer = up_offer(&self.link);
-        !offer.resources.is_empty() || !offer.templates.is_empty()
+        up_offer(&self.link).has_resources()
     }
 
     fn subscribable(&self) -> bool {

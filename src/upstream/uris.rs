@@ -76,13 +76,12 @@ pub(super) fn matches(template: &str, uri: &str) -> bool {
             }
         }
     }
-    let Some(mut left) = uri.strip_prefix(literals[0]) else {
-        return false;
+    let (first, last, middle) = match literals.as_slice() {
+        [] | [_] => return template == uri,
+        [first, between @ .., last] => (*first, *last, between),
     };
-    let (last, middle) = match literals.split_last() {
-        Some((last, all)) if all.is_empty() => return left == *last,
-        Some((last, all)) => (*last, &all[1..]),
-        None => return false,
+    let Some(mut left) = uri.strip_prefix(first) else {
+        return false;
     };
     for literal in middle {
         if literal.is_empty() {

@@ -37,4 +37,5 @@ mod store;
 mod telemetry;
 mod tidy;
 mod upstream_resources;
+mod upstream_uris;
 mod upstreams;

@@ -9,18 +9,18 @@ use serde_json::{Value, json};
 use teamgate::config::{AuthMode, Config};
 
 use crate::{
-    docs_source::{docs, listen_until, write},
+    docs_source::listen_until,
     helpers::{MODERN, TestApp, repo_path, spawn_app_with},
     sdk::{self, Heard, hear},
     sec_authz::{reply, send},
     upstreams::{everything, upstream},
 };
 
-const GUIDE: &str = "demo://resource/static/document/architecture.md";
-const TEXT_TEMPLATE: &str = "demo://resource/dynamic/text/{resourceId}";
+pub(crate) const GUIDE: &str = "demo://resource/static/document/architecture.md";
+pub(crate) const TEXT_TEMPLATE: &str = "demo://resource/dynamic/text/{resourceId}";
 
 /// The everything server's own copy of a document it serves.
-fn served(name: &str) -> String {
+pub(crate) fn served(name: &str) -> String {
     let path = repo_path(&format!(
         ".cache/server-everything/node_modules/@modelcontextprotocol/server-everything/dist/docs/{name}"
     ));
@@ -41,7 +41,7 @@ async fn spawn(adjust: impl FnOnce(&mut Config) + Send + 'static) -> Option<Test
 
 /// `field` of each item of `list` (a 2026-07-28 list method), once `expect`
 /// is among them (the upstream connects in the background).
-async fn listed(app: &TestApp, list: &str, field: &str, expect: &str) -> Vec<String> {
+pub(crate) async fn listed(app: &TestApp, list: &str, field: &str, expect: &str) -> Vec<String> {
     let key = match list {
         "resources/templates/list" => "resourceTemplates",
         other => other.split('/').next().unwrap(),
@@ -63,7 +63,7 @@ async fn listed(app: &TestApp, list: &str, field: &str, expect: &str) -> Vec<Str
     }
 }
 
-fn first_text(reply: &Value) -> String {
+pub(crate) fn first_text(reply: &Value) -> String {
     let contents = &reply["result"]["contents"][0];
     contents["text"].as_str().unwrap_or_default().to_owned()
 }
@@ -306,106 +306,4 @@ async fn an_upstreams_prompts_need_their_scopes() {
     .await;
     assert_eq!(status, 200, "{text}");
     assert!(reply(&text)["result"]["messages"].is_array(), "{text}");
-}
-
-#[tokio::test]
-async fn a_uri_another_upstream_has_too_is_renamed_for_both() {
-    let Some((node, script)) = everything() else {
-        return;
-    };
-    let app = spawn_app_with(move |c| {
-        c.upstreams = vec![
-            upstream(&node, &script, json!({})),
-            upstream(&node, &script, json!({"name": "twin"})),
-        ];
-    })
-    .await;
-    let mine = format!("upstream://everything/{GUIDE}");
-    let twins = format!("upstream://twin/{GUIDE}");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let uris = loop {
-        let uris = listed(&app, "resources/list", "uri", &mine).await;
-        if uris.contains(&twins) || tokio::time::Instant::now() > deadline {
-            break uris;
-        }
-    };
-    assert!(uris.contains(&mine) && uris.contains(&twins), "{uris:?}");
-    assert!(
-        !uris.iter().any(|u| u == GUIDE),
-        "an ambiguous URI is nobody's: {uris:?}"
-    );
-    for (id, uri) in [(2, &mine), (3, &twins)] {
-        let (_, replies) = app
-            .modern_call(id, "resources/read", json!({"uri": uri}))
-            .await;
-        assert_eq!(first_text(&replies[0]), served("architecture.md"));
-        assert_eq!(&replies[0]["result"]["contents"][0]["uri"], uri.as_str());
-    }
-    let (_, replies) = app
-        .modern_call(4, "resources/read", json!({"uri": GUIDE}))
-        .await;
-    assert!(replies[0].get("error").is_some(), "{replies:?}");
-
-    let twin_template = format!("upstream://twin/{TEXT_TEMPLATE}");
-    let templates = listed(
-        &app,
-        "resources/templates/list",
-        "uriTemplate",
-        &twin_template,
-    )
-    .await;
-    assert!(templates.contains(&twin_template), "{templates:?}");
-    let read = twin_template.replace("{resourceId}", "5");
-    let (_, replies) = app
-        .modern_call(5, "resources/read", json!({"uri": read}))
-        .await;
-    assert!(
-        first_text(&replies[0]).starts_with("Resource 5:"),
-        "{replies:?}"
-    );
-}
-
-#[tokio::test]
-async fn a_uri_teamgates_own_docs_have_is_renamed_for_the_upstream() {
-    let python = repo_path(".cache/venv/bin/python");
-    if !python.exists() {
-        assert!(std::env::var_os("CI").is_none(), "CI installs the venv");
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    write(
-        dir.path(),
-        "guide.md",
-        "# Our guide\n\nteamgate's own copy.\n",
-    );
-    let folder = dir.path().to_owned();
-    let server = repo_path("tests/interop/upstream_handbook.py");
-    let app = spawn_app_with(move |c| {
-        c.sources.docs = vec![docs("handbook", &folder, false)];
-        c.upstreams = vec![
-            serde_json::from_value(json!({
-                "name": "twin", "command": python, "args": [server],
-            }))
-            .unwrap(),
-        ];
-    })
-    .await;
-    let own = "docs://handbook/guide.md";
-    let renamed = format!("upstream://twin/{own}");
-    let uris = listed(&app, "resources/list", "uri", &renamed).await;
-    assert!(
-        uris.iter().any(|u| u == own) && uris.contains(&renamed),
-        "{uris:?}"
-    );
-    let (_, replies) = app
-        .modern_call(2, "resources/read", json!({"uri": own}))
-        .await;
-    assert!(
-        first_text(&replies[0]).contains("teamgate's own copy"),
-        "{replies:?}"
-    );
-    let (_, replies) = app
-        .modern_call(3, "resources/read", json!({"uri": renamed}))
-        .await;
-    assert_eq!(first_text(&replies[0]), "the upstream's own guide");
 }
