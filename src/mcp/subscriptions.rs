@@ -50,7 +50,9 @@ impl Held {
         registry: &Registry,
         uri: &str,
     ) -> Result<(), super::McpError> {
-        let Some(owner) = registry.resource_owner(uri) else {
+        // Only a provider that passes subscriptions on is held: holding
+        // another would keep it (and its watcher) alive past a reload.
+        let Some(owner) = registry.resource_owner(uri).filter(|p| p.subscribable()) else {
             return Ok(());
         };
         if held.lock().expect("held lock").0.contains_key(uri) {

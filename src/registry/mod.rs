@@ -70,8 +70,8 @@ pub trait ResourceProvider: Send + Sync {
     fn offers(&self) -> bool {
         true
     }
-    /// Whether it raises `resources/updated` itself (an upstream that
-    /// accepts subscriptions), beyond `RegistryBuilder::subscribable`.
+    /// Whether it takes subscriptions itself (an upstream that accepts
+    /// them: `subscribe` is then called), beyond `RegistryBuilder::subscribable`.
     fn subscribable(&self) -> bool {
         false
     }

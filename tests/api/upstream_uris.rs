@@ -1,6 +1,7 @@
 //! The URI rule for upstream resources (issue 26): a URI another provider
 //! has too (a second upstream, teamgate's own docs) reads
-//! `upstream://<name>/<uri>` for the upstream, and reads map back.
+//! `upstream://<name>/<uri>` for the upstream, and reads map back; an
+//! upstream that is down offers no resources, prompts or completions.
 
 use std::time::Duration;
 
@@ -113,4 +114,39 @@ async fn a_uri_teamgates_own_docs_have_is_renamed_for_the_upstream() {
         .modern_call(3, "resources/read", json!({"uri": renamed}))
         .await;
     assert_eq!(first_text(&replies[0]), "the upstream's own guide");
+}
+
+#[tokio::test]
+async fn an_upstream_that_is_down_advertises_nothing() {
+    let app = spawn_app_with(|c| {
+        c.providers.conformance.enabled = false;
+        c.providers.builtin.enabled = false;
+        c.sources.docs.clear();
+        c.prompts.clear();
+        c.prompt_files.folders.clear();
+        c.upstreams = vec![
+            serde_json::from_value(json!({"name": "broken", "command": "/nonexistent/mcp-server"}))
+                .unwrap(),
+        ];
+    })
+    .await;
+    // The first attempt fails at once; the backoff keeps trying meanwhile.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let response = app
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "teamgate-tests", "version": "1"}}}),
+            &[],
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let initialized = crate::sec_authz::reply(&response.text().await.unwrap());
+    let caps = &initialized["result"]["capabilities"];
+    assert!(caps.is_object(), "{initialized}");
+    for kind in ["prompts", "resources", "completions"] {
+        assert!(caps.get(kind).is_none(), "{kind} advertised: {caps}");
+    }
+    let (_, replies) = app.modern_call(2, "resources/list", json!({})).await;
+    assert_eq!(replies[0]["result"]["resources"], json!([]), "{replies:?}");
 }
