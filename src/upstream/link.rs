@@ -173,6 +173,8 @@ impl Link {
                     let ending = service.cancellation_token();
                     let mut waiting = std::pin::pin!(service.waiting());
                     tracing::info!(upstream = %name, "upstream connected");
+                    // A new connection forgot the subscriptions members hold.
+                    let mut connected_now = true;
                     loop {
                         match list_tools(&peer).await {
                             Ok(tools) => {
@@ -181,7 +183,9 @@ impl Link {
                                 if changed {
                                     self.resource_event(ChangeEvent::ResourcesListChanged);
                                 }
-                                super::resources::resubscribe(&self, &peer);
+                                if std::mem::take(&mut connected_now) {
+                                    super::resources::resubscribe(&self, &peer);
+                                }
                             }
                             Err(error) => {
                                 tracing::warn!(upstream = %name, error = %self.scrubber.text(&format!("{error:#}")), "listing the upstream's tools failed");
