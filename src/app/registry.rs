@@ -1,6 +1,6 @@
 //! The registry a configuration describes: the fixtures and built-in
 //! tools it enables, its declared capabilities, and the upstream servers'
-//! tools, in the order clients see them.
+//! tools, prompts and resources, in the order clients see them.
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use crate::{
 };
 
 /// Registers the providers the configuration enables; with `upstreams`,
-/// the upstream servers' tools too (starting or stopping connections).
+/// the upstream servers' offers too (starting or stopping connections).
 pub(crate) fn build_registry(
     config: &Config,
     bus: &ChangeBus,
@@ -52,6 +52,11 @@ pub(crate) fn build_registry(
                 WithPolicies::new(provider, policies, config.tools.cache_max_entries)
             };
             builder = builder.tools(provider).secrets(secrets);
+        }
+        // After teamgate's own resources: those keep their URIs.
+        let own = builder.resource_providers().to_vec();
+        for (prompts, resources) in upstreams.passthrough(&own, bus) {
+            builder = builder.prompts(prompts).resources(resources);
         }
     }
     let registry = Arc::new(builder.build()?);

@@ -142,7 +142,7 @@ pub(super) fn templates(caller: &Caller, registry: &Registry) -> Vec<ResourceTem
 /// The values `completion/complete` offers `caller`. A prompt the caller may
 /// not get answers as an unknown one; a template it may not read, or a
 /// source it may not read, offers nothing, as an unknown one does.
-pub(super) fn completions(
+pub(super) async fn completions(
     caller: &Caller,
     registry: &Registry,
     request: &CompleteRequestParams,
@@ -159,16 +159,20 @@ pub(super) fn completions(
             if source.is_some_and(|uri| !allowed(caller, registry, Kind::Resource, &uri)) {
                 return Ok(Vec::new());
             }
-            provider.complete(name, &argument.name, &argument.value)
+            provider
+                .complete(name, &argument.name, &argument.value)
+                .await
         }
-        Reference::Resource(template) => registry
-            .resource_providers()
-            .iter()
-            .filter(|p| {
+        Reference::Resource(template) => {
+            let mut values = Vec::new();
+            for provider in registry.resource_providers().iter().filter(|p| {
                 caller.may_do_anything() || caller.may(&resource_scopes(p.as_ref(), &template.uri))
-            })
-            .flat_map(|p| p.complete(&template.uri, &argument.name, &argument.value))
-            .collect(),
+            }) {
+                let offered = provider.complete(&template.uri, &argument.name, &argument.value);
+                values.extend(offered.await);
+            }
+            values
+        }
         _ => Vec::new(),
     })
 }

@@ -6,7 +6,7 @@
 #![allow(deprecated)] // LoggingLevel and resources/updated for 2025-era sessions.
 
 use std::{
-    collections::HashSet,
+    collections::{HashMap, HashSet},
     sync::{Arc, Mutex, OnceLock},
 };
 
@@ -14,7 +14,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::{LoggingLevel, Peer, RoleServer, SubscriptionContext};
-use crate::registry::{ChangeBus, ChangeEvent};
+use crate::registry::{ChangeBus, ChangeEvent, Registry, ResourceProvider};
 
 /// Per-session state of a 2025-era session (or of one stateless request).
 /// Owned by the session's handler; its forwarder only holds a weak reference,
@@ -23,6 +23,9 @@ use crate::registry::{ChangeBus, ChangeEvent};
 pub(super) struct SessionState {
     pub log_level: Mutex<Option<LoggingLevel>>,
     pub subscriptions: Mutex<HashSet<String>>,
+    /// The providers told of those subscriptions (an upstream passes them
+    /// on), told again when the session goes.
+    pub held: Mutex<Held>,
     /// Set when the forwarder starts (once per session); cancelled on drop.
     forwarder: OnceLock<CancellationToken>,
 }
@@ -32,6 +35,65 @@ impl Drop for SessionState {
         if let Some(ended) = self.forwarder.get() {
             ended.cancel();
         }
+    }
+}
+
+/// Subscriptions a session or listen stream holds with the resources'
+/// providers; ended with it (dropping this tells each provider).
+#[derive(Default)]
+pub(super) struct Held(HashMap<String, Arc<dyn ResourceProvider>>);
+
+impl Held {
+    /// Tells `uri`'s provider of the subscription (once per `uri`).
+    pub(super) async fn hold(
+        held: &Mutex<Held>,
+        registry: &Registry,
+        uri: &str,
+    ) -> Result<(), super::McpError> {
+        // Only a provider that passes subscriptions on is held: holding
+        // another would keep it (and its watcher) alive past a reload.
+        let Some(owner) = registry.resource_owner(uri).filter(|p| p.subscribable()) else {
+            return Ok(());
+        };
+        if held.lock().expect("held lock").0.contains_key(uri) {
+            return Ok(());
+        }
+        owner.subscribe(uri).await?;
+        let earlier = held
+            .lock()
+            .expect("held lock")
+            .0
+            .insert(uri.to_owned(), owner.clone());
+        if earlier.is_some() {
+            // Subscribed twice at once: one is enough.
+            owner.unsubscribe(uri).await;
+        }
+        Ok(())
+    }
+
+    /// Ends the subscription to `uri`, if held.
+    pub(super) async fn release(held: &Mutex<Held>, uri: &str) {
+        let owner = held.lock().expect("held lock").0.remove(uri);
+        if let Some(owner) = owner {
+            owner.unsubscribe(uri).await;
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let held: Vec<_> = self.0.drain().collect();
+        if held.is_empty() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn(async move {
+            for (uri, owner) in held {
+                owner.unsubscribe(&uri).await;
+            }
+        });
     }
 }
 
@@ -102,9 +164,18 @@ pub(super) fn forward_to_session(
     });
 }
 
-/// Serves one `subscriptions/listen` stream until the client closes it.
-pub(super) async fn listen(bus: &ChangeBus, context: SubscriptionContext) {
+/// Serves one `subscriptions/listen` stream until the client closes it,
+/// holding its resource subscriptions with their providers meanwhile.
+pub(super) async fn listen(bus: &ChangeBus, registry: Arc<Registry>, context: SubscriptionContext) {
     let mut events = bus.subscribe();
+    let held = Mutex::default();
+    for uri in context.accepted().resource_subscriptions.iter().flatten() {
+        if let Err(error) = Held::hold(&held, &registry, uri).await {
+            tracing::debug!(%uri, %error, "a listen stream's subscription was not passed on");
+        }
+    }
+    // A stream may outlive many reloads: it keeps no registry.
+    drop(registry);
     let sink = context.sink();
     loop {
         let event = tokio::select! {

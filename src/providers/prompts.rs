@@ -159,7 +159,7 @@ impl PromptProvider for DeclaredPrompts {
         Ok(result.into())
     }
 
-    fn complete(&self, prompt: &str, argument: &str, prefix: &str) -> Vec<String> {
+    async fn complete(&self, prompt: &str, argument: &str, prefix: &str) -> Vec<String> {
         let Some(argument) = self
             .find(prompt)
             .and_then(|p| p.arguments.iter().find(|a| a.name == argument))

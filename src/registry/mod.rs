@@ -9,92 +9,20 @@
 
 mod context;
 mod events;
+mod provider;
 mod scrub;
 
 use std::{collections::HashMap, sync::Arc};
 
-use async_trait::async_trait;
-
 pub use context::{CallContext, Caller, Identity, scope_covers};
 pub use events::{ChangeBus, ChangeEvent};
+pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};
 
 use crate::protocol::{
-    CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
-    Resource, ResourceTemplate, ServerCapabilities, Tool,
+    CallToolResponse, JsonObject, McpError, Prompt, Resource, ResourceTemplate, ServerCapabilities,
+    Tool,
 };
-
-/// Offers tools.
-#[async_trait]
-pub trait ToolProvider: Send + Sync {
-    /// The tools, each with a unique name across all providers.
-    fn tools(&self) -> Vec<Tool>;
-    /// Runs `name`. Failures the model should read are `Ok` results with
-    /// `isError: true`; `Err` is for protocol errors only.
-    async fn call(
-        &self,
-        name: &str,
-        arguments: JsonObject,
-        cx: &CallContext,
-    ) -> Result<CallToolResponse, McpError>;
-    /// Scopes a caller needs for `name`; `None`: the default `tools:<name>`.
-    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
-        None
-    }
-    /// How long `name` may run; `None`: `limits.tool_timeout`.
-    fn timeout(&self, _name: &str) -> Option<std::time::Duration> {
-        None
-    }
-    /// The upstream server that serves `name`, for the audit trail.
-    fn origin(&self, _name: &str) -> Option<String> {
-        None
-    }
-}
-
-/// Offers resources and resource templates.
-#[async_trait]
-pub trait ResourceProvider: Send + Sync {
-    fn resources(&self) -> Vec<Resource>;
-    fn templates(&self) -> Vec<ResourceTemplate> {
-        Vec::new()
-    }
-    /// Whether `uri` belongs to this provider (listed or matching a template).
-    fn owns(&self, uri: &str) -> bool;
-    async fn read(&self, uri: &str, cx: &CallContext) -> Result<ReadResourceResponse, McpError>;
-    /// Values for a template variable being typed (`completion/complete`).
-    fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
-        Vec::new()
-    }
-    /// Scopes a caller needs to read `uri`; `None`: the default `resources:read`.
-    fn required_scopes(&self, _uri: &str) -> Option<Vec<String>> {
-        None
-    }
-}
-
-/// Offers prompts.
-#[async_trait]
-pub trait PromptProvider: Send + Sync {
-    fn prompts(&self) -> Vec<Prompt>;
-    async fn get(
-        &self,
-        name: &str,
-        arguments: HashMap<String, String>,
-        cx: &CallContext,
-    ) -> Result<GetPromptResponse, McpError>;
-    /// Values for a prompt argument being typed (`completion/complete`).
-    fn complete(&self, _prompt: &str, _argument: &str, _prefix: &str) -> Vec<String> {
-        Vec::new()
-    }
-    /// Scopes a caller needs for `name`; `None`: the default `prompts:<name>`.
-    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
-        None
-    }
-    /// The resource URI whose paths complete `argument` of `prompt`, if any:
-    /// a caller offered them must be allowed to read it too.
-    fn completes_from(&self, _prompt: &str, _argument: &str) -> Option<String> {
-        None
-    }
-}
 
 /// What a scope check is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +54,11 @@ impl RegistryBuilder {
     pub fn prompts(mut self, provider: Arc<dyn PromptProvider>) -> Self {
         self.prompts.push(provider);
         self
+    }
+    /// The resource providers registered so far (upstream servers' resources
+    /// are renamed where these have the same URI).
+    pub fn resource_providers(&self) -> &[Arc<dyn ResourceProvider>] {
+        &self.resources
     }
     /// Advertise `resources.subscribe`: some provider raises `resources/updated`.
     pub fn subscribable(mut self) -> Self {
@@ -171,14 +104,18 @@ impl RegistryBuilder {
             }
         }
         let templates = self.resources.iter().flat_map(|p| p.templates()).collect();
+        let offering: Vec<_> = self.resources.iter().filter(|p| p.offers()).collect();
+        let has_resources = !offering.is_empty();
+        let subscribable = self.subscribable || offering.iter().any(|p| p.subscribable());
         Ok(Registry {
             tools,
             tool_index,
             prompts,
             prompt_index,
             templates,
+            has_resources,
             resource_providers: self.resources,
-            subscribable: self.subscribable,
+            subscribable,
             scrubber: Scrubber::new(self.secrets),
             sources,
         })
@@ -201,6 +138,8 @@ pub struct Registry {
     /// Resources are asked of their providers on each list: a watched
     /// source adds and removes documents between reloads.
     resource_providers: Vec<Arc<dyn ResourceProvider>>,
+    /// Some provider offers something (`ResourceProvider::offers`).
+    has_resources: bool,
     subscribable: bool,
     scrubber: Scrubber,
     /// The providers this was built from, for `refreshed`.
@@ -224,7 +163,7 @@ impl Registry {
     /// Exactly what is registered: a kind with nothing in it is not advertised.
     pub fn capabilities(&self) -> ServerCapabilities {
         let mut caps = ServerCapabilities::default();
-        let has_resources = !self.resource_providers.is_empty();
+        let has_resources = self.has_resources;
         if !self.tools.is_empty() {
             caps.tools = Some(
                 serde_json::from_value(serde_json::json!({"listChanged": true}))

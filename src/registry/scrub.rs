@@ -171,6 +171,14 @@ impl Scrubber {
         serde_json::from_value(value).unwrap_or(item)
     }
 
+    /// Scrubs any MCP value (an upstream's prompt or resource contents).
+    pub fn scrub<T: Serialize + DeserializeOwned>(&self, item: T) -> T {
+        if self.is_empty() {
+            return item;
+        }
+        self.wire(item)
+    }
+
     pub fn result(&self, response: CallToolResponse) -> CallToolResponse {
         if self.is_empty() {
             return response;

@@ -1,13 +1,12 @@
 //! One upstream server's connection, supervised: connect (a stdio program
-//! teamgate starts, or a Streamable HTTP URL), list its tools, follow its
-//! `list_changed`, and reconnect with backoff when it goes away.
-
-#![allow(deprecated)] // Sampling and roots: deprecated in 2026-07-28, still what 2025-era upstreams ask.
+//! teamgate starts, or a Streamable HTTP URL), list its tools, prompts and
+//! resources, follow its `list_changed` and `resources/updated`, and
+//! reconnect with backoff when it goes away.
 
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicBool, Ordering},
     },
     time::Duration,
@@ -15,12 +14,9 @@ use std::{
 
 use anyhow::Context;
 use rmcp::{
-    ClientHandler, ErrorData, RoleClient, ServiceExt,
-    model::{
-        ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-        ElicitResult, ListRootsResult, ProgressNotificationParam, ProgressToken, Tool,
-    },
-    service::{NotificationContext, Peer, RequestContext},
+    RoleClient, ServiceExt,
+    model::{ProgressNotificationParam, ProgressToken, Tool},
+    service::Peer,
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -33,10 +29,18 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    client::Client,
     legacy_sse,
-    relay::{Kind, Relay, ask_member},
+    offer::{self, Offer},
+    relay::Relay,
 };
-use crate::{config::UpstreamConfig, registry::Scrubber};
+use crate::{
+    config::UpstreamConfig,
+    registry::{ChangeEvent, Scrubber},
+};
+
+/// Told the upstream's resource changes, under the upstream's own URIs.
+pub(super) type ResourceEvents = Arc<dyn Fn(ChangeEvent) + Send + Sync>;
 
 /// First wait before reconnecting; doubled per failure up to `MAX_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -72,6 +76,8 @@ impl Status {
 pub(super) struct Current {
     pub(super) status: Status,
     pub(super) tools: Arc<Vec<Tool>>,
+    /// Its prompts, resources and templates (`offer.rs`).
+    pub(super) offer: offer::Shared,
     pub(super) peer: Option<Peer<RoleClient>>,
     pub(super) error: Option<String>,
 }
@@ -97,10 +103,14 @@ pub(super) struct Link {
     /// Told when the tool list or the status changed.
     changed: Arc<dyn Fn() + Send + Sync>,
     /// Wakes the supervisor to list the tools again.
-    relist: tokio::sync::Notify,
+    pub(super) relist: tokio::sync::Notify,
     /// The upstream answered only the 2024-11-05 HTTP+SSE transport.
     legacy: AtomicBool,
     on_call: Arc<std::sync::OnceLock<super::OnCall>>,
+    /// Members' subscriptions to the upstream's resources (`resources.rs`).
+    pub(super) subscribed: offer::Subscribed,
+    /// Set once the upstream's resources are offered (`Upstreams::start`).
+    pub(super) resource_events: OnceLock<ResourceEvents>,
 }
 
 impl Link {
@@ -118,6 +128,7 @@ impl Link {
             current: Mutex::new(Current {
                 status: Status::Connecting,
                 tools: Arc::default(),
+                offer: Arc::default(),
                 peer: None,
                 error: None,
             }),
@@ -128,6 +139,8 @@ impl Link {
             relist: tokio::sync::Notify::new(),
             legacy: AtomicBool::new(false),
             on_call,
+            subscribed: Default::default(),
+            resource_events: OnceLock::new(),
         })
     }
 
@@ -150,14 +163,23 @@ impl Link {
         peer: Option<Peer<RoleClient>>,
         error: Option<String>,
     ) {
-        {
+        let resources_changed = {
             let mut current = self.current.lock().expect("upstream state lock");
+            let gone = status != Status::Up && current.offer.has_resources();
+            if status != Status::Up {
+                current.offer = Arc::default();
+            }
             current.status = status;
             current.tools = Arc::new(tools.unwrap_or_default());
             current.peer = peer;
             current.error = error.map(|e| self.scrubber.text(&e));
-        }
+            gone
+        };
         (self.changed)();
+        // The registry lists resources live, so it cannot see this change itself.
+        if resources_changed {
+            self.resource_event(ChangeEvent::ResourcesListChanged);
+        }
     }
 
     /// Connects, serves, reconnects; until `stop`.
@@ -176,10 +198,19 @@ impl Link {
                     let ending = service.cancellation_token();
                     let mut waiting = std::pin::pin!(service.waiting());
                     tracing::info!(upstream = %name, "upstream connected");
+                    // A new connection forgot the subscriptions members hold.
+                    let mut connected_now = true;
                     loop {
                         match list_tools(&peer).await {
                             Ok(tools) => {
-                                self.set(Status::Up, Some(tools), Some(peer.clone()), None)
+                                let changed = self.offer(Offer::list(&peer, &name).await);
+                                self.set(Status::Up, Some(tools), Some(peer.clone()), None);
+                                if changed {
+                                    self.resource_event(ChangeEvent::ResourcesListChanged);
+                                }
+                                if std::mem::take(&mut connected_now) {
+                                    super::resources::resubscribe(&self, &peer);
+                                }
                             }
                             Err(error) => {
                                 tracing::warn!(upstream = %name, error = %self.scrubber.text(&format!("{error:#}")), "listing the upstream's tools failed");
@@ -320,76 +351,5 @@ async fn log_stderr(name: String, scrubber: Scrubber, stderr: tokio::process::Ch
                 tracing::debug!(upstream = %name, line = %scrubber.text(text.trim_end()), "upstream stderr");
             }
         }
-    }
-}
-
-/// teamgate's client side toward one upstream: routes its progress to the
-/// call that asked, its requests to the member whose call it serves
-/// (`relay.rs`), and its list changes to the supervisor.
-#[derive(Clone)]
-pub(super) struct Client(std::sync::Weak<Link>);
-
-impl ClientHandler for Client {
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        ask_member(self.0.upgrade(), Kind::Elicitation, Some(request), context).await
-    }
-
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, ErrorData> {
-        ask_member(self.0.upgrade(), Kind::Sampling, Some(params), context).await
-    }
-
-    async fn list_roots(
-        &self,
-        context: RequestContext<RoleClient>,
-    ) -> Result<ListRootsResult, ErrorData> {
-        ask_member(self.0.upgrade(), Kind::Roots, None::<()>, context).await
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let Some(link) = self.0.upgrade() else { return };
-        let _gate = link.sending.lock().await;
-        let route = link
-            .progress
-            .lock()
-            .expect("progress routes lock")
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(route) = route {
-            // A call that does not keep up loses progress, never blocks the connection.
-            let _ = route.try_send(params);
-        }
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        if let Some(link) = self.0.upgrade() {
-            link.relist.notify_one();
-        }
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let mut info = ClientConfig::default();
-        info.client_info.name = "teamgate".into();
-        info.client_info.version = env!("CARGO_PKG_VERSION").into();
-        // Upstreams may ask: each request is relayed to the member whose
-        // call it serves, or refused (relay.rs).
-        info.capabilities = serde_json::from_value(serde_json::json!({
-            "elicitation": {"form": {}, "url": {}},
-            "sampling": {},
-            "roots": {},
-        }))
-        .expect("client capabilities");
-        info
     }
 }

@@ -1,19 +1,25 @@
 //! MCP servers teamgate fronts (`[[upstreams]]`): one supervised client
-//! connection per upstream (`link.rs`), whose tools the registry offers as
-//! teamgate's own (`tools.rs`), so the engine's scopes, quotas, audit,
-//! timeouts and secret scrubbing apply to them unchanged. A member's
+//! connection per upstream (`link.rs`), whose tools, prompts and resources
+//! the registry offers as teamgate's own (`tools.rs`, `prompts.rs`,
+//! `resources.rs`), so the engine's scopes, quotas, audit, timeouts and
+//! secret scrubbing apply to them unchanged. A member's
 //! credential never leaves teamgate: upstreams see only the headers and
 //! environment their configuration names.
 //!
 //! Connections outlive registry rebuilds: a reload keeps an upstream whose
 //! configuration did not change, and starts or stops the others.
 
+mod client;
 mod forward;
 mod legacy_sse;
 mod link;
+mod offer;
 mod parked;
+mod prompts;
 mod relay;
+mod resources;
 mod tools;
+mod uris;
 
 use std::{
     collections::HashMap,
@@ -27,7 +33,7 @@ pub use link::Status;
 
 use crate::{
     config::{UpstreamConfig, resolve_env},
-    registry::{Scrubber, ToolProvider},
+    registry::{ChangeBus, PromptProvider, ResourceProvider, Scrubber, ToolProvider},
 };
 
 /// What the registry is told about an upstream change: rebuild the lists.
@@ -42,6 +48,9 @@ pub type OnCall = Arc<dyn Fn(&str, &'static str, std::time::Duration) + Send + S
 /// from every result).
 pub type Offered = (Arc<dyn ToolProvider>, Vec<String>);
 
+/// An upstream's prompts and resources.
+pub type Passed = (Arc<dyn PromptProvider>, Arc<dyn ResourceProvider>);
+
 /// Every configured upstream, running.
 pub struct Upstreams {
     runtime: tokio::runtime::Handle,
@@ -51,6 +60,10 @@ pub struct Upstreams {
     on_change: Arc<OnceLock<OnChange>>,
     /// Set once metrics exist; calls before that are not counted.
     on_call: Arc<OnceLock<OnCall>>,
+    /// Who offers resources besides each upstream (the URI rule).
+    neighbours: Arc<resources::Neighbours>,
+    /// Where the upstreams' `resources/updated` go; set with the first registry.
+    bus: Arc<OnceLock<ChangeBus>>,
 }
 
 /// A started upstream; dropping it stops the connection (and a stdio
@@ -58,6 +71,8 @@ pub struct Upstreams {
 struct Running {
     link: Arc<link::Link>,
     provider: Arc<tools::UpstreamTools>,
+    prompts: Arc<prompts::UpstreamPrompts>,
+    resources: Arc<resources::UpstreamResources>,
     secrets: Vec<String>,
     stop: CancellationToken,
 }
@@ -80,6 +95,8 @@ impl Upstreams {
             running: Mutex::default(),
             on_change: Arc::default(),
             on_call: Arc::default(),
+            neighbours: Arc::default(),
+            bus: Arc::default(),
         }
     }
 
@@ -130,6 +147,8 @@ impl Upstreams {
                 tracing::info!(upstream = %name, "upstream removed");
             }
         }
+        *self.neighbours.links.lock().expect("neighbours lock") =
+            configs.iter().map(|c| next[&c.name].link.clone()).collect();
         // Dropping a `Running` stops its connection.
         *running = next;
         // In the configuration's order, so lists are stable across rebuilds.
@@ -143,6 +162,27 @@ impl Upstreams {
                 )
             })
             .collect())
+    }
+
+    /// Every running upstream's prompts and resources, by name, beside
+    /// `own` (teamgate's resource providers, which keep their URIs); their
+    /// `resources/updated` are published on `bus`.
+    pub fn passthrough(&self, own: &[Arc<dyn ResourceProvider>], bus: &ChangeBus) -> Vec<Passed> {
+        let _ = self.bus.set(bus.clone());
+        *self.neighbours.own.lock().expect("neighbours lock") = own.to_vec();
+        let running = self.running.lock().expect("upstreams lock");
+        let mut names: Vec<&String> = running.keys().collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|name| {
+                let r = &running[name];
+                (
+                    r.prompts.clone() as Arc<dyn PromptProvider>,
+                    r.resources.clone() as Arc<dyn ResourceProvider>,
+                )
+            })
+            .collect()
     }
 
     fn start(&self, config: &UpstreamConfig) -> anyhow::Result<Running> {
@@ -189,7 +229,20 @@ impl Upstreams {
         );
         let provider =
             Arc::new(tools::UpstreamTools::new(link.clone()).with_context(|| key.clone())?);
+        let resources = Arc::new(resources::UpstreamResources::new(
+            link.clone(),
+            self.neighbours.clone(),
+        ));
+        let (bus, offered) = (self.bus.clone(), Arc::downgrade(&resources));
+        let _ = link.resource_events.set(Arc::new(move |event| {
+            if let (Some(bus), Some(offered)) = (bus.get(), offered.upgrade()) {
+                // Local only: each replica holds its own upstream subscriptions.
+                bus.publish_local(offered.member_event(event));
+            }
+        }));
         Ok(Running {
+            prompts: Arc::new(prompts::UpstreamPrompts::new(link.clone())),
+            resources,
             link,
             provider,
             secrets,

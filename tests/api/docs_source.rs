@@ -187,7 +187,10 @@ async fn the_default_configuration_searches_the_project_docs() {
 }
 
 /// Reads SSE events from a listen stream until one satisfies `wanted`.
-async fn listen_until(stream: &mut reqwest::Response, wanted: impl Fn(&Value) -> bool) -> Value {
+pub(crate) async fn listen_until(
+    stream: &mut reqwest::Response,
+    wanted: impl Fn(&Value) -> bool,
+) -> Value {
     let mut buffer = String::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {

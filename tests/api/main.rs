@@ -39,5 +39,7 @@ mod tidy;
 mod upstream_policies;
 mod upstream_relay;
 mod upstream_remote;
+mod upstream_resources;
 mod upstream_supervision;
+mod upstream_uris;
 mod upstreams;

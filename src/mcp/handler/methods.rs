@@ -238,7 +238,7 @@ impl McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let registry = self.shared.registry();
-        let mut values = access::completions(&caller_of(&context), &registry, &request)?;
+        let mut values = access::completions(&caller_of(&context), &registry, &request).await?;
         let total = values.len();
         values.truncate(CompletionInfo::MAX_VALUES);
         let mut completion =

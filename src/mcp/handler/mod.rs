@@ -282,6 +282,11 @@ impl ServerHandler for McpHandler {
             );
             return ended(slot.as_ref(), Err(unknown));
         }
+        // The resource's provider first: an upstream subscribes in turn.
+        let held = subscriptions::Held::hold(&self.session.held, &registry, &request.uri);
+        if let Err(error) = held.await {
+            return ended(slot.as_ref(), Err(error));
+        }
         self.session
             .subscriptions
             .lock()
@@ -301,6 +306,7 @@ impl ServerHandler for McpHandler {
             .lock()
             .expect("subscriptions lock")
             .remove(&request.uri);
+        subscriptions::Held::release(&self.session.held, &request.uri).await;
         Ok(())
     }
 
@@ -316,7 +322,8 @@ impl ServerHandler for McpHandler {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         // Boxed: the stream's future was the largest of all (see the note on
         // this impl), and rmcp moves that size on every request.
-        Box::pin(subscriptions::listen(&self.shared.bus, context)).await;
+        let registry = self.shared.registry();
+        Box::pin(subscriptions::listen(&self.shared.bus, registry, context)).await;
         Ok(())
     }
 

@@ -71,7 +71,7 @@ impl PromptProvider for ConformancePrompts {
         Ok(result.into())
     }
 
-    fn complete(&self, prompt: &str, argument: &str, prefix: &str) -> Vec<String> {
+    async fn complete(&self, prompt: &str, argument: &str, prefix: &str) -> Vec<String> {
         if prompt != "test_prompt_with_arguments" || argument != "arg1" {
             return Vec::new();
         }

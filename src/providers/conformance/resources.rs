@@ -90,7 +90,7 @@ impl ResourceProvider for ConformanceResources {
         Ok(result.into())
     }
 
-    fn complete(&self, template: &str, argument: &str, prefix: &str) -> Vec<String> {
+    async fn complete(&self, template: &str, argument: &str, prefix: &str) -> Vec<String> {
         if template == "test://template/{id}/data" && argument == "id" {
             return ["1", "123", "42"]
                 .into_iter()

@@ -264,7 +264,7 @@ impl ResourceProvider for DocsSource {
         Ok(result.into())
     }
 
-    fn complete(&self, template: &str, argument: &str, prefix: &str) -> Vec<String> {
+    async fn complete(&self, template: &str, argument: &str, prefix: &str) -> Vec<String> {
         if argument != "path" || !template.starts_with(&self.prefix()) {
             return Vec::new();
         }

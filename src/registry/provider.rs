@@ -1,0 +1,100 @@
+//! The provider traits: one small trait per kind of capability, which
+//! teamgate's own providers and the upstream servers' implement alike.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+
+use super::CallContext;
+use crate::protocol::{
+    CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
+    Resource, ResourceTemplate, Tool,
+};
+
+/// Offers tools.
+#[async_trait]
+pub trait ToolProvider: Send + Sync {
+    /// The tools, each with a unique name across all providers.
+    fn tools(&self) -> Vec<Tool>;
+    /// Runs `name`. Failures the model should read are `Ok` results with
+    /// `isError: true`; `Err` is for protocol errors only.
+    async fn call(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        cx: &CallContext,
+    ) -> Result<CallToolResponse, McpError>;
+    /// Scopes a caller needs for `name`; `None`: the default `tools:<name>`.
+    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        None
+    }
+    /// How long `name` may run; `None`: `limits.tool_timeout`.
+    fn timeout(&self, _name: &str) -> Option<std::time::Duration> {
+        None
+    }
+    /// The upstream server that serves `name`, for the audit trail.
+    fn origin(&self, _name: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Offers resources and resource templates.
+#[async_trait]
+pub trait ResourceProvider: Send + Sync {
+    fn resources(&self) -> Vec<Resource>;
+    fn templates(&self) -> Vec<ResourceTemplate> {
+        Vec::new()
+    }
+    /// Whether `uri` belongs to this provider (listed or matching a template).
+    fn owns(&self, uri: &str) -> bool;
+    async fn read(&self, uri: &str, cx: &CallContext) -> Result<ReadResourceResponse, McpError>;
+    /// Values for a template variable being typed (`completion/complete`).
+    async fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
+        Vec::new()
+    }
+    /// Scopes a caller needs to read `uri`; `None`: the default `resources:read`.
+    fn required_scopes(&self, _uri: &str) -> Option<Vec<String>> {
+        None
+    }
+    /// Whether the provider offers anything now: an upstream server that is
+    /// down offers nothing, and `resources` is then not advertised for it.
+    fn offers(&self) -> bool {
+        true
+    }
+    /// Whether it takes subscriptions itself (an upstream that accepts
+    /// them: `subscribe` is then called), beyond `RegistryBuilder::subscribable`.
+    fn subscribable(&self) -> bool {
+        false
+    }
+    /// A member subscribed to `uri` (one it owns); an upstream passes it on.
+    async fn subscribe(&self, _uri: &str) -> Result<(), McpError> {
+        Ok(())
+    }
+    /// A member's subscription to `uri` ended.
+    async fn unsubscribe(&self, _uri: &str) {}
+}
+
+/// Offers prompts.
+#[async_trait]
+pub trait PromptProvider: Send + Sync {
+    fn prompts(&self) -> Vec<Prompt>;
+    async fn get(
+        &self,
+        name: &str,
+        arguments: HashMap<String, String>,
+        cx: &CallContext,
+    ) -> Result<GetPromptResponse, McpError>;
+    /// Values for a prompt argument being typed (`completion/complete`).
+    async fn complete(&self, _prompt: &str, _argument: &str, _prefix: &str) -> Vec<String> {
+        Vec::new()
+    }
+    /// Scopes a caller needs for `name`; `None`: the default `prompts:<name>`.
+    fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        None
+    }
+    /// The resource URI whose paths complete `argument` of `prompt`, if any:
+    /// a caller offered them must be allowed to read it too.
+    fn completes_from(&self, _prompt: &str, _argument: &str) -> Option<String> {
+        None
+    }
+}

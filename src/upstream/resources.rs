@@ -1,0 +1,292 @@
+//! An upstream's resources and templates as the registry offers them: each
+//! under the upstream's URI unless another provider (teamgate's own, or
+//! another upstream) has the same one, else renamed (`uris.rs`); reads,
+//! completions and subscriptions mapped back and forwarded. A member's
+//! subscription subscribes the upstream once per URI, whoever asks; the
+//! upstream's `resources/updated` reaches the change bus under the URI
+//! members see.
+
+#![allow(deprecated)] // resources/subscribe is how 2025-era upstreams subscribe.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use rmcp::model::{
+    ArgumentInfo, ClientRequest, ReadResourceRequest, ReadResourceRequestParams, Reference,
+    ResourceContents, ServerResult, SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest,
+    UnsubscribeRequestParams,
+};
+
+use super::{
+    link::{Link, Status},
+    offer::{self, Offer},
+    prompts, uris,
+};
+use crate::{
+    protocol::{McpError, ReadResourceResponse, Resource, ResourceTemplate},
+    registry::{CallContext, ChangeEvent, ResourceProvider},
+};
+
+/// Upstream URIs subscribed per upstream at most, whoever subscribed.
+const MAX_SUBSCRIBED: usize = 1000;
+
+/// Who else offers resources, for the URI rule: teamgate's own providers
+/// (set per registry build) and every running upstream.
+#[derive(Default)]
+pub(super) struct Neighbours {
+    pub(super) own: Mutex<Vec<Arc<dyn ResourceProvider>>>,
+    pub(super) links: Mutex<Vec<Arc<Link>>>,
+}
+
+impl Neighbours {
+    /// Whether a provider other than upstream `me` has `uri` (with
+    /// `template`, the same URI template).
+    fn taken(&self, me: &Link, uri: &str, template: bool) -> bool {
+        let own = self.own.lock().expect("neighbours lock").clone();
+        let claimed = own.iter().any(|p| match template {
+            false => p.owns(uri),
+            true => p.templates().iter().any(|t| t.uri_template == uri),
+        });
+        if claimed {
+            return true;
+        }
+        let links = self.links.lock().expect("neighbours lock").clone();
+        links
+            .iter()
+            .filter(|link| !std::ptr::eq(link.as_ref(), me))
+            .any(|link| {
+                let offer = up_offer(link);
+                match template {
+                    false => offer.resources.iter().any(|r| r.uri == uri),
+                    true => offer.templates.iter().any(|t| t.uri_template == uri),
+                }
+            })
+    }
+}
+
+/// What `link` offers while it is up; nothing otherwise.
+fn up_offer(link: &Link) -> Arc<Offer> {
+    let current = link.current.lock().expect("upstream state lock");
+    match current.status {
+        Status::Up => current.offer.clone(),
+        _ => Arc::default(),
+    }
+}
+
+pub(super) struct UpstreamResources {
+    link: Arc<Link>,
+    neighbours: Arc<Neighbours>,
+}
+
+impl UpstreamResources {
+    pub(super) fn new(link: Arc<Link>, neighbours: Arc<Neighbours>) -> Self {
+        Self { link, neighbours }
+    }
+
+    /// The URI members see for the upstream's `uri`.
+    pub(super) fn exposed(&self, uri: &str, template: bool) -> String {
+        if self.neighbours.taken(&self.link, uri, template) {
+            uris::rewrite(&self.link.config.name, uri, template)
+        } else {
+            uri.to_owned()
+        }
+    }
+
+    /// The upstream's own URI of `uri`, when this upstream serves it.
+    fn original(&self, uri: &str) -> Option<String> {
+        if let Some(original) = uris::original(&self.link.config.name, uri) {
+            return Some(original);
+        }
+        let offer = up_offer(&self.link);
+        let listed = offer.resources.iter().any(|r| r.uri == uri)
+            && !self.neighbours.taken(&self.link, uri, false);
+        let templated = || {
+            offer.templates.iter().any(|t| {
+                uris::matches(&t.uri_template, uri)
+                    && !self.neighbours.taken(&self.link, &t.uri_template, true)
+            })
+        };
+        (listed || templated()).then(|| uri.to_owned())
+    }
+
+    fn not_found(uri: &str) -> McpError {
+        McpError::resource_not_found(
+            "Resource not found",
+            Some(serde_json::json!({ "uri": uri })),
+        )
+    }
+}
+
+#[async_trait]
+impl ResourceProvider for UpstreamResources {
+    fn resources(&self) -> Vec<Resource> {
+        let offer = up_offer(&self.link);
+        offer
+            .resources
+            .iter()
+            .map(|resource| {
+                let mut resource = resource.clone();
+                resource.uri = self.exposed(&resource.uri, false);
+                resource
+            })
+            .collect()
+    }
+
+    fn templates(&self) -> Vec<ResourceTemplate> {
+        let offer = up_offer(&self.link);
+        offer
+            .templates
+            .iter()
+            .map(|template| {
+                let mut template = template.clone();
+                template.uri_template = self.exposed(&template.uri_template, true);
+                template
+            })
+            .collect()
+    }
+
+    fn owns(&self, uri: &str) -> bool {
+        self.original(uri).is_some()
+    }
+
+    async fn read(&self, uri: &str, cx: &CallContext) -> Result<ReadResourceResponse, McpError> {
+        let original = self.original(uri).ok_or_else(|| Self::not_found(uri))?;
+        let params = ReadResourceRequestParams::new(original.clone());
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+        let ServerResult::ReadResourceResult(mut result) =
+            offer::forward(&self.link, request, Some(cx)).await?
+        else {
+            return Err(offer::unexpected(&self.link, "resources/read"));
+        };
+        // The contents name the URI the member asked for, not the upstream's.
+        for contents in &mut result.contents {
+            let named = match contents {
+                ResourceContents::TextResourceContents { uri, .. }
+                | ResourceContents::BlobResourceContents { uri, .. } => uri,
+                _ => continue,
+            };
+            if *named == original {
+                *named = uri.to_owned();
+            }
+        }
+        Ok(ReadResourceResponse::Complete(
+            self.link.scrubber.scrub(result),
+        ))
+    }
+
+    async fn complete(&self, template: &str, argument: &str, prefix: &str) -> Vec<String> {
+        let offer = up_offer(&self.link);
+        let original = match uris::original(&self.link.config.name, template) {
+            Some(original) => original,
+            None if !self.neighbours.taken(&self.link, template, true) => template.to_owned(),
+            None => return Vec::new(),
+        };
+        if !offer.templates.iter().any(|t| t.uri_template == original) {
+            return Vec::new();
+        }
+        let reference = Reference::for_resource(original);
+        prompts::complete(&self.link, reference, ArgumentInfo::new(argument, prefix)).await
+    }
+
+    fn required_scopes(&self, _uri: &str) -> Option<Vec<String>> {
+        let scopes = &self.link.config.scopes;
+        (!scopes.is_empty()).then(|| scopes.clone())
+    }
+
+    fn offers(&self) -> bool {
+        up_offer(&self.link).has_resources()
+    }
+
+    fn subscribable(&self) -> bool {
+        up_offer(&self.link).subscribe
+    }
+
+    async fn subscribe(&self, uri: &str) -> Result<(), McpError> {
+        let original = self.original(uri).ok_or_else(|| Self::not_found(uri))?;
+        if !up_offer(&self.link).subscribe {
+            return Ok(());
+        }
+        let first = {
+            let mut subscribed = self.link.subscribed.lock().expect("subscriptions lock");
+            if !subscribed.contains_key(&original) && subscribed.len() >= MAX_SUBSCRIBED {
+                return Err(McpError::invalid_request(
+                    format!(
+                        "the upstream server {} has {MAX_SUBSCRIBED} subscribed resources already",
+                        self.link.config.name
+                    ),
+                    None,
+                ));
+            }
+            let count = subscribed.entry(original.clone()).or_default();
+            *count += 1;
+            *count == 1
+        };
+        if first {
+            let params = SubscribeRequestParams::new(original.clone());
+            let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(params));
+            if let Err(error) = offer::forward(&self.link, request, None).await {
+                self.release(&original);
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(&self, uri: &str) {
+        let Some(original) = self.original(uri) else {
+            return;
+        };
+        if self.release(&original) {
+            let params = UnsubscribeRequestParams::new(original);
+            let request = ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(params));
+            let _ = offer::forward(&self.link, request, None).await;
+        }
+    }
+}
+
+impl UpstreamResources {
+    /// One member fewer on `original`; whether it was the last.
+    fn release(&self, original: &str) -> bool {
+        let mut subscribed = self.link.subscribed.lock().expect("subscriptions lock");
+        let Some(count) = subscribed.get_mut(original) else {
+            return false;
+        };
+        *count -= 1;
+        let last = *count == 0;
+        if last {
+            subscribed.remove(original);
+        }
+        last
+    }
+
+    /// The change bus's event for the upstream's `event`: URIs as members see them.
+    pub(super) fn member_event(&self, event: ChangeEvent) -> ChangeEvent {
+        match event {
+            ChangeEvent::ResourceUpdated { uri } => ChangeEvent::ResourceUpdated {
+                uri: self.exposed(&uri, false),
+            },
+            other => other,
+        }
+    }
+}
+
+/// After a reconnect: the upstream forgot the subscriptions members hold.
+pub(super) fn resubscribe(link: &Arc<Link>, peer: &rmcp::service::Peer<rmcp::RoleClient>) {
+    let uris: Vec<String> = {
+        let subscribed = link.subscribed.lock().expect("subscriptions lock");
+        subscribed.keys().cloned().collect()
+    };
+    if uris.is_empty() {
+        return;
+    }
+    let peer = peer.clone();
+    let name = link.config.name.clone();
+    tokio::spawn(async move {
+        for uri in uris {
+            let params = SubscribeRequestParams::new(uri);
+            if let Err(error) = peer.subscribe(params).await {
+                tracing::warn!(upstream = %name, %error, "re-subscribing after a reconnect failed");
+            }
+        }
+    });
+}
