@@ -91,6 +91,8 @@ pub(super) struct Link {
     /// The upstream answered only the 2024-11-05 HTTP+SSE transport.
     legacy: AtomicBool,
     on_call: Arc<std::sync::OnceLock<super::OnCall>>,
+    /// Which tools are withheld for a changed definition (`pins.rs`).
+    pub(super) pins: super::pins::Pinning,
 }
 
 impl Link {
@@ -100,6 +102,7 @@ impl Link {
         scrubber: Scrubber,
         changed: Arc<dyn Fn() + Send + Sync>,
         on_call: Arc<std::sync::OnceLock<super::OnCall>>,
+        pins: super::pins::Pinning,
     ) -> Arc<Self> {
         Arc::new(Self {
             config,
@@ -117,6 +120,7 @@ impl Link {
             relist: tokio::sync::Notify::new(),
             legacy: AtomicBool::new(false),
             on_call,
+            pins,
         })
     }
 
@@ -168,6 +172,7 @@ impl Link {
                     loop {
                         match list_tools(&peer).await {
                             Ok(tools) => {
+                                self.pins.review(&tools).await;
                                 self.set(Status::Up, Some(tools), Some(peer.clone()), None)
                             }
                             Err(error) => {
@@ -183,6 +188,7 @@ impl Link {
                             }
                             _ = &mut waiting => break,
                             () = self.relist.notified() => continue,
+                            () = self.pins.approval() => continue,
                         }
                     }
                     tracing::warn!(upstream = %name, "upstream disconnected; reconnecting");

@@ -10,6 +10,7 @@
 
 mod legacy_sse;
 mod link;
+mod pins;
 mod tools;
 
 use std::{
@@ -21,6 +22,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 pub use link::Status;
+pub use pins::{Pinned, Pins};
 
 use crate::{
     config::{UpstreamConfig, resolve_env},
@@ -48,6 +50,8 @@ pub struct Upstreams {
     on_change: Arc<OnceLock<OnChange>>,
     /// Set once metrics exist; calls before that are not counted.
     on_call: Arc<OnceLock<OnCall>>,
+    /// Where tool definitions are pinned; `None`: nowhere (no database).
+    pins: Option<Arc<dyn Pins>>,
 }
 
 /// A started upstream; dropping it stops the connection (and a stdio
@@ -77,7 +81,14 @@ impl Upstreams {
             running: Mutex::default(),
             on_change: Arc::default(),
             on_call: Arc::default(),
+            pins: None,
         }
+    }
+
+    /// Pins every upstream's tool definitions in `pins` (unless its `pin = false`).
+    pub fn with_pins(mut self, pins: Arc<dyn Pins>) -> Self {
+        self.pins = Some(pins);
+        self
     }
 
     /// Called whenever an upstream's tools or status change.
@@ -183,6 +194,7 @@ impl Upstreams {
             Scrubber::new(secrets.clone()),
             changed,
             self.on_call.clone(),
+            pins::Pinning::new(&config.name, self.pins.clone().filter(|_| config.pin)),
         );
         let provider =
             Arc::new(tools::UpstreamTools::new(link.clone()).with_context(|| key.clone())?);
