@@ -107,7 +107,11 @@ async fn approve(
         let known: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
         anyhow::bail!(
             "no upstream named {name:?} is configured (configured: {})",
-            if known.is_empty() { "none".into() } else { known.join(", ") }
+            if known.is_empty() {
+                "none".into()
+            } else {
+                known.join(", ")
+            }
         );
     };
     let pins = store.pins(Some(name)).await?;
@@ -116,7 +120,11 @@ async fn approve(
             let known: Vec<&str> = pins.iter().map(|row| row.tool.as_str()).collect();
             anyhow::bail!(
                 "upstream {name} has no tool {tool:?} pinned (pinned: {}); name the upstream's own tool name, without the prefix",
-                if known.is_empty() { "none".into() } else { known.join(", ") }
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
             );
         };
         anyhow::ensure!(
@@ -130,7 +138,11 @@ async fn approve(
         println!("nothing of upstream {name} awaits approval");
         return Ok(());
     }
-    let user = format!("cli:{}", std::env::var("USER").unwrap_or_default());
+    // Who ran it, as far as the machine knows: the audit trail's user.
+    let user = match std::env::var("USER") {
+        Ok(login) if !login.is_empty() => format!("cli:{login}"),
+        _ => "cli".to_owned(),
+    };
     let mut records = Vec::new();
     for tool in &approved {
         let row = before.iter().find(|row| &row.tool == tool);
@@ -183,12 +195,14 @@ fn transport(upstream: &UpstreamConfig) -> String {
         return format!("stdio: {}", upstream.command);
     }
     match url::Url::parse(&upstream.url) {
-        Ok(url) => format!(
-            "http: {}://{}{}",
-            url.scheme(),
-            url.host_str().unwrap_or_default(),
-            url.port().map(|p| format!(":{p}")).unwrap_or_default()
-        ) + url.path(),
+        Ok(url) => {
+            format!(
+                "http: {}://{}{}",
+                url.scheme(),
+                url.host_str().unwrap_or_default(),
+                url.port().map(|p| format!(":{p}")).unwrap_or_default()
+            ) + url.path()
+        }
         Err(_) => "http".into(),
     }
 }

@@ -42,8 +42,13 @@ pub struct Pending {
 /// - `pins` lists pins, of one upstream or all, ordered by upstream and tool.
 #[async_trait]
 pub trait PinRepo: Send + Sync {
-    async fn pin(&self, upstream: &str, tool: &str, hash: &str, definition: &str)
-    -> Result<PinRow, StoreError>;
+    async fn pin(
+        &self,
+        upstream: &str,
+        tool: &str,
+        hash: &str,
+        definition: &str,
+    ) -> Result<PinRow, StoreError>;
     async fn set_pending(
         &self,
         upstream: &str,

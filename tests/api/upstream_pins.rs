@@ -159,10 +159,17 @@ async fn a_changed_definition_is_withheld_until_an_operator_approves_it() {
         description(l, "py_describe").is_some()
     })
     .await;
-    assert_eq!(description(&listed, "py_describe"), Some("Echoes the text."));
+    assert_eq!(
+        description(&listed, "py_describe"),
+        Some("Echoes the text.")
+    );
     let pins = app.store.pins(Some("py")).await.unwrap();
     let names: Vec<&str> = pins.iter().map(|p| p.tool.as_str()).collect();
-    assert_eq!(names, ["change", "describe", "headers"], "every tool pinned");
+    assert_eq!(
+        names,
+        ["change", "describe", "headers"],
+        "every tool pinned"
+    );
     assert!(pins.iter().all(|p| p.pending.is_none()));
 
     // The upstream rewrites the description: members hear list_changed and
@@ -245,9 +252,8 @@ async fn with_pin_off_a_changed_definition_passes_through() {
     let url = server.url.clone();
     let app = spawn_app_with(move |c| {
         c.tools.http_allowlist = vec![base];
-        c.upstreams = vec![
-            serde_json::from_value(json!({"name": "py", "url": url, "pin": false})).unwrap(),
-        ];
+        c.upstreams =
+            vec![serde_json::from_value(json!({"name": "py", "url": url, "pin": false})).unwrap()];
     })
     .await;
     let (client, _heard) = sdk::connect(&app.url, None).await;
@@ -255,7 +261,12 @@ async fn with_pin_off_a_changed_definition_passes_through() {
         description(l, "py_describe").is_some()
     })
     .await;
-    sdk::call(&client, "py_change", json!({"description": "Now different."})).await;
+    sdk::call(
+        &client,
+        "py_change",
+        json!({"description": "Now different."}),
+    )
+    .await;
     until(&client, "the new description", |l| {
         description(l, "py_describe") == Some("Now different.")
     })
@@ -280,28 +291,54 @@ async fn the_pin_store_keeps_the_first_pin_and_approves_pending_changes() {
         store.pin("up", "a", "ha", "{}").await.unwrap();
         store.pin("other", "t", "ho", "{}").await.unwrap();
 
-        assert!(store.set_pending("up", "t", Some(("h2", "{\"d\":2}"))).await.unwrap());
-        assert!(!store.set_pending("up", "missing", Some(("x", "{}"))).await.unwrap());
+        assert!(
+            store
+                .set_pending("up", "t", Some(("h2", "{\"d\":2}")))
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .set_pending("up", "missing", Some(("x", "{}")))
+                .await
+                .unwrap()
+        );
         let pins = store.pins(Some("up")).await.unwrap();
         let names: Vec<&str> = pins.iter().map(|p| p.tool.as_str()).collect();
         assert_eq!(names, ["a", "t"], "{backend}: ordered by tool");
         let pending = pins[1].pending.clone().expect("pending recorded");
-        assert_eq!((pending.hash.as_str(), pending.definition.as_str()), ("h2", "{\"d\":2}"));
+        assert_eq!(
+            (pending.hash.as_str(), pending.definition.as_str()),
+            ("h2", "{\"d\":2}")
+        );
 
         assert!(store.set_pending("up", "t", None).await.unwrap());
         assert!(store.pins(Some("up")).await.unwrap()[1].pending.is_none());
-        store.set_pending("up", "t", Some(("h3", "{\"d\":3}"))).await.unwrap();
-        store.set_pending("up", "a", Some(("ha2", "{\"a\":2}"))).await.unwrap();
+        store
+            .set_pending("up", "t", Some(("h3", "{\"d\":3}")))
+            .await
+            .unwrap();
+        store
+            .set_pending("up", "a", Some(("ha2", "{\"a\":2}")))
+            .await
+            .unwrap();
         assert_eq!(
             store.approve("up", Some("t")).await.unwrap(),
             ["t"],
             "{backend}: one tool"
         );
         let t = store.pins(Some("up")).await.unwrap()[1].clone();
-        assert_eq!((t.hash.as_str(), t.definition.as_str()), ("h3", "{\"d\":3}"));
+        assert_eq!(
+            (t.hash.as_str(), t.definition.as_str()),
+            ("h3", "{\"d\":3}")
+        );
         assert!(t.pending.is_none());
         assert!(store.approve("up", Some("t")).await.unwrap().is_empty());
-        assert_eq!(store.approve("up", None).await.unwrap(), ["a"], "{backend}: the rest");
+        assert_eq!(
+            store.approve("up", None).await.unwrap(),
+            ["a"],
+            "{backend}: the rest"
+        );
         assert_eq!(store.pins(None).await.unwrap().len(), 3);
         assert_eq!(store.pins(Some("other")).await.unwrap()[0].hash, "ho");
         db.cleanup().await;
