@@ -2,8 +2,8 @@
 //! on the official Python SDK (tests/interop/upstream_py.py) that rewrites
 //! a tool's description on request. The changed tool is withheld from
 //! members until `teamgate upstreams approve` (the real binary, on the same
-//! database); with `pin = false` the change passes straight through. And
-//! the pin store's contract on SQLite and PostgreSQL.
+//! database), on SQLite and on PostgreSQL; with `pin = false` the change
+//! passes straight through. And the pin store's contract on both backends.
 
 use std::{
     io::{BufRead, BufReader},
@@ -14,7 +14,7 @@ use std::{
 
 use serde_json::{Value, json};
 use teamgate::{
-    config::{DatabaseUrl, UpstreamConfig},
+    config::{DatabaseUrl, Secret, UpstreamConfig},
     store::{ManualClock, PinRepo},
 };
 
@@ -139,8 +139,16 @@ async fn a_changed_definition_is_withheld_until_an_operator_approves_it() {
     let Some((python, script)) = python() else {
         return;
     };
+    for db in TestDb::all().await {
+        withheld_until_approved(&python, &script, &db.url).await;
+        db.cleanup().await;
+    }
+}
+
+/// The whole story on the database at `store_url`.
+async fn withheld_until_approved(python: &str, script: &str, store_url: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let store_url = format!("sqlite://{}/teamgate.db", dir.path().display());
+    let store_url = store_url.to_owned();
     // The same upstream for the server and for the CLI, which reads the configuration.
     let config = dir.path().join("upstreams.toml");
     let entry = format!("name = \"py\"\ncommand = {python:?}\nargs = [{script:?}, \"stdio\"]\n");
@@ -149,6 +157,8 @@ async fn a_changed_definition_is_withheld_until_an_operator_approves_it() {
     let url = store_url.clone();
     let app = spawn_app_with(move |c| {
         c.store.url = DatabaseUrl::new(url);
+        // PostgreSQL (replicas) needs a shared requestState key.
+        c.mcp.request_state_keys = vec![Secret::new("pins-test-key-of-at-least-32-characters")];
         c.upstreams = vec![upstream];
     })
     .await;
@@ -240,6 +250,7 @@ async fn a_changed_definition_is_withheld_until_an_operator_approves_it() {
         "the approval is audited: {audit:?}"
     );
     client.cancel().await.unwrap();
+    app.stop().await;
 }
 
 #[tokio::test]
