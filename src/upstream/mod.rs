@@ -3,7 +3,8 @@
 //! teamgate's own (`tools.rs`), so the engine's scopes, quotas, audit,
 //! timeouts and secret scrubbing apply to them unchanged. A member's
 //! credential never leaves teamgate: upstreams see only the headers and
-//! environment their configuration names.
+//! environment their configuration names. Each tool's definition is pinned
+//! on first sight, and a changed one withheld until approved (`pins.rs`).
 //!
 //! Connections outlive registry rebuilds: a reload keeps an upstream whose
 //! configuration did not change, and starts or stops the others.
