@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::{
     app::{App, reload},
     cli_admin::{self as admin, AuditCommand, SessionsCommand, TokenCommand},
+    cli_upstreams::{self, UpstreamsCommand},
     config::{Config, ConfigSources},
     store::{Store, SystemClock},
     telemetry,
@@ -72,6 +73,13 @@ pub enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// The upstream MCP servers' pinned tool definitions; approve changed ones.
+    Upstreams {
+        #[command(subcommand)]
+        command: UpstreamsCommand,
+        #[command(flatten)]
+        config: ConfigArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -117,6 +125,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sessions { command, config } => admin::sessions(command, config.load(None)?).await,
         Command::Token { command, config } => admin::tokens(command, config.load(None)?).await,
         Command::Audit { command, config } => admin::audit(command, config.load(None)?).await,
+        Command::Upstreams { command, config } => {
+            cli_upstreams::upstreams(command, config.load(None)?).await
+        }
         Command::CheckConfig { config } => check_config(&config.load(None)?),
     }
 }

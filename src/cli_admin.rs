@@ -237,7 +237,7 @@ pub async fn audit(command: AuditCommand, config: Config) -> anyhow::Result<()> 
         let mut table = Table::new(&[
             ("TIME", 20),
             ("USER", 24),
-            ("METHOD", 16),
+            ("METHOD", 20),
             ("TARGET", 40),
             ("UPSTREAM", 16),
             ("OUTCOME", 16),

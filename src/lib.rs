@@ -12,6 +12,7 @@ pub mod auth;
 pub mod cli;
 pub mod cli_admin;
 pub mod cli_table;
+pub mod cli_upstreams;
 pub mod config;
 pub mod fswatch;
 #[doc(hidden)]

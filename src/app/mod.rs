@@ -3,6 +3,7 @@
 //! business rules of its own.
 
 mod background;
+mod pins;
 mod registry;
 pub mod reload;
 mod router;
@@ -88,7 +89,8 @@ impl App {
         if relayed {
             bus.set_relay(relay);
         }
-        let upstreams = Arc::new(Upstreams::new());
+        let upstreams =
+            Arc::new(Upstreams::new().with_pins(Arc::new(pins::StorePins(store.clone()))));
         let registry = build_registry(&config, &bus, Some(&upstreams))?;
         let audit_stop = CancellationToken::new();
         let auditor = Auditor::start(store.clone(), config.audit.buffer, audit_stop.clone());

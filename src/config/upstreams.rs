@@ -50,6 +50,10 @@ pub struct UpstreamConfig {
     /// listed and answer each call with a tool `error`.
     #[serde(default)]
     pub on_unavailable: OnUnavailable,
+    /// Pin each tool's definition on first sight and withhold a changed one
+    /// until `teamgate upstreams approve`; false: changes pass straight through.
+    #[serde(default = "pin_by_default")]
+    pub pin: bool,
 }
 
 /// `[upstreams.tools]`: which of the upstream's tools are offered (glob
@@ -133,6 +137,10 @@ pub enum OnUnavailable {
     #[default]
     Hide,
     Error,
+}
+
+fn pin_by_default() -> bool {
+    true
 }
 
 fn default_timeout() -> Duration {

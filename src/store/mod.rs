@@ -11,6 +11,7 @@ mod clock;
 mod events;
 mod memory;
 mod notify;
+mod pins;
 mod sessions;
 mod settings;
 mod tokens;
@@ -28,6 +29,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use events::{SqlEventStore, StreamEvents};
 pub use memory::{MemoryEventStore, Retention};
 pub use notify::{RELAY_QUEUE, bridge};
+pub use pins::{Pending, PinRepo, PinRow};
 pub use sessions::{SessionRepo, SessionRow};
 pub use tokens::TokenRow;
 

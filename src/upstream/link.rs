@@ -111,6 +111,8 @@ pub(super) struct Link {
     pub(super) subscribed: offer::Subscribed,
     /// Set once the upstream's resources are offered (`Upstreams::start`).
     pub(super) resource_events: OnceLock<ResourceEvents>,
+    /// Which tools are withheld for a changed definition (`pins.rs`).
+    pub(super) pins: super::pins::Pinning,
 }
 
 impl Link {
@@ -120,6 +122,7 @@ impl Link {
         scrubber: Scrubber,
         changed: Arc<dyn Fn() + Send + Sync>,
         on_call: Arc<std::sync::OnceLock<super::OnCall>>,
+        pins: super::pins::Pinning,
     ) -> Arc<Self> {
         Arc::new(Self {
             config,
@@ -141,6 +144,7 @@ impl Link {
             on_call,
             subscribed: Default::default(),
             resource_events: OnceLock::new(),
+            pins,
         })
     }
 
@@ -204,6 +208,7 @@ impl Link {
                         match list_tools(&peer).await {
                             Ok(tools) => {
                                 let changed = self.offer(Offer::list(&peer, &name).await);
+                                self.pins.review(&tools).await;
                                 self.set(Status::Up, Some(tools), Some(peer.clone()), None);
                                 if changed {
                                     self.resource_event(ChangeEvent::ResourcesListChanged);
@@ -225,6 +230,7 @@ impl Link {
                             }
                             _ = &mut waiting => break,
                             () = self.relist.notified() => continue,
+                            () = self.pins.approval() => continue,
                         }
                     }
                     tracing::warn!(upstream = %name, "upstream disconnected; reconnecting");

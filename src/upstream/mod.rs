@@ -4,7 +4,8 @@
 //! `resources.rs`), so the engine's scopes, quotas, audit, timeouts and
 //! secret scrubbing apply to them unchanged. A member's
 //! credential never leaves teamgate: upstreams see only the headers and
-//! environment their configuration names.
+//! environment their configuration names. Each tool's definition is pinned
+//! on first sight, and a changed one withheld until approved (`pins.rs`).
 //!
 //! Connections outlive registry rebuilds: a reload keeps an upstream whose
 //! configuration did not change, and starts or stops the others.
@@ -15,6 +16,7 @@ mod legacy_sse;
 mod link;
 mod offer;
 mod parked;
+mod pins;
 mod prompts;
 mod relay;
 mod resources;
@@ -30,6 +32,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 pub use link::Status;
+pub use pins::{Pinned, Pins};
 
 use crate::{
     config::{UpstreamConfig, resolve_env},
@@ -64,6 +67,8 @@ pub struct Upstreams {
     neighbours: Arc<resources::Neighbours>,
     /// Where the upstreams' `resources/updated` go; set with the first registry.
     bus: Arc<OnceLock<ChangeBus>>,
+    /// Where tool definitions are pinned; `None`: nowhere (no database).
+    pins: Option<Arc<dyn Pins>>,
 }
 
 /// A started upstream; dropping it stops the connection (and a stdio
@@ -97,7 +102,14 @@ impl Upstreams {
             on_call: Arc::default(),
             neighbours: Arc::default(),
             bus: Arc::default(),
+            pins: None,
         }
+    }
+
+    /// Pins every upstream's tool definitions in `pins` (unless its `pin = false`).
+    pub fn with_pins(mut self, pins: Arc<dyn Pins>) -> Self {
+        self.pins = Some(pins);
+        self
     }
 
     /// Called whenever an upstream's tools or status change.
@@ -226,6 +238,7 @@ impl Upstreams {
             Scrubber::new(secrets.clone()),
             changed,
             self.on_call.clone(),
+            pins::Pinning::new(&config.name, self.pins.clone().filter(|_| config.pin)),
         );
         let provider =
             Arc::new(tools::UpstreamTools::new(link.clone()).with_context(|| key.clone())?);

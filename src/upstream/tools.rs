@@ -55,8 +55,12 @@ impl UpstreamTools {
         })
     }
 
+    /// Whether the upstream's tool `name` is offered: matched by the globs
+    /// and not withheld for a changed definition.
     fn offered(&self, name: &str) -> bool {
-        (self.include.is_empty() || self.include.is_match(name)) && !self.exclude.is_match(name)
+        (self.include.is_empty() || self.include.is_match(name))
+            && !self.exclude.is_match(name)
+            && !self.link.pins.withholds(name)
     }
 
     /// The current offer; `None` when the upstream's tools are not listed.

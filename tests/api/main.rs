@@ -36,6 +36,7 @@ mod stdio;
 mod store;
 mod telemetry;
 mod tidy;
+mod upstream_pins;
 mod upstream_policies;
 mod upstream_relay;
 mod upstream_remote;

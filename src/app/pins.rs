@@ -1,0 +1,51 @@
+//! The upstream connections' pinned tool definitions, kept in the store.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+
+use crate::{
+    store::{PinRepo, PinRow, Store},
+    upstream::{Pinned, Pins},
+};
+
+/// `upstream::Pins` over the database, shared by every replica and the CLI.
+pub(crate) struct StorePins(pub(crate) Store);
+
+fn pinned(row: PinRow) -> Pinned {
+    Pinned {
+        hash: row.hash,
+        pending: row.pending.map(|p| p.hash),
+    }
+}
+
+#[async_trait]
+impl Pins for StorePins {
+    async fn pinned(&self, upstream: &str) -> anyhow::Result<HashMap<String, Pinned>> {
+        let rows = self.0.pins(Some(upstream)).await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (row.tool.clone(), pinned(row)))
+            .collect())
+    }
+
+    async fn pin(
+        &self,
+        upstream: &str,
+        tool: &str,
+        hash: &str,
+        definition: &str,
+    ) -> anyhow::Result<Pinned> {
+        Ok(pinned(self.0.pin(upstream, tool, hash, definition).await?))
+    }
+
+    async fn set_pending(
+        &self,
+        upstream: &str,
+        tool: &str,
+        pending: Option<(&str, &str)>,
+    ) -> anyhow::Result<()> {
+        self.0.set_pending(upstream, tool, pending).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,227 @@
+//! `teamgate upstreams`: the configured upstream servers' pinned tool
+//! definitions, read from the database, and the operator's approval of
+//! changed ones. Like the other operator commands it works on the store
+//! and the configuration, never on a running server's memory: a running
+//! server (every replica) notices an approval within a couple of seconds.
+
+use std::{collections::BTreeSet, sync::Arc};
+
+use clap::Subcommand;
+use serde_json::{Value, json};
+
+use crate::{
+    cli_table::Table,
+    config::{Config, UpstreamConfig},
+    store::{AuditRecord, PinRepo, PinRow, Store, SystemClock, record_id},
+};
+
+#[derive(Debug, Subcommand)]
+pub enum UpstreamsCommand {
+    /// Each configured upstream: transport, whether it pins, how many tool
+    /// definitions are pinned, and the tools awaiting approval (what changed).
+    List {
+        /// Print JSON, with each awaiting tool's pinned and new definitions.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve changed tool definitions of upstream NAME: TOOL's (the
+    /// upstream's own name, without the prefix), or every one awaiting.
+    Approve { name: String, tool: Option<String> },
+}
+
+pub async fn upstreams(command: UpstreamsCommand, config: Config) -> anyhow::Result<()> {
+    let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
+    store.migrate().await?;
+    match command {
+        UpstreamsCommand::List { json } => list(&store, &config, json).await,
+        UpstreamsCommand::Approve { name, tool } => {
+            approve(&store, &config, &name, tool.as_deref()).await
+        }
+    }
+}
+
+async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> {
+    let mut listed = Vec::new();
+    for upstream in &config.upstreams {
+        let pins = store.pins(Some(&upstream.name)).await?;
+        listed.push((upstream, pins));
+    }
+    if json {
+        let out: Vec<Value> = listed
+            .iter()
+            .map(|(upstream, pins)| {
+                let awaiting: Vec<Value> = awaiting(pins)
+                    .map(|(row, pending)| {
+                        json!({"tool": row.tool, "changed": changed_fields(&row.definition, &pending.definition),
+                            "pinned": parse(&row.definition), "pending": parse(&pending.definition),
+                            "changedMs": pending.changed_ms})
+                    })
+                    .collect();
+                json!({"name": upstream.name, "transport": transport(upstream), "pin": upstream.pin,
+                    "pinned": pins.len(), "awaiting": awaiting})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    let mut table = Table::new(&[
+        ("NAME", 24),
+        ("TRANSPORT", 48),
+        ("PIN", 3),
+        ("PINNED", 6),
+        ("AWAITING APPROVAL", 80),
+    ]);
+    for (upstream, pins) in &listed {
+        let waiting: Vec<String> = awaiting(pins)
+            .map(|(row, pending)| {
+                let fields = changed_fields(&row.definition, &pending.definition);
+                format!("{} ({})", row.tool, fields.join(", "))
+            })
+            .collect();
+        table.row(vec![
+            upstream.name.clone(),
+            transport(upstream),
+            if upstream.pin { "on" } else { "off" }.into(),
+            pins.len().to_string(),
+            if waiting.is_empty() {
+                "-".into()
+            } else {
+                waiting.join("; ")
+            },
+        ]);
+    }
+    print!("{}", table.render());
+    if config.upstreams.is_empty() {
+        eprintln!("no [[upstreams]] configured");
+    }
+    Ok(())
+}
+
+async fn approve(
+    store: &Store,
+    config: &Config,
+    name: &str,
+    tool: Option<&str>,
+) -> anyhow::Result<()> {
+    let Some(upstream) = config.upstreams.iter().find(|u| u.name == name) else {
+        let known: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
+        anyhow::bail!(
+            "no upstream named {name:?} is configured (configured: {})",
+            if known.is_empty() {
+                "none".into()
+            } else {
+                known.join(", ")
+            }
+        );
+    };
+    let pins = store.pins(Some(name)).await?;
+    if let Some(tool) = tool {
+        let Some(row) = pins.iter().find(|row| row.tool == tool) else {
+            let known: Vec<&str> = pins.iter().map(|row| row.tool.as_str()).collect();
+            anyhow::bail!(
+                "upstream {name} has no tool {tool:?} pinned (pinned: {}); name the upstream's own tool name, without the prefix",
+                if known.is_empty() {
+                    "none".into()
+                } else {
+                    known.join(", ")
+                }
+            );
+        };
+        anyhow::ensure!(
+            row.pending.is_some(),
+            "tool {tool} of upstream {name} has no changed definition awaiting approval"
+        );
+    }
+    let before: Vec<PinRow> = pins;
+    let approved = store.approve(name, tool).await?;
+    if approved.is_empty() {
+        println!("nothing of upstream {name} awaits approval");
+        return Ok(());
+    }
+    // Who ran it, as far as the machine knows: the audit trail's user.
+    let user = match std::env::var("USER") {
+        Ok(login) if !login.is_empty() => format!("cli:{login}"),
+        _ => "cli".to_owned(),
+    };
+    let mut records = Vec::new();
+    for tool in &approved {
+        let row = before.iter().find(|row| &row.tool == tool);
+        let pending = row.and_then(|row| row.pending.as_ref());
+        let fields = match (row, pending) {
+            (Some(row), Some(pending)) => changed_fields(&row.definition, &pending.definition),
+            _ => Vec::new(),
+        };
+        println!(
+            "approved {name} tool {tool} as {} ({} changed)",
+            upstream.exposed(tool),
+            fields.join(", ")
+        );
+        let now = store.now_ms();
+        records.push(AuditRecord {
+            id: record_id(now),
+            at_ms: now,
+            user: user.clone(),
+            token_id: String::new(),
+            issuer: String::new(),
+            subject: String::new(),
+            session_id: String::new(),
+            protocol_version: String::new(),
+            method: "upstreams/approve".into(),
+            target: format!("{name}/{tool}"),
+            // The approved definition's hash: which version was let through.
+            args_digest: pending.map(|p| p.hash.clone()).unwrap_or_default(),
+            outcome: "ok".into(),
+            latency_ms: 0,
+            trace_id: String::new(),
+            upstream: name.to_owned(),
+        });
+    }
+    store.append_audit(&records).await?;
+    if !upstream.pin {
+        eprintln!("note: upstream {name} has pin = false; its changes pass through anyway");
+    }
+    eprintln!("running servers offer the approved definitions within a couple of seconds");
+    Ok(())
+}
+
+/// The tools of `pins` with a changed definition awaiting approval.
+fn awaiting(pins: &[PinRow]) -> impl Iterator<Item = (&PinRow, &crate::store::Pending)> {
+    pins.iter()
+        .filter_map(|row| row.pending.as_ref().map(|pending| (row, pending)))
+}
+
+/// How the upstream is reached; a URL without credentials or query.
+fn transport(upstream: &UpstreamConfig) -> String {
+    if upstream.url.is_empty() {
+        return format!("stdio: {}", upstream.command);
+    }
+    match url::Url::parse(&upstream.url) {
+        Ok(url) => {
+            format!(
+                "http: {}://{}{}",
+                url.scheme(),
+                url.host_str().unwrap_or_default(),
+                url.port().map(|p| format!(":{p}")).unwrap_or_default()
+            ) + url.path()
+        }
+        Err(_) => "http".into(),
+    }
+}
+
+fn parse(definition: &str) -> Value {
+    serde_json::from_str(definition).unwrap_or(Value::Null)
+}
+
+/// The top-level fields (description, inputSchema, ...) that differ.
+fn changed_fields(pinned: &str, pending: &str) -> Vec<String> {
+    let (pinned, pending) = (parse(pinned), parse(pending));
+    let keys: BTreeSet<&String> = [&pinned, &pending]
+        .iter()
+        .filter_map(|v| v.as_object())
+        .flat_map(|o| o.keys())
+        .collect();
+    keys.into_iter()
+        .filter(|key| pinned.get(key.as_str()) != pending.get(key.as_str()))
+        .cloned()
+        .collect()
+}
