@@ -25,7 +25,7 @@ use crate::{
 };
 
 /// The venv's python and the server's script, installed by scripts/install-test-deps.sh.
-fn python() -> Option<(String, String)> {
+pub(crate) fn python() -> Option<(String, String)> {
     let python = repo_path(".cache/venv/bin/python");
     if !python.exists() {
         assert!(
@@ -40,13 +40,13 @@ fn python() -> Option<(String, String)> {
 }
 
 /// The Python server over Streamable HTTP, ended when dropped.
-struct HttpUpstream {
+pub(crate) struct HttpUpstream {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl HttpUpstream {
-    fn start(python: &str, script: &str) -> Self {
+    pub(crate) fn start(python: &str, script: &str) -> Self {
         let mut child = Command::new(python)
             .args([script, "http"])
             .stdin(Stdio::null())

@@ -11,7 +11,9 @@ use teamgate::config::UpstreamConfig;
 
 use crate::{
     helpers::{TestApp, spawn_app_with},
-    upstreams::{everything, listed},
+    sec_authz::{reply, send},
+    upstream_pins::{HttpUpstream, python},
+    upstreams::{everything, listed, modern_meta},
 };
 
 /// The everything server on a loopback port of its own, over `transport`
@@ -112,4 +114,60 @@ async fn an_upstream_that_speaks_only_http_and_sse_is_fronted_through_the_fallba
     };
     let app = spawn_fronting(format!("http://127.0.0.1:{port}/sse")).await;
     echo_through(&app).await;
+}
+
+#[tokio::test]
+async fn a_members_bearer_token_never_reaches_an_http_upstream() {
+    let Some((python, script)) = python() else {
+        return;
+    };
+    let server = HttpUpstream::start(&python, &script);
+    let base = server.url.trim_end_matches("mcp").to_owned();
+    let url = server.url.clone();
+    let app = spawn_app_with(move |c| {
+        c.auth.mode = teamgate::config::AuthMode::Required;
+        c.tools.http_allowlist = vec![base];
+        c.upstreams = vec![
+            serde_json::from_value(json!({
+                "name": "py", "url": url, "pin": false,
+                "headers": {"X-Team-Key": "${HOME}"},
+            }))
+            .unwrap(),
+        ];
+    })
+    .await;
+    let tokens = teamgate::auth::PersonalTokens::new(app.store.clone(), Duration::from_secs(30));
+    let token = tokens
+        .create("alice", "test", vec!["*".into()], None)
+        .await
+        .unwrap()
+        .token;
+    listed(&app, Some(&token), "py_headers").await;
+    let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "py_headers", "arguments": {}, "_meta": modern_meta()}});
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "py_headers"),
+    ];
+    let (status, text) = send(&app, &token, &body, &headers).await;
+    assert_eq!(status, 200, "{text}");
+    let seen = reply(&text)["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_lowercase();
+    assert!(
+        seen.contains("x-team-key"),
+        "the configured header arrives: {seen}"
+    );
+    assert!(
+        seen.contains("[redacted]"),
+        "its secret value is scrubbed on the way back: {seen}"
+    );
+    let secret = token.to_lowercase();
+    assert!(!seen.contains(&secret), "no member token upstream: {seen}");
+    assert!(
+        !seen.contains("bearer"),
+        "no authorization of the member's: {seen}"
+    );
 }
