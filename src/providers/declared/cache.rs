@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::template::canonical;
 use crate::{
     config::ToolDecl,
-    protocol::{CallToolResponse, CallToolResult, JsonObject},
+    protocol::{CallToolResponse, CallToolResult, JsonObject, McpError},
     registry::CallContext,
 };
 
@@ -49,15 +49,16 @@ impl ResultCache {
     }
 
     /// The cached result of `decl` for these arguments, else `run`'s,
-    /// kept when it is a complete result and not an error. A tool bound
-    /// to its caller caches per caller.
+    /// kept when it is a complete result and not an error (a protocol
+    /// error is handed back, never kept). A tool bound to its caller
+    /// caches per caller.
     pub(super) async fn get_or_run(
         &self,
         decl: &ToolDecl,
         arguments: &JsonObject,
         cx: &CallContext,
-        run: impl Future<Output = CallToolResponse>,
-    ) -> CallToolResponse {
+        run: impl Future<Output = Result<CallToolResponse, McpError>>,
+    ) -> Result<CallToolResponse, McpError> {
         let Some(ttl) = decl.cache_ttl else {
             return run.await;
         };
@@ -68,9 +69,9 @@ impl ResultCache {
             per_caller,
         );
         if let Some(hit) = self.0.get(&key).await {
-            return hit.result.into();
+            return Ok(hit.result.into());
         }
-        let response = run.await;
+        let response = run.await?;
         if let CallToolResponse::Complete(result) = &response
             && result.is_error != Some(true)
         {
@@ -80,6 +81,6 @@ impl ResultCache {
             };
             self.0.insert(key, cached).await;
         }
-        response
+        Ok(response)
     }
 }

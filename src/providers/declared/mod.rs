@@ -244,7 +244,7 @@ impl ToolProvider for DeclaredTools {
         if let Some(answer) = confirm::withheld(&tool.decl, &arguments, cx).await {
             return Ok(answer);
         }
-        let run = async { tool.runner.run(&arguments, cx).await.into() };
-        Ok(self.cache.get_or_run(&tool.decl, &arguments, cx, run).await)
+        let run = async { Ok(tool.runner.run(&arguments, cx).await.into()) };
+        self.cache.get_or_run(&tool.decl, &arguments, cx, run).await
     }
 }

@@ -64,22 +64,8 @@ impl ToolProvider for WithPolicies {
         if let Some(answer) = confirm::withheld(decl, &arguments, cx).await {
             return Ok(answer);
         }
-        let mut failed = None;
-        let run = async {
-            match self.inner.call(name, arguments.clone(), cx).await {
-                Ok(response) => response,
-                Err(error) => {
-                    // Not cached; handed back as the protocol error it is.
-                    failed = Some(error);
-                    text_result(String::new(), true).into()
-                }
-            }
-        };
-        let response = self.cache.get_or_run(decl, &arguments, cx, run).await;
-        match failed {
-            Some(error) => Err(error),
-            None => Ok(response),
-        }
+        let run = self.inner.call(name, arguments.clone(), cx);
+        self.cache.get_or_run(decl, &arguments, cx, run).await
     }
 
     fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
