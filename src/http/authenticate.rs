@@ -1,6 +1,8 @@
 //! The authentication step of the MCP endpoint (`stack.rs`): resolves the
 //! `Caller` or answers 401.
 
+use std::sync::Arc;
+
 use http::request::Parts;
 
 use axum::{
@@ -21,7 +23,7 @@ use crate::{
 /// request's extensions, or answers 401 (503 when the token store cannot be
 /// read).
 pub(super) async fn authenticate(
-    State(state): State<AuthState>,
+    State(state): State<Arc<AuthState>>,
     request: Request,
     next: Next,
 ) -> Response {

@@ -80,7 +80,12 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         compression_min_bytes,
         observer,
     } = parts;
+    // The steps' states are shared, not cloned per request (axum's
+    // `from_fn_with_state` clones its state for every call).
     let guard = Arc::new(guard);
+    let rate_limits = Arc::new(rate_limits);
+    let auth_step = Arc::new(auth.clone());
+    let observer = Arc::new(observer);
 
     // Steps 9 to 13, in order.
     let endpoint_steps = ServiceBuilder::new()
@@ -89,7 +94,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         .load_shed()
         .layer(GlobalConcurrencyLimitLayer::new(max_in_flight))
         .layer(from_fn_with_state(rate_limits.clone(), throttle::anonymous))
-        .layer(from_fn_with_state(auth.clone(), authenticate::authenticate))
+        .layer(from_fn_with_state(auth_step, authenticate::authenticate))
         .layer(from_fn_with_state(rate_limits, throttle::callers))
         .layer(from_fn_with_state(guard, guard::guard))
         .layer(from_fn_with_state(observer.clone(), telemetry::observe));

@@ -2,7 +2,7 @@
 //! before authentication (for requests without valid credentials), per
 //! caller after it.
 
-use std::net::IpAddr;
+use std::{net::IpAddr, sync::Arc};
 
 use axum::{
     extract::{Request, State},
@@ -72,7 +72,7 @@ impl Anonymous {
 /// credentials spends its address's quota up front, one whose credentials
 /// fail spends it after.
 pub(super) async fn anonymous(
-    State(limits): State<RateLimits>,
+    State(limits): State<Arc<RateLimits>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -86,7 +86,7 @@ pub(super) async fn anonymous(
 
 /// The step after authentication: each caller's own quota.
 pub(super) async fn callers(
-    State(limits): State<RateLimits>,
+    State(limits): State<Arc<RateLimits>>,
     request: Request,
     next: Next,
 ) -> Response {

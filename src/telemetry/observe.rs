@@ -162,7 +162,11 @@ pub(crate) const REQUEST_TARGET: &str = "teamgate::request";
 /// one wrapping the engine, so the MCP stack stays one flat future.
 /// The step in front of the engine (`http/stack.rs`): the request's span,
 /// which the engine's work runs in, and its measurements.
-pub async fn observe(State(observer): State<Observer>, request: Request, next: Next) -> Response {
+pub async fn observe(
+    State(observer): State<Arc<Observer>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (request, observing) = Observing::start(request);
     let span = observing.span().clone();
     let response = next.run(request).instrument(span).await;

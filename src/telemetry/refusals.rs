@@ -21,7 +21,7 @@ use crate::protocol::{names, value_text};
 /// that were refused before reaching the engine, and counts 401/403 and 429
 /// refusals.
 pub async fn observe_refusals(
-    State(observer): State<Observer>,
+    State(observer): State<Arc<Observer>>,
     mut request: Request,
     next: Next,
 ) -> Response {
