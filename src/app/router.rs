@@ -26,13 +26,13 @@ impl App {
             self.engine_config(),
         );
         let config = &self.config;
-        let admission = Admission {
-            sessions: self.sessions.clone(),
-            repo: Arc::new(self.store.clone()),
-            auditor: self.auditor.clone(),
-            max_sessions: config.store.max_sessions,
-            max_sessions_per_owner: config.store.max_sessions_per_owner,
-        };
+        let admission = Admission::new(
+            self.sessions.clone(),
+            Arc::new(self.store.clone()),
+            self.auditor.clone(),
+            config.store.max_sessions,
+            config.store.max_sessions_per_owner,
+        );
         let mcp = Engine::new(mcp, admission);
         let gate = TeamGate {
             sessions: self.sessions.clone(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use axum::http::{Method, request::Parts};
 
-use super::Sessions;
+use super::{Sessions, tally::Tally};
 use crate::{
     audit::{Auditor, digest, record_id},
     protocol::{ProtocolEra, header_text, names},
@@ -29,14 +29,34 @@ pub enum EngineError {
 
 /// The session caps and the owners' register they are checked against.
 pub struct Admission {
-    pub sessions: Arc<Sessions>,
-    pub repo: Arc<dyn SessionRepo>,
-    pub auditor: Auditor,
-    pub max_sessions: i64,
-    pub max_sessions_per_owner: i64,
+    sessions: Arc<Sessions>,
+    repo: Arc<dyn SessionRepo>,
+    tally: Tally,
+    auditor: Auditor,
+    max_sessions: i64,
+    max_sessions_per_owner: i64,
 }
 
 impl Admission {
+    /// `max_sessions` for the server, `max_sessions_per_owner` for each
+    /// member, counted in `repo`.
+    pub fn new(
+        sessions: Arc<Sessions>,
+        repo: Arc<dyn SessionRepo>,
+        auditor: Auditor,
+        max_sessions: i64,
+        max_sessions_per_owner: i64,
+    ) -> Self {
+        Self {
+            sessions,
+            tally: Tally::new(repo.clone()),
+            repo,
+            auditor,
+            max_sessions,
+            max_sessions_per_owner,
+        }
+    }
+
     /// Refuses a request on another member's session (audited), and a
     /// request that would open a session past a cap. A 2025-era POST without
     /// a session id opens one if rmcp serves it at all (it serves only
@@ -63,13 +83,10 @@ impl Admission {
     /// Whether `caller` may open one more session.
     async fn room_for(&self, caller: &Caller) -> Result<(), EngineError> {
         let owner = &caller.user;
-        let (all, mine) = match (
-            self.repo.count(None).await,
-            self.repo.count(Some(owner)).await,
-        ) {
-            (Ok(all), Ok(mine)) => (all, mine),
+        let (all, mine) = match self.tally.counts(owner).await {
+            Ok(counts) => counts,
             // Without the store no session could be kept: say so.
-            (Err(e), _) | (_, Err(e)) => {
+            Err(e) => {
                 return Err(EngineError::Unavailable(format!(
                     "the session store is unavailable: {e}"
                 )));
@@ -87,6 +104,7 @@ impl Admission {
                 self.max_sessions_per_owner
             )));
         }
+        self.tally.opened(owner);
         Ok(())
     }
 

@@ -14,6 +14,7 @@ mod sessions;
 mod shared;
 mod stamp;
 mod subscriptions;
+mod tally;
 
 // The wire types, for this module's files (`super::McpError`, ...).
 #[allow(unused_imports)]
