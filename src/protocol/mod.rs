@@ -31,7 +31,8 @@ pub use rmcp::{
         GetPromptResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
         InputResponses, JsonObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
         ReadResourceResponse, ReadResourceResult, RequestId, RequestMetaObject, Resource,
-        ResourceContents, ResourceTemplate, ServerCapabilities, SubscriptionFilter, Tool,
+        ResourceContents, ResourceTemplate, ServerCapabilities, ServerJsonRpcMessage,
+        SubscriptionFilter, Tool,
     },
     service::{Peer, RequestContext, SubscriptionContext},
     transport::{

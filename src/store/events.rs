@@ -15,7 +15,7 @@ use sqlx::Row;
 use tokio::sync::mpsc;
 
 use super::{MemoryEventStore, Retention, Store, StoreError, batch, memory::Held, query_error};
-use crate::protocol::{EventStoreError, ServerSseMessage};
+use crate::protocol::{EventStoreError, ServerJsonRpcMessage, ServerSseMessage};
 
 /// The event store as sessions use it (this module and `memory.rs` implement it).
 #[async_trait]
@@ -206,12 +206,36 @@ async fn write_batches(store: Store, replica: String, mut receiver: mpsc::Receiv
         {
             batch.push(pending);
         }
+        batch.retain(not_done_within(&batch));
         if let Err(error) = insert(&store, &replica, &batch).await {
             // The events stay replayable from memory on this replica.
             tracing::warn!(%error, events = batch.len(), "stream events not persisted");
         }
         batch.clear();
     }
+}
+
+/// Whether an event is to be written: not when its stream began (the
+/// priming event, which carries no message) and ended (a reply or an error)
+/// within this one write cycle. Such a stream, most requests' in a 2025-era
+/// session, was answered on its open connection while the writer lingered;
+/// its events stay replayable from this replica's memory, and writing them
+/// was about a fifth of every such call. Streams that last longer (progress,
+/// a slow tool, a GET stream) are written, so any replica can resume them.
+fn not_done_within(batch: &[Pending]) -> impl Fn(&Pending) -> bool + use<> {
+    let mut began = std::collections::HashSet::new();
+    let mut ended = std::collections::HashSet::new();
+    for pending in batch {
+        match pending.event.message.as_deref() {
+            None => began.insert(pending.stream_id.clone()),
+            Some(ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)) => {
+                ended.insert(pending.stream_id.clone())
+            }
+            Some(_) => false,
+        };
+    }
+    let done: std::collections::HashSet<String> = began.intersection(&ended).cloned().collect();
+    move |pending| !done.contains(&pending.stream_id)
 }
 
 async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), sqlx::Error> {
