@@ -297,7 +297,7 @@ impl Link {
         if !self.legacy.load(Ordering::Relaxed) {
             let config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(self.resolved.headers.clone());
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let transport = StreamableHttpClientTransport::with_client(http_client(), config);
             match client.clone().serve(transport).await {
                 Ok(service) => return Ok(service),
                 Err(error) => modern = Some(error),
@@ -320,6 +320,19 @@ impl Link {
             (Err(error), None) => Err(error),
         }
     }
+}
+
+/// The HTTP client of a Streamable HTTP upstream. rmcp's own turns
+/// connection pooling off, against stalls when a reply was left unread; a
+/// reply left unread never goes back to the pool, and a connection per call
+/// cost a TCP handshake and teardown each time (through teamgate, about
+/// three in four of the CPU a call took). Redirects are not followed: the
+/// configured URL passed the allowlist, a redirect's target did not.
+fn http_client() -> upstream_reqwest::Client {
+    upstream_reqwest::Client::builder()
+        .redirect(upstream_reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_default()
 }
 
 /// Every tool the upstream lists, following pages up to `MAX_TOOLS`.
