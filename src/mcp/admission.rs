@@ -110,6 +110,7 @@ impl Admission {
                 latency_ms: 0,
                 trace_id: String::new(),
                 upstream: String::new(),
+                address: String::new(),
             })
             .await;
     }

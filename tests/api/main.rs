@@ -21,6 +21,8 @@ mod idp;
 mod legacy;
 mod modern;
 mod mrtr;
+mod portal;
+mod portal_idp;
 mod prompts;
 mod reload;
 mod replicas;
