@@ -36,6 +36,7 @@ mod sec_secrets;
 mod sec_streams;
 mod stdio;
 mod store;
+mod store_portal;
 mod telemetry;
 mod tidy;
 mod upstream_pins;
