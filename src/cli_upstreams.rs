@@ -174,6 +174,7 @@ async fn approve(
             latency_ms: 0,
             trace_id: String::new(),
             upstream: name.to_owned(),
+            address: String::new(),
         });
     }
     store.append_audit(&records).await?;

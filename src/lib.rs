@@ -20,6 +20,7 @@ pub mod fuzzing;
 pub mod gate;
 pub mod http;
 pub mod mcp;
+pub mod portal;
 pub mod protocol;
 pub mod providers;
 pub mod registry;

@@ -59,6 +59,8 @@ pub struct App {
     engine_shutdown: CancellationToken,
     /// The upstream MCP servers' connections, kept across reloads.
     upstreams: Arc<Upstreams>,
+    /// The sign-in and pages under `/portal`, when `[portal]` is on.
+    portal: Option<Arc<crate::portal::Portal>>,
 }
 
 impl App {
@@ -118,6 +120,14 @@ impl App {
             config.auth.token_cache_ttl,
         ));
         tokens.watch_revocations(REVOCATION_POLL);
+        let live = shared.clone();
+        let portal = crate::portal::Portal::new(
+            &config,
+            store.clone(),
+            tokens.clone(),
+            auditor.clone(),
+            Arc::new(move || live.registry()),
+        )?;
         let authenticator = Arc::new(Authenticator::new(
             &config.auth,
             tokens,
@@ -155,6 +165,7 @@ impl App {
             sessions,
             engine_shutdown,
             upstreams,
+            portal,
         })
     }
 

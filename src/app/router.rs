@@ -73,6 +73,7 @@ impl App {
                 max_in_flight: config.limits.max_in_flight,
                 compression_min_bytes: config.limits.compression_min_bytes,
                 observer,
+                portal: self.portal.as_ref().map(|portal| portal.router()),
             },
             on_main_listener.then(|| self.metrics_router()),
         )

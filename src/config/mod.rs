@@ -8,6 +8,7 @@ mod capabilities;
 mod check;
 mod load;
 mod paths;
+mod portal;
 mod rules;
 mod secret;
 mod suggest;
@@ -23,6 +24,7 @@ pub use capabilities::{
     PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
 };
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
+pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, resolve_env};
 pub use upstreams::{OnUnavailable, ToolOverride, ToolRate, UpstreamConfig, UpstreamTools};
 pub use validate::{allowed as url_allowed, rendered_allowed as rendered_url_allowed};
@@ -48,6 +50,9 @@ pub struct Config {
     pub telemetry: TelemetryConfig,
     /// MCP servers fronted by teamgate (`upstreams.rs`).
     pub upstreams: Vec<UpstreamConfig>,
+    /// Team sign-in and the web portal (`portal.rs`); absent: no `/portal`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub portal: Option<PortalConfig>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -13,6 +13,9 @@ impl Config {
             why,
         };
         super::upstreams::validate(&self.upstreams, &self.tools.http_allowlist)?;
+        if let Some(portal) = &self.portal {
+            portal.validate(&self.server.public_url)?;
+        }
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",

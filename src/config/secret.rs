@@ -123,6 +123,9 @@ impl super::Config {
             .collect();
         held.push(self.telemetry.metrics.token.expose().to_owned());
         held.extend(self.store.url.passwords());
+        if let Some(portal) = &self.portal {
+            held.push(portal.client_secret.expose().to_owned());
+        }
         held.retain(|s| !s.is_empty());
         held
     }

@@ -61,6 +61,11 @@ async fn refuse(state: &AuthState, parts: Parts, error: AuthError) -> Response {
                 latency_ms: 0,
                 trace_id: String::new(),
                 upstream: String::new(),
+                address: parts
+                    .extensions
+                    .get::<crate::protocol::ClientInfo>()
+                    .map(|client| client.ip.to_string())
+                    .unwrap_or_default(),
             })
             .await;
     }

@@ -46,6 +46,8 @@ pub struct HttpParts {
     pub compression_min_bytes: u16,
     /// Spans and metrics of requests that reach the engine.
     pub observer: crate::telemetry::Observer,
+    /// The portal's pages under `/portal` (`portal/`), when configured.
+    pub portal: Option<axum::Router>,
 }
 
 impl GuardConfig {

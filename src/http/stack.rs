@@ -18,8 +18,9 @@
 //! 6. compression (tower-http): JSON above `limits.compression_min_bytes`;
 //!    its default predicate never compresses SSE;
 //! 7. CORS (tower-http) for browser clients of the allowed origins;
-//! 8. the routes: the MCP endpoint, the protected-resource metadata and,
-//!    when served on this listener, `/metrics`.
+//! 8. the routes: the MCP endpoint, the protected-resource metadata,
+//!    when served on this listener, `/metrics`, and when configured the
+//!    portal's pages under `/portal` (`portal/`, its own headers and CSRF).
 //!
 //! The MCP endpoint's own steps, each able to answer in place of the rest:
 //!
@@ -79,6 +80,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         max_in_flight,
         compression_min_bytes,
         observer,
+        portal,
     } = parts;
     // The steps' states are shared, not cloned per request (axum's
     // `from_fn_with_state` clones its state for every call).
@@ -124,6 +126,9 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         .with_state(auth);
     if let Some(metrics) = metrics {
         routes = routes.merge(metrics);
+    }
+    if let Some(portal) = portal {
+        routes = routes.merge(portal);
     }
 
     // Steps 4 to 7, in order (on the routes above only: not on the probes).

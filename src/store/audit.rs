@@ -26,13 +26,15 @@ pub struct AuditRecord {
     pub trace_id: String,
     /// The upstream server that served the call; empty for teamgate's own.
     pub upstream: String,
+    /// Where the action came from (the client's address); empty when unknown.
+    pub address: String,
 }
 
 /// The audit table's columns, in the order `AuditRecord::fields` gives a
 /// record's values.
 const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, \
-    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id, upstream";
-const FIELDS: usize = 15;
+    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id, upstream, address";
+const FIELDS: usize = 16;
 
 /// One column's value.
 enum Field<'a> {
@@ -61,6 +63,7 @@ impl AuditRecord {
             latency_ms,
             trace_id,
             upstream,
+            address,
         } = self;
         [
             Text(id),
@@ -78,6 +81,7 @@ impl AuditRecord {
             Number(*latency_ms),
             Text(trace_id),
             Text(upstream),
+            Text(address),
         ]
     }
 
@@ -100,6 +104,7 @@ impl AuditRecord {
             latency_ms: 0,
             trace_id: String::new(),
             upstream: String::new(),
+            address: String::new(),
         }
     }
 }
@@ -143,7 +148,76 @@ fn id_at(at_ms: i64) -> String {
     id
 }
 
+fn read_record(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> {
+    Ok(AuditRecord {
+        id: row.try_get("id")?,
+        at_ms: row.try_get("at_ms")?,
+        user: row.try_get("user_name")?,
+        token_id: row.try_get("token_id")?,
+        issuer: row.try_get("issuer")?,
+        subject: row.try_get("subject")?,
+        session_id: row.try_get("session_id")?,
+        protocol_version: row.try_get("protocol_version")?,
+        method: row.try_get("method")?,
+        target: row.try_get("target")?,
+        args_digest: row.try_get("args_digest")?,
+        outcome: row.try_get("outcome")?,
+        latency_ms: row.try_get("latency_ms")?,
+        trace_id: row.try_get("trace_id")?,
+        upstream: row.try_get("upstream")?,
+        address: row.try_get("address")?,
+    })
+}
+
+/// What the portal's audit page filters on; `None` matches everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    pub user: Option<String>,
+    pub target: Option<String>,
+    pub outcome: Option<String>,
+    pub since_ms: i64,
+    pub until_ms: Option<i64>,
+    pub limit: i64,
+}
+
 impl Store {
+    /// The newest records matching `filter`, newest first.
+    pub async fn audit_search(&self, filter: &AuditFilter) -> Result<Vec<AuditRecord>, StoreError> {
+        let mut sql = format!("select {COLUMNS} from audit where id >= $1");
+        let mut texts = Vec::new();
+        for (column, value) in [
+            ("user_name", &filter.user),
+            ("target", &filter.target),
+            ("outcome", &filter.outcome),
+        ] {
+            if let Some(value) = value {
+                texts.push(value.clone());
+                sql.push_str(&format!(" and {column} = ${}", texts.len() + 1));
+            }
+        }
+        if filter.until_ms.is_some() {
+            sql.push_str(&format!(" and id < ${}", texts.len() + 2));
+        }
+        let limit_at = texts.len() + 2 + usize::from(filter.until_ms.is_some());
+        sql.push_str(&format!(" order by id desc limit ${limit_at}"));
+        let mut query = sqlx::query(&sql).bind(id_at(filter.since_ms));
+        for text in texts {
+            query = query.bind(text);
+        }
+        if let Some(until) = filter.until_ms {
+            query = query.bind(id_at(until));
+        }
+        let rows = query
+            .bind(filter.limit)
+            .fetch_all(self.pool())
+            .await
+            .map_err(query_error("search the audit log"))?;
+        rows.iter()
+            .map(read_record)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(query_error("search the audit log"))
+    }
+
     /// Appends records all or none: one transaction of multi-row inserts,
     /// whose statement texts repeat (batch.rs), so each is prepared once.
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
@@ -197,28 +271,9 @@ impl Store {
             .fetch_all(self.pool())
             .await
             .map_err(query_error("read the audit log"))?;
-        let read = |row: &sqlx::any::AnyRow| -> Result<AuditRecord, sqlx::Error> {
-            Ok(AuditRecord {
-                id: row.try_get("id")?,
-                at_ms: row.try_get("at_ms")?,
-                user: row.try_get("user_name")?,
-                token_id: row.try_get("token_id")?,
-                issuer: row.try_get("issuer")?,
-                subject: row.try_get("subject")?,
-                session_id: row.try_get("session_id")?,
-                protocol_version: row.try_get("protocol_version")?,
-                method: row.try_get("method")?,
-                target: row.try_get("target")?,
-                args_digest: row.try_get("args_digest")?,
-                outcome: row.try_get("outcome")?,
-                latency_ms: row.try_get("latency_ms")?,
-                trace_id: row.try_get("trace_id")?,
-                upstream: row.try_get("upstream")?,
-            })
-        };
         let mut records = rows
             .iter()
-            .map(read)
+            .map(read_record)
             .collect::<Result<Vec<_>, _>>()
             .map_err(query_error("read the audit log"))?;
         records.reverse();

@@ -12,6 +12,7 @@ mod events;
 mod memory;
 mod notify;
 mod pins;
+mod portal;
 mod sessions;
 mod settings;
 mod tokens;
@@ -24,12 +25,13 @@ use sqlx::{
     sqlite::SqliteConnectOptions,
 };
 
-pub use audit::{AuditRecord, record_id};
+pub use audit::{AuditFilter, AuditRecord, record_id};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use events::{SqlEventStore, StreamEvents};
 pub use memory::{MemoryEventStore, Retention};
 pub use notify::{RELAY_QUEUE, bridge};
 pub use pins::{Pending, PinRepo, PinRow};
+pub use portal::{PendingLogin, PortalSession, PortalSessions};
 pub use sessions::{SessionRepo, SessionRow};
 pub use tokens::TokenRow;
 

@@ -46,6 +46,7 @@ fn every_shipped_configuration_file_loads() {
         "files-source",
         "prompts",
         "upstreams",
+        "portal",
     ] {
         assert!(
             examples.iter().any(|f| f.ends_with(format!("{kind}.toml"))),

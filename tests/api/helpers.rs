@@ -63,8 +63,21 @@ pub(crate) async fn spawn_app_clocked(
     adjust: impl FnOnce(&mut Config),
     clock: Arc<dyn Clock>,
 ) -> TestApp {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind loopback");
+    spawn_app_on(listener, adjust, clock).await
+}
+
+/// `spawn_app_clocked` on a listener bound already (a test that must know
+/// the address before configuring, e.g. a redirect URL).
+pub(crate) async fn spawn_app_on(
+    listener: tokio::net::TcpListener,
+    adjust: impl FnOnce(&mut Config),
+    clock: Arc<dyn Clock>,
+) -> TestApp {
     let mut config = test_config();
-    config.server.listen = "127.0.0.1:0".parse().unwrap();
+    config.server.listen = listener.local_addr().unwrap();
     // One OS watcher per test server would exhaust inotify instances; tests
     // that exercise watching turn it back on.
     for docs in &mut config.sources.docs {
@@ -76,9 +89,6 @@ pub(crate) async fn spawn_app_clocked(
     // Most tests are about the protocol; tests/api/auth.rs turns authentication on.
     config.auth.mode = AuthMode::None;
     adjust(&mut config);
-    let listener = tokio::net::TcpListener::bind(config.server.listen)
-        .await
-        .expect("bind loopback");
     let addr = listener.local_addr().unwrap();
     let path = config.mcp.path.clone();
     let app = App::build_with_clock(config, clock)

@@ -121,6 +121,18 @@ const NEVER: &[(&str, &[&str])] = &[
     ),
     ("http", &["app", "providers", "upstream"]),
     (
+        "portal",
+        &[
+            "app",
+            "http",
+            "mcp",
+            "providers",
+            "telemetry",
+            "gate",
+            "upstream",
+        ],
+    ),
+    (
         "upstream",
         &[
             "app",
@@ -157,6 +169,8 @@ const MAY_ONLY: &[(&str, &[&str])] = &[("protocol", &["config"]), ("config", &[]
 const ONLY: &[(&str, &[&str])] = &[
     ("rmcp", &["mcp", "protocol", "upstream"]),
     ("sqlx", &["store"]),
+    ("openidconnect", &["portal"]),
+    ("maud", &["portal"]),
 ];
 
 /// The modules that never speak HTTP (no axum, hyper or tower).

@@ -1,0 +1,235 @@
+//! The admin pages (403 for everyone else): health, members and their
+//! tokens (revoke any), live MCP sessions (end any), upstream definitions
+//! awaiting approval, and the effective configuration with secrets masked.
+//! The audit trail's page is `trail.rs`. Every action is audited, and each
+//! is also a CLI command (`teamgate token revoke`, `sessions end`,
+//! `upstreams approve`).
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use axum::{
+    body::Bytes,
+    extract::{Path, State},
+    http::{StatusCode, header},
+    response::{Html, IntoResponse, Response},
+};
+use maud::html;
+
+use super::{
+    Portal, PortalError,
+    member::{field, fields},
+    pages::{csrf, page, time},
+    session::Member,
+};
+use crate::store::{PinRepo, SessionRepo};
+
+fn back_to(location: &'static str) -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
+}
+
+/// `GET /portal/admin`: health at a glance.
+pub(super) async fn overview(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+) -> Result<Html<String>, PortalError> {
+    member.require_admin()?;
+    let database = portal.store.ping().await;
+    let sessions = portal.store.count(None).await?;
+    let tokens = portal.store.tokens(None).await?;
+    let active = tokens.iter().filter(|t| t.revoked_ms.is_none()).count();
+    let audit = portal.store.audit_count().await?;
+    let registry = (portal.registry)();
+    Ok(page(
+        "Health",
+        Some(&member),
+        html! {
+            table id="health" { tbody {
+                tr { th { "Database" } td { @if database { "answers" } @else { "NOT answering" } } }
+                tr { th { "Live MCP sessions" } td { (sessions) } }
+                tr { th { "Active tokens" } td { (active) " of " (tokens.len()) } }
+                tr { th { "Audit records" } td { (audit) } }
+                tr { th { "Tools / prompts / resources" }
+                     td { (registry.tools().len()) " / " (registry.prompts().len()) " / " (registry.resources().len()) } }
+                tr { th { "Upstream servers" } td { (portal.config.upstreams.len()) } }
+            } }
+        },
+    ))
+}
+
+/// `GET /portal/admin/members`: every member who has a token, and the tokens.
+pub(super) async fn members(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+) -> Result<Html<String>, PortalError> {
+    member.require_admin()?;
+    let mut by_member: BTreeMap<String, Vec<crate::store::TokenRow>> = BTreeMap::new();
+    for token in portal.store.tokens(None).await? {
+        by_member
+            .entry(token.user_name.clone())
+            .or_default()
+            .push(token);
+    }
+    Ok(page(
+        "Members",
+        Some(&member),
+        html! {
+            @for (name, tokens) in &by_member {
+                h2 { (name) }
+                table.members { tbody {
+                    @for t in tokens { tr {
+                        td { code { (t.id) } } td { (t.label) } td { (t.scopes.join(" ")) }
+                        td { "expires " (time(t.expires_ms)) } td { "last used " (time(t.last_used_ms)) }
+                        td { @if t.revoked_ms.is_some() { "revoked" } @else {
+                            form.inline method="post" action={ "/portal/admin/tokens/" (t.id) "/revoke" } {
+                                (csrf(&member)) button.danger type="submit" { "Revoke" }
+                            }
+                        } }
+                    } }
+                } }
+            }
+            @if by_member.is_empty() { p.muted { "No tokens yet." } }
+        },
+    ))
+}
+
+/// `POST /portal/admin/tokens/{id}/revoke`: any member's token.
+pub(super) async fn revoke(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response, PortalError> {
+    member.require_admin()?;
+    member.check_csrf(field(&fields(&body), "csrf"))?;
+    if !portal.tokens.revoke(&id).await? {
+        return Err(PortalError::NotFound);
+    }
+    portal
+        .audit(&member, "portal/admin/tokens/revoke", &id, &id)
+        .await;
+    Ok(back_to("/portal/admin/members"))
+}
+
+/// `GET /portal/admin/sessions`: live MCP sessions, oldest first.
+pub(super) async fn sessions(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+) -> Result<Html<String>, PortalError> {
+    member.require_admin()?;
+    let rows = portal.store.list(1000).await?;
+    Ok(page(
+        "Live sessions",
+        Some(&member),
+        html! {
+            table id="sessions" {
+                thead { tr { th { "Session" } th { "Owner" } th { "Client" } th { "Version" } th { "Last seen" } th {} } }
+                tbody { @for s in &rows { tr {
+                    td { code { (s.id) } } td { (s.owner) } td { (s.client_name) " " (s.client_version) }
+                    td { (s.protocol_version) } td { (time(Some(s.last_seen_ms))) }
+                    td { form.inline method="post" action={ "/portal/admin/sessions/" (s.id) "/end" } {
+                        (csrf(&member)) button.danger type="submit" { "End" }
+                    } }
+                } } }
+            }
+            @if rows.is_empty() { p.muted { "No live sessions." } }
+        },
+    ))
+}
+
+/// `POST /portal/admin/sessions/{id}/end`: its next request, on any replica, gets 404.
+pub(super) async fn end_session(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response, PortalError> {
+    member.require_admin()?;
+    member.check_csrf(field(&fields(&body), "csrf"))?;
+    if !portal.store.delete(&id).await? {
+        return Err(PortalError::NotFound);
+    }
+    portal
+        .audit(&member, "portal/admin/sessions/end", &id, "")
+        .await;
+    Ok(back_to("/portal/admin/sessions"))
+}
+
+/// `GET /portal/admin/upstreams`: each upstream's tools awaiting approval.
+pub(super) async fn upstreams(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+) -> Result<Html<String>, PortalError> {
+    member.require_admin()?;
+    let mut listed = Vec::new();
+    for upstream in &portal.config.upstreams {
+        listed.push((
+            upstream.name.clone(),
+            upstream.pin,
+            portal.store.pins(Some(&upstream.name)).await?,
+        ));
+    }
+    Ok(page(
+        "Upstream approvals",
+        Some(&member),
+        html! {
+            @if listed.is_empty() { p.muted { "No upstream servers are configured." } }
+            @for (name, pin, pins) in &listed {
+                h2 { (name) }
+                p.muted { (pins.len()) " tool definitions pinned" @if !pin { " (pin = false: changes pass through)" } }
+                @for row in pins.iter().filter(|r| r.pending.is_some()) {
+                    form.inline method="post" action="/portal/admin/upstreams/approve" {
+                        (csrf(&member))
+                        input type="hidden" name="upstream" value=(name);
+                        input type="hidden" name="tool" value=(row.tool);
+                        code { (row.tool) } " changed " (time(row.pending.as_ref().map(|p| p.changed_ms))) " "
+                        button type="submit" { "Approve" }
+                    }
+                    details { summary { "pinned and new definitions" }
+                        pre { (row.definition) } pre { (row.pending.as_ref().map(|p| p.definition.as_str()).unwrap_or_default()) } }
+                }
+            }
+        },
+    ))
+}
+
+/// `POST /portal/admin/upstreams/approve`: as `teamgate upstreams approve NAME TOOL`.
+pub(super) async fn approve(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+    body: Bytes,
+) -> Result<Response, PortalError> {
+    member.require_admin()?;
+    let form = fields(&body);
+    member.check_csrf(field(&form, "csrf"))?;
+    let (name, tool) = (field(&form, "upstream"), field(&form, "tool"));
+    if !portal.config.upstreams.iter().any(|u| u.name == name) || tool.is_empty() {
+        return Err(PortalError::NotFound);
+    }
+    for approved in portal.store.approve(name, Some(tool)).await? {
+        portal
+            .audit(
+                &member,
+                "upstreams/approve",
+                &format!("{name}/{approved}"),
+                "",
+            )
+            .await;
+    }
+    Ok(back_to("/portal/admin/upstreams"))
+}
+
+/// `GET /portal/admin/config`: the effective configuration; secrets print
+/// as `<redacted>` and the database password is masked.
+pub(super) async fn effective_config(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+) -> Result<Html<String>, PortalError> {
+    member.require_admin()?;
+    let text = toml::to_string_pretty(&portal.config)
+        .unwrap_or_else(|e| format!("# cannot print the configuration: {e}"));
+    Ok(page(
+        "Effective configuration",
+        Some(&member),
+        html! { pre id="config" { (text) } },
+    ))
+}

@@ -1,0 +1,59 @@
+//! `PortalError`: the one way the portal's refusals and failures reach the
+//! browser, as a small page with the status. Details of a failure go to the
+//! log, never to the page (they may name the provider's answers).
+
+use axum::{
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PortalError {
+    #[error("the portal is misconfigured: {0}")]
+    Config(String),
+    #[error("sign in first")]
+    NotSignedIn,
+    #[error("this page is for the portal's admins")]
+    NotAdmin,
+    #[error("the form is stale or was not sent by this portal; reload the page and try again")]
+    Csrf,
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("sign-in failed: {0}")]
+    Login(&'static str),
+    #[error("the identity provider cannot be reached or answered wrongly")]
+    Provider(String),
+    #[error("not found")]
+    NotFound,
+    #[error("the database failed")]
+    Store(#[from] StoreError),
+}
+
+impl PortalError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::Config(_) | Self::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::NotSignedIn => StatusCode::UNAUTHORIZED,
+            Self::NotAdmin | Self::Csrf => StatusCode::FORBIDDEN,
+            Self::BadRequest(_) | Self::Login(_) => StatusCode::BAD_REQUEST,
+            Self::Provider(_) => StatusCode::BAD_GATEWAY,
+            Self::NotFound => StatusCode::NOT_FOUND,
+        }
+    }
+}
+
+impl IntoResponse for PortalError {
+    fn into_response(self) -> Response {
+        match &self {
+            Self::Store(error) => tracing::error!(%error, "portal: database error"),
+            Self::Provider(error) => tracing::warn!(%error, "portal: identity provider error"),
+            Self::Config(error) => tracing::error!(%error, "portal: configuration"),
+            _ => {}
+        }
+        let status = self.status();
+        let body = super::pages::problem(status, &self.to_string());
+        (status, body).into_response()
+    }
+}

@@ -1,0 +1,301 @@
+//! A member's own pages: sign-in, their tokens (create, shown once with the
+//! client setups; list; revoke), and their activity (recent audit records
+//! and what their scopes give them).
+
+use std::{sync::Arc, time::Duration};
+
+use axum::{
+    body::Bytes,
+    extract::{Path, State},
+    http::{StatusCode, header},
+    response::{Html, IntoResponse, Response},
+};
+use maud::html;
+
+use super::{
+    Portal, PortalError,
+    pages::{csrf, page, time},
+    session::Member,
+    setup,
+};
+use crate::{
+    registry::{Kind, scope_covers},
+    store::{AuditFilter, AuditRecord, record_id},
+};
+
+/// Lifetimes offered for a new token, in days.
+const LIFETIMES: [u64; 5] = [7, 30, 90, 180, 365];
+
+/// The `application/x-www-form-urlencoded` fields of a body, repeats kept.
+pub(super) fn fields(body: &Bytes) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(body).into_owned().collect()
+}
+
+pub(super) fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
+    fields
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_default()
+}
+
+impl Portal {
+    /// Writes one audit record of a portal action by `member`.
+    pub(super) async fn audit(&self, member: &Member, method: &str, target: &str, token: &str) {
+        let now = self.store.now_ms();
+        self.auditor
+            .record(AuditRecord {
+                id: record_id(now),
+                at_ms: now,
+                user: member.name().to_owned(),
+                token_id: token.to_owned(),
+                issuer: self.portal.issuer.clone(),
+                subject: String::new(),
+                session_id: String::new(),
+                protocol_version: String::new(),
+                method: method.to_owned(),
+                target: target.to_owned(),
+                args_digest: String::new(),
+                outcome: "ok".into(),
+                latency_ms: 0,
+                trace_id: String::new(),
+                upstream: String::new(),
+                address: member.address.clone(),
+            })
+            .await;
+    }
+}
+
+/// `GET /portal/`: the sign-in page, or the member's tokens.
+pub(super) async fn home(
+    State(portal): State<Arc<Portal>>,
+    member: Result<Member, PortalError>,
+) -> Result<Html<String>, PortalError> {
+    let member = match member {
+        Ok(member) => member,
+        Err(PortalError::NotSignedIn) => {
+            return Ok(page(
+                "Sign in",
+                None,
+                html! {
+                    p { "Sign in with your team account to make personal tokens for your MCP clients." }
+                    p { a href="/portal/login" { "Sign in" } }
+                },
+            ));
+        }
+        Err(error) => return Err(error),
+    };
+    tokens_page(&portal, &member, None).await
+}
+
+async fn tokens_page(
+    portal: &Portal,
+    member: &Member,
+    message: Option<maud::Markup>,
+) -> Result<Html<String>, PortalError> {
+    let rows = portal.store.tokens(Some(member.name())).await?;
+    let grantable = portal.portal.grantable(&member.session.groups);
+    let max_days = portal.portal.max_token_lifetime.as_secs() / 86_400;
+    let lifetimes: Vec<u64> = LIFETIMES
+        .into_iter()
+        .filter(|d| *d <= max_days.max(1))
+        .collect();
+    Ok(page(
+        "Your tokens",
+        Some(member),
+        html! {
+            @if let Some(message) = message { (message) }
+            h2 { "New token" }
+            @if grantable.is_empty() {
+                p.error id="no-scopes" {
+                    "Your groups (" (member.session.groups.join(", ")) ") grant no token scopes, so you cannot make a token here. "
+                    "Ask an admin to map one of your groups in [[portal.grants]]."
+                }
+            } @else {
+                form.stack method="post" action="/portal/tokens" {
+                    (csrf(member))
+                    label { "Label" input name="label" required maxlength="64" placeholder="laptop"; }
+                    label { "Expires in"
+                        select name="days" {
+                            @for days in &lifetimes { option value=(days) selected[*days == 90] { (days) " days" } }
+                        }
+                    }
+                    fieldset {
+                        legend { "Scopes" }
+                        @for scope in &grantable {
+                            label { span { input type="checkbox" name="scope" value=(scope) checked; " " code { (scope) } } }
+                        }
+                    }
+                    button type="submit" id="create" { "Create token" }
+                }
+            }
+            h2 { "Your tokens" }
+            table id="tokens" {
+                thead { tr { th { "ID" } th { "Label" } th { "Scopes" } th { "Created" } th { "Expires" } th { "Last used" } th { "State" } th {} } }
+                tbody {
+                    @for t in &rows {
+                        tr {
+                            td { code { (t.id) } } td { (t.label) } td { (t.scopes.join(" ")) }
+                            td { (time(Some(t.created_ms))) } td { (time(t.expires_ms)) } td { (time(t.last_used_ms)) }
+                            td { @if t.revoked_ms.is_some() { "revoked" } @else { "active" } }
+                            td { @if t.revoked_ms.is_none() {
+                                form.inline method="post" action={ "/portal/tokens/" (t.id) "/revoke" } {
+                                    (csrf(member)) button.danger type="submit" { "Revoke" }
+                                }
+                            } }
+                        }
+                    }
+                }
+            }
+        },
+    ))
+}
+
+/// `POST /portal/tokens`: a token for the member, with scopes their groups
+/// allow only; shown once, with the client setups.
+pub(super) async fn create(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+    body: Bytes,
+) -> Result<Response, PortalError> {
+    let form = fields(&body);
+    member.check_csrf(field(&form, "csrf"))?;
+    let grantable = portal.portal.grantable(&member.session.groups);
+    if grantable.is_empty() {
+        return Err(PortalError::BadRequest(
+            "your groups grant no token scopes; ask an admin to map one in [[portal.grants]]"
+                .into(),
+        ));
+    }
+    let label = field(&form, "label").trim();
+    if label.is_empty() || label.chars().count() > 64 {
+        return Err(PortalError::BadRequest(
+            "a label of 1 to 64 characters is needed".into(),
+        ));
+    }
+    let scopes: Vec<String> = form
+        .iter()
+        .filter(|(k, _)| k == "scope")
+        .map(|(_, v)| v.clone())
+        .collect();
+    if scopes.is_empty() || scopes.iter().any(|s| !grantable.contains(s)) {
+        return Err(PortalError::BadRequest(format!(
+            "choose scopes among those your groups allow: {}",
+            grantable.join(", ")
+        )));
+    }
+    let days: u64 = field(&form, "days").parse().unwrap_or(0);
+    let lifetime = Duration::from_secs(days * 86_400);
+    if days == 0 || lifetime > portal.portal.max_token_lifetime {
+        return Err(PortalError::BadRequest(
+            "choose one of the offered lifetimes".into(),
+        ));
+    }
+    let created = portal
+        .tokens
+        .create(member.name(), label, scopes, Some(lifetime))
+        .await?;
+    portal
+        .audit(
+            &member,
+            "portal/tokens/create",
+            &created.row.id,
+            &created.row.id,
+        )
+        .await;
+    let url = &portal.config.server.public_url;
+    let shown = html! {
+        div.note id="new-token" {
+            p { "Token " code { (created.row.id) } " is shown once; copy it now:" }
+            p { code.secret id="token-secret" { (created.token) } }
+            (setup::render(url, &created.token))
+        }
+    };
+    Ok((
+        StatusCode::OK,
+        tokens_page(&portal, &member, Some(shown)).await?,
+    )
+        .into_response())
+}
+
+/// `POST /portal/tokens/{id}/revoke`: only the member's own token (the
+/// store's query checks the owner).
+pub(super) async fn revoke(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response, PortalError> {
+    member.check_csrf(field(&fields(&body), "csrf"))?;
+    if !portal.store.revoke_own_token(&id, member.name()).await? {
+        return Err(PortalError::NotFound);
+    }
+    portal.tokens.forget(&id).await;
+    portal
+        .audit(&member, "portal/tokens/revoke", &id, &id)
+        .await;
+    Ok((StatusCode::SEE_OTHER, [(header::LOCATION, "/portal/")]).into_response())
+}
+
+/// `GET /portal/activity`: the member's recent audit records and what the
+/// scopes their groups allow give them.
+pub(super) async fn activity(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+) -> Result<Html<String>, PortalError> {
+    let records = portal
+        .store
+        .audit_search(&AuditFilter {
+            user: Some(member.name().to_owned()),
+            limit: 50,
+            ..AuditFilter::default()
+        })
+        .await?;
+    let grantable = portal.portal.grantable(&member.session.groups);
+    let registry = (portal.registry)();
+    let covered = |kind: Kind, name: &str| {
+        registry
+            .required_scopes(kind, name)
+            .iter()
+            .all(|r| scope_covers(&grantable, r))
+    };
+    let tools: Vec<String> = registry
+        .tools()
+        .iter()
+        .map(|t| t.name.to_string())
+        .filter(|n| covered(Kind::Tool, n))
+        .collect();
+    let prompts: Vec<String> = registry
+        .prompts()
+        .iter()
+        .map(|p| p.name.clone())
+        .filter(|n| covered(Kind::Prompt, n))
+        .collect();
+    let resources: Vec<String> = registry
+        .resources()
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .filter(|u| covered(Kind::Resource, u))
+        .collect();
+    Ok(page(
+        "Your activity",
+        Some(&member),
+        html! {
+            h2 { "What your scopes give you" }
+            p.muted { "Scopes your groups allow: " (grantable.join(" ")) }
+            @for (title, names) in [("Tools", &tools), ("Prompts", &prompts), ("Resources", &resources)] {
+                h3 { (title) " (" (names.len()) ")" }
+                @if names.is_empty() { p.muted { "none" } } @else {
+                    ul { @for name in names.iter().take(200) { li { code { (name) } } } }
+                }
+            }
+            h2 { "Your recent calls" }
+            table id="audit" {
+                thead { tr { th { "Time" } th { "Method" } th { "Target" } th { "Outcome" } th { "Latency" } } }
+                tbody { @for r in &records { tr {
+                    td { (time(Some(r.at_ms))) } td { (r.method) } td { (r.target) } td { (r.outcome) } td { (r.latency_ms) " ms" }
+                } } }
+            }
+        },
+    ))
+}

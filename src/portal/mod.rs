@@ -1,0 +1,131 @@
+//! The portal: team sign-in through the identity provider (OpenID Connect,
+//! `oidc.rs`) and server-rendered pages under `/portal` where members make,
+//! list and revoke their own tokens (`member.rs`) and admins see the team
+//! (`admin.rs`). Browser sessions are store rows behind an opaque cookie
+//! (`session.rs`); the pages are maud templates with one stylesheet and no
+//! script (`pages.rs`, `setup.rs`, the audit page in `trail.rs`).
+//!
+//! The portal uses the same store, personal tokens and audit trail as the
+//! CLI: a token made here is the same row `teamgate token create` makes.
+
+mod admin;
+mod error;
+mod member;
+mod oidc;
+mod pages;
+mod session;
+mod setup;
+mod trail;
+
+use std::sync::Arc;
+
+use axum::{
+    Router,
+    extract::{DefaultBodyLimit, Request},
+    http::{HeaderValue, header},
+    middleware::{self, Next},
+    response::Response,
+    routing::{get, post},
+};
+
+use crate::{
+    audit::Auditor,
+    auth::PersonalTokens,
+    config::{Config, PortalConfig},
+    registry::Registry,
+    store::Store,
+};
+
+pub use error::PortalError;
+
+/// The largest form body the portal reads.
+const MAX_FORM_BYTES: usize = 16 * 1024;
+
+/// What the portal's handlers share.
+pub struct Portal {
+    pub(crate) config: Config,
+    pub(crate) portal: PortalConfig,
+    pub(crate) store: Store,
+    pub(crate) tokens: Arc<PersonalTokens>,
+    pub(crate) auditor: Auditor,
+    /// The registry being served now (it changes on reload).
+    pub(crate) registry: Arc<dyn Fn() -> Arc<Registry> + Send + Sync>,
+    pub(crate) oidc: oidc::Oidc,
+    /// `Secure` cookies: the public URL is https.
+    pub(crate) secure: bool,
+}
+
+impl Portal {
+    /// The portal of `config`, or none when `[portal]` is absent or off.
+    pub fn new(
+        config: &Config,
+        store: Store,
+        tokens: Arc<PersonalTokens>,
+        auditor: Auditor,
+        registry: Arc<dyn Fn() -> Arc<Registry> + Send + Sync>,
+    ) -> Result<Option<Arc<Self>>, PortalError> {
+        let Some(portal) = config.portal.clone().filter(|p| p.enabled) else {
+            return Ok(None);
+        };
+        let oidc = oidc::Oidc::new(&portal, &config.server.public_url)?;
+        Ok(Some(Arc::new(Self {
+            secure: config.server.public_url.starts_with("https://"),
+            config: config.clone(),
+            portal,
+            store,
+            tokens,
+            auditor,
+            registry,
+            oidc,
+        })))
+    }
+
+    /// The routes under `/portal`, each page with the portal's headers.
+    pub fn router(self: &Arc<Self>) -> Router {
+        Router::new()
+            .route("/portal", get(member::home))
+            .route("/portal/", get(member::home))
+            .route("/portal/style.css", get(pages::stylesheet))
+            .route("/portal/login", get(oidc::login))
+            .route("/portal/callback", get(oidc::callback))
+            .route("/portal/logout", post(oidc::logout))
+            .route("/portal/tokens", post(member::create))
+            .route("/portal/tokens/{id}/revoke", post(member::revoke))
+            .route("/portal/activity", get(member::activity))
+            .route("/portal/admin", get(admin::overview))
+            .route("/portal/admin/members", get(admin::members))
+            .route("/portal/admin/tokens/{id}/revoke", post(admin::revoke))
+            .route("/portal/admin/sessions", get(admin::sessions))
+            .route("/portal/admin/sessions/{id}/end", post(admin::end_session))
+            .route("/portal/admin/audit", get(trail::audit))
+            .route("/portal/admin/audit.csv", get(trail::csv))
+            .route("/portal/admin/upstreams", get(admin::upstreams))
+            .route("/portal/admin/upstreams/approve", post(admin::approve))
+            .route("/portal/admin/config", get(admin::effective_config))
+            .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
+            .layer(middleware::from_fn(headers))
+            .with_state(self.clone())
+    }
+}
+
+/// The headers of every portal response: no script, styles from here only,
+/// never framed, no referrer, never cached.
+async fn headers(request: Request, next: Next) -> Response {
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    let set = [
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
+        ),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CACHE_CONTROL, "no-store"),
+    ];
+    for (name, value) in set {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}

@@ -1,0 +1,131 @@
+//! The page frame every portal page shares (navigation, sign-out form), the
+//! problem page, the one stylesheet, and small formatting helpers. Pages
+//! are maud templates: every value is escaped; no script anywhere.
+
+use axum::{
+    http::{StatusCode, header},
+    response::{Html, IntoResponse, Response},
+};
+use maud::{DOCTYPE, Markup, html};
+
+use super::session::Member;
+
+const STYLESHEET: &str = r#"
+:root { color-scheme: light dark; --line: #8884; --accent: #2b6cb0; --bad: #c53030; }
+* { box-sizing: border-box; }
+body { font: 16px/1.5 system-ui, sans-serif; margin: 0; }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center;
+  padding: .75rem 1rem; border-bottom: 1px solid var(--line); }
+header strong { margin-right: auto; }
+header form { margin: 0; }
+nav { display: flex; flex-wrap: wrap; gap: .25rem .75rem; }
+main { max-width: 64rem; margin: 0 auto; padding: 1rem; }
+a { color: var(--accent); }
+table { border-collapse: collapse; width: 100%; display: block; overflow-x: auto; }
+th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line);
+  vertical-align: top; }
+form.stack { display: grid; gap: .6rem; max-width: 32rem; }
+form.inline { display: inline; margin: 0; }
+form.filters { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; }
+label { display: grid; gap: .2rem; }
+input, select, button { font: inherit; padding: .35rem .5rem; }
+button { cursor: pointer; }
+button.danger { color: var(--bad); }
+fieldset { border: 1px solid var(--line); }
+pre { overflow-x: auto; padding: .75rem; border: 1px solid var(--line); white-space: pre; }
+code.secret { word-break: break-all; font-size: 1.05rem; }
+.note { padding: .5rem .75rem; border-left: 4px solid var(--accent); }
+.error { padding: .5rem .75rem; border-left: 4px solid var(--bad); }
+.muted { opacity: .7; }
+"#;
+
+/// `GET /portal/style.css`.
+pub(super) async fn stylesheet() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+            (header::CACHE_CONTROL, "max-age=300"),
+        ],
+        STYLESHEET,
+    )
+        .into_response()
+}
+
+/// A whole page: the frame around `body`.
+pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<String> {
+    Html(
+        html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    title { (title) " · teamgate" }
+                    link rel="stylesheet" href="/portal/style.css";
+                }
+                body {
+                    header {
+                        strong { "teamgate" }
+                        @if let Some(member) = member {
+                            nav {
+                                a href="/portal/" { "Tokens" }
+                                a href="/portal/activity" { "Activity" }
+                                @if member.admin {
+                                    a href="/portal/admin" { "Admin" }
+                                    a href="/portal/admin/members" { "Members" }
+                                    a href="/portal/admin/sessions" { "Sessions" }
+                                    a href="/portal/admin/audit" { "Audit" }
+                                    a href="/portal/admin/upstreams" { "Upstreams" }
+                                    a href="/portal/admin/config" { "Config" }
+                                }
+                            }
+                            span.muted { (member.name()) }
+                            form.inline method="post" action="/portal/logout" {
+                                (csrf(member))
+                                button type="submit" { "Sign out" }
+                            }
+                        }
+                    }
+                    main {
+                        h1 { (title) }
+                        (body)
+                    }
+                }
+            }
+        }
+        .into_string(),
+    )
+}
+
+/// The hidden CSRF field every form carries.
+pub(super) fn csrf(member: &Member) -> Markup {
+    html! { input type="hidden" name="csrf" value=(member.session.csrf); }
+}
+
+/// A refusal or failure as a page.
+pub(super) fn problem(status: StatusCode, message: &str) -> Html<String> {
+    let title = status.canonical_reason().unwrap_or("Error");
+    page(
+        title,
+        None,
+        html! {
+            p.error { (message) }
+            @if status == StatusCode::UNAUTHORIZED {
+                p { a href="/portal/login" { "Sign in" } }
+            } @else {
+                p { a href="/portal/" { "Back to the portal" } }
+            }
+        },
+    )
+}
+
+/// A time in RFC 3339 (UTC, seconds), or "-".
+pub(super) fn time(ms: Option<i64>) -> String {
+    match ms {
+        Some(ms) if ms >= 0 => humantime::format_rfc3339_seconds(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64),
+        )
+        .to_string(),
+        _ => "-".into(),
+    }
+}
