@@ -60,6 +60,8 @@ run ts-client-2025-06-18 node tests/interop/ts_client.mjs --url "$URL" --token "
 for mode in default legacy 2026-07-28; do
   run "py-client[$mode]" .cache/venv/bin/python tests/interop/py_client.py --url "$URL" --token "$TOKEN" --mode "$mode"
 done
+# Durable tasks: the Python SDK client across two replicas on PostgreSQL (one on SQLite without it).
+run py-tasks tests/interop/tasks.sh "$BIN"
 for era in legacy modern; do
   run "inspector[$era]" env INSPECTOR_ERA="$era" tests/interop/inspector.sh "$URL" "$TOKEN"
 done

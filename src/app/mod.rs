@@ -25,7 +25,7 @@ use crate::{
     auth::{Authenticator, PersonalTokens},
     config::{Config, Secret},
     http::{self, EdgeConfig, Health, RateLimits, ServeOptions},
-    mcp::{AuditSink, McpHandler, SessionSettings, Sessions, Shared, ToolQuota},
+    mcp::{AuditSink, McpHandler, SessionSettings, Sessions, Shared, Tasks, ToolQuota},
     protocol::StateKeys,
     registry::{ChangeBus, Registry},
     store::{self, Clock, Retention, SqlEventStore, Store, SystemClock},
@@ -102,6 +102,7 @@ impl App {
             now_ms: Arc::new(move || clock_store.now_ms()),
         };
         let limits = rate_limits(&config);
+        let tasks = tasks(&store, &config, &engine_shutdown);
         let shared = Arc::new(
             Shared::new(
                 registry,
@@ -112,7 +113,8 @@ impl App {
             )
             .with_audit(audit_sink)
             .with_tool_timeout(config.limits.tool_timeout)
-            .with_tool_quota(tool_quota(&limits)),
+            .with_tool_quota(tool_quota(&limits))
+            .with_tasks(tasks.clone()),
         );
         upstreams.on_change(Shared::refresher(&shared));
         let tokens = Arc::new(PersonalTokens::new(
@@ -150,6 +152,7 @@ impl App {
         ));
         let metrics = Metrics::new(&config.telemetry)?;
         registry::observe_upstreams(&metrics, &upstreams);
+        metrics.watch_tasks(Arc::new(move || tasks.counts()));
         Ok(Self {
             edge,
             metrics,
@@ -336,6 +339,13 @@ impl Reloader {
 /// The keys sealing MRTR `requestState`. Replicas must share them, so on
 /// PostgreSQL they must be configured; a lone SQLite instance may generate
 /// one and keep it in its database.
+/// Durable tasks over the store, heartbeat and sweep running until shutdown.
+fn tasks(store: &Store, config: &Config, stop: &CancellationToken) -> Arc<Tasks> {
+    let tasks = Tasks::new(store.clone(), config.tasks.clone());
+    tasks.start(stop.clone());
+    tasks
+}
+
 async fn state_keys(config: &Config, store: &Store) -> anyhow::Result<StateKeys> {
     if !config.mcp.request_state_keys.is_empty() {
         return StateKeys::new(&config.mcp.request_state_keys);

@@ -29,6 +29,7 @@ pub(crate) fn build_registry(
             .tools(Arc::new(conformance::ConformanceTools))
             .tools(mrtr.clone())
             .tools(Arc::new(conformance::ConformanceModern::new(bus.clone())))
+            .tools(Arc::new(conformance::ConformanceTasks))
             .resources(Arc::new(conformance::ConformanceResources))
             .prompts(Arc::new(conformance::ConformancePrompts))
             .prompts(mrtr)

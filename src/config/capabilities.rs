@@ -53,6 +53,9 @@ macro_rules! declared_tool {
             /// arguments, and by the caller when `from_caller` is used.
             #[serde(default, with = "humantime_serde", skip_serializing_if = "Option::is_none")]
             pub cache_ttl: Option<Duration>,
+            /// Whether calls may become durable tasks; unset: the kind's default.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub task: Option<super::TaskMode>,
             $($(#[$fmeta])* pub $field: $ty,)*
         }
 
@@ -72,6 +75,7 @@ macro_rules! declared_tool {
                     open_world: self.open_world,
                     from_caller: self.from_caller.clone(),
                     cache_ttl: self.cache_ttl,
+                    task: self.task,
                 }
             }
         }
@@ -94,6 +98,7 @@ pub struct ToolDecl {
     pub open_world: Option<bool>,
     pub from_caller: BTreeMap<String, String>,
     pub cache_ttl: Option<Duration>,
+    pub task: Option<super::TaskMode>,
 }
 
 fn empty_object_schema() -> Map<String, Value> {

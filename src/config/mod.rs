@@ -12,6 +12,7 @@ mod portal;
 mod rules;
 mod secret;
 mod suggest;
+mod tasks;
 mod upstreams;
 mod validate;
 
@@ -26,6 +27,7 @@ pub use capabilities::{
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, resolve_env};
+pub use tasks::{TaskMode, TasksConfig};
 pub use upstreams::{OnUnavailable, ToolOverride, ToolRate, UpstreamConfig, UpstreamTools};
 pub use validate::{allowed as url_allowed, rendered_allowed as rendered_url_allowed};
 
@@ -53,6 +55,8 @@ pub struct Config {
     /// Team sign-in and the web portal (`portal.rs`); absent: no `/portal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub portal: Option<PortalConfig>,
+    /// Durable task-augmented tool calls (`tasks.rs`).
+    pub tasks: TasksConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -16,6 +16,7 @@ impl Config {
         if let Some(portal) = &self.portal {
             portal.validate(&self.server.public_url)?;
         }
+        self.tasks.validate()?;
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",

@@ -192,6 +192,7 @@ impl UpstreamConfig {
                 open_world: o.open_world,
                 from_caller: o.from_caller.clone(),
                 cache_ttl: o.cache_ttl,
+                task: None,
             })
             .collect()
     }

@@ -140,6 +140,19 @@ impl Audit {
         self
     }
 
+    /// The record of a task's end, begun with this call's creation record:
+    /// its latency is the task's whole run; stamped when written.
+    pub(super) fn sequel(&self) -> Self {
+        let mut record = self.record.clone();
+        record.method = "tasks/end".into();
+        Self {
+            sink: self.sink.clone(),
+            started: self.started,
+            record,
+            observed: None,
+        }
+    }
+
     /// Records the call's refusal for lack of scope; `reason` says which.
     pub(super) async fn deny(mut self, reason: &str) {
         self.record.outcome = format!("denied: {reason}");
@@ -156,6 +169,10 @@ impl Audit {
         };
         self.record.outcome = outcome.label().into_owned();
         self.record.latency_ms = self.started.elapsed().as_millis() as i64;
+        if self.record.method == "tasks/end" {
+            self.record.at_ms = (self.sink.now_ms)();
+            self.record.id = record_id(self.record.at_ms);
+        }
         if let Some(observed) = &self.observed {
             observed.record(outcome);
         }

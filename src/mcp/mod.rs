@@ -15,6 +15,7 @@ mod shared;
 mod stamp;
 mod subscriptions;
 mod tally;
+mod tasks;
 
 // The wire types, for this module's files (`super::McpError`, ...).
 #[allow(unused_imports)]
@@ -26,6 +27,7 @@ pub use engine::Engine;
 pub use handler::McpHandler;
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::{Shared, ToolQuota};
+pub use tasks::Tasks;
 
 /// Serves `handler` over stdin/stdout until the client closes stdin or
 /// `shutdown` resolves.

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use rmcp::model::InitializeResult;
+use rmcp::model::{InitializeResult, TASKS_EXTENSION_ID};
 
-use super::{Implementation, ProtocolVersion, StateKeys, calls::AuditSink};
+use super::{Implementation, ProtocolVersion, StateKeys, Tasks, calls::AuditSink};
 use crate::registry::{ChangeBus, Registry};
 
 /// A caller's quota for one tool (`limits.rate_limit.tools`): `Err` is how
@@ -33,6 +33,8 @@ pub struct Shared {
     pub(super) tool_timeout: std::time::Duration,
     /// Per caller and tool, decided on the typed call (`access::within_quota`).
     pub(super) tool_quota: Option<ToolQuota>,
+    /// Durable tasks (HTTP with a store); stdio offers none.
+    pub(super) tasks: Option<Arc<Tasks>>,
 }
 
 impl Shared {
@@ -59,7 +61,19 @@ impl Shared {
             audit: None,
             tool_timeout: std::time::Duration::from_secs(120),
             tool_quota: None,
+            tasks: None,
         }
+    }
+
+    /// Offers durable tasks (the tasks extension) through `tasks`.
+    pub fn with_tasks(mut self, tasks: Arc<Tasks>) -> Self {
+        self.tasks = Some(tasks);
+        self.current.store(Arc::new(with_capabilities(
+            &self.info,
+            &self.registry(),
+            true,
+        )));
+        self
     }
 
     pub fn with_tool_timeout(mut self, timeout: std::time::Duration) -> Self {
@@ -88,8 +102,9 @@ impl Shared {
     /// each replica reloads (and announces) its own configuration.
     pub fn replace_registry(&self, registry: Arc<Registry>) {
         let old = self.registry.swap(registry.clone());
+        let tasks = self.tasks.is_some();
         self.current
-            .store(Arc::new(with_capabilities(&self.info, &registry)));
+            .store(Arc::new(with_capabilities(&self.info, &registry, tasks)));
         for event in registry.changes_since(&old) {
             self.bus.publish_local(event);
         }
@@ -118,8 +133,18 @@ impl Shared {
     }
 }
 
-fn with_capabilities(info: &InitializeResult, registry: &Registry) -> InitializeResult {
+fn with_capabilities(
+    info: &InitializeResult,
+    registry: &Registry,
+    tasks: bool,
+) -> InitializeResult {
     let mut info = info.clone();
     info.capabilities = registry.capabilities();
+    if tasks {
+        info.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
+    }
     info
 }

@@ -84,6 +84,8 @@ impl CommandRunner {
         let defaults = KindDefaults {
             open_world: false,
             output_schema: (!runner.structured).then(output_schema),
+            // Commands are the slow tools (tests, builds, deploys).
+            task: crate::config::TaskMode::Optional,
         };
         Ok((runner, defaults))
     }

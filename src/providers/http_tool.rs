@@ -90,6 +90,7 @@ impl HttpRunner {
         let defaults = KindDefaults {
             open_world: true,
             output_schema: None,
+            task: crate::config::TaskMode::Forbidden,
         };
         Ok((runner, defaults))
     }

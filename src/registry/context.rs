@@ -12,8 +12,8 @@ use super::Scrubber;
 
 use crate::protocol::{Asked, Mrtr, StreamCloser};
 use crate::protocol::{
-    ClientCapabilities, InputRequests, LoggingLevel, McpError, Peer, ProtocolVersion,
-    RequestContext, RequestMetaObject, RoleServer,
+    ClientCapabilities, InputRequests, InputResponses, LoggingLevel, McpError, Peer,
+    ProtocolVersion, RequestContext, RequestMetaObject, RoleServer,
 };
 
 /// The authenticated caller, set by the auth layer on every request. The
@@ -103,6 +103,16 @@ pub struct CallContext {
     mrtr: Mrtr,
     /// Configured secrets, removed from progress messages and log lines.
     scrubber: Scrubber,
+    /// Set when the call runs as a durable task (`TaskInput`).
+    task: Option<Arc<dyn TaskInput>>,
+}
+
+/// How a call running as a durable task asks its client for input: the
+/// requests show on `tasks/get` (`input_required`) and `tasks/update`
+/// answers them; `ask` returns once every one is answered.
+#[async_trait::async_trait]
+pub trait TaskInput: Send + Sync {
+    async fn ask(&self, requests: InputRequests) -> Result<InputResponses, McpError>;
 }
 
 impl CallContext {
@@ -118,7 +128,21 @@ impl CallContext {
             log_threshold,
             mrtr,
             scrubber: Scrubber::default(),
+            task: None,
         }
+    }
+
+    /// The call runs as a durable task that asks through `input`, and is
+    /// cancelled by `cancel` (the task's, not the request's, which ended).
+    pub fn in_task(mut self, input: Arc<dyn TaskInput>, cancel: CancellationToken) -> Self {
+        self.task = Some(input);
+        self.request.ct = cancel;
+        self
+    }
+
+    /// The task's means to ask for input, when the call runs as one.
+    pub fn task_input(&self) -> Option<&Arc<dyn TaskInput>> {
+        self.task.as_ref()
     }
 
     pub fn with_scrubber(mut self, scrubber: Scrubber) -> Self {

@@ -14,7 +14,7 @@ mod scrub;
 
 use std::{collections::HashMap, sync::Arc};
 
-pub use context::{CallContext, Caller, Identity, scope_covers};
+pub use context::{CallContext, Caller, Identity, TaskInput, scope_covers};
 pub use events::{ChangeBus, ChangeEvent};
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};
@@ -200,6 +200,14 @@ impl Registry {
         self.tool_index
             .get(name)
             .map(|(provider, i)| (provider, &self.tools[*i]))
+    }
+    /// Whether calls of the tool `name` may, must or must not become tasks.
+    pub fn task_mode(&self, name: &str) -> crate::config::TaskMode {
+        self.tool_index
+            .get(name)
+            .map_or(crate::config::TaskMode::Forbidden, |(p, _)| {
+                p.task_mode(name)
+            })
     }
     /// The upstream server that serves the tool `name`, if any.
     pub fn origin(&self, name: &str) -> Option<String> {

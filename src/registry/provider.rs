@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use super::CallContext;
+use crate::config::TaskMode;
 use crate::protocol::{
     CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
     Resource, ResourceTemplate, Tool,
@@ -35,6 +36,10 @@ pub trait ToolProvider: Send + Sync {
     /// The upstream server that serves `name`, for the audit trail.
     fn origin(&self, _name: &str) -> Option<String> {
         None
+    }
+    /// Whether calls of `name` may, must or must not become durable tasks.
+    fn task_mode(&self, _name: &str) -> TaskMode {
+        TaskMode::Forbidden
     }
 }
 

@@ -15,6 +15,7 @@ mod pins;
 mod portal;
 mod sessions;
 mod settings;
+mod tasks;
 mod tokens;
 
 use std::{path::PathBuf, str::FromStr, time::Duration};
@@ -34,6 +35,8 @@ pub use pins::{Pending, PinRepo, PinRow};
 pub use portal::{PendingLogin, PortalSession, PortalSessions};
 pub use sessions::{SessionRepo, SessionRow};
 pub use tokens::TokenRow;
+// Durable tasks (issue 31).
+pub use tasks::{TaskRepo, TaskRow};
 
 use std::sync::Arc;
 

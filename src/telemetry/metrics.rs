@@ -16,6 +16,8 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
+mod tasks;
+
 use opentelemetry::{
     KeyValue,
     metrics::{Counter, Histogram, Meter, MeterProvider as _, UpDownCounter},

@@ -37,6 +37,8 @@ mod sec_streams;
 mod stdio;
 mod store;
 mod store_portal;
+mod tasks;
+mod tasks_store;
 mod telemetry;
 mod tidy;
 mod upstream_pins;

@@ -147,6 +147,7 @@ impl McpHandler {
             if registry.tool(&request.name).is_none() {
                 return Err(unknown());
             }
+            let as_task = self.as_task(&context, &registry, &request.name)?;
             access::within_quota(
                 audit_sink,
                 self.shared.tool_quota.as_ref(),
@@ -173,6 +174,13 @@ impl McpHandler {
                 .tool(&request.name)
                 .and_then(|(provider, _)| provider.timeout(&request.name))
                 .unwrap_or(self.shared.tool_timeout);
+            if let Some(tasks) = as_task {
+                let name = request.name.to_string();
+                let answer = self
+                    .call_as_task(tasks, registry, name, arguments, cx, audit, limit)
+                    .await;
+                return answer.map(|response| self.finish(modern, response));
+            }
             let call = registry.call_tool(&request.name, arguments, &cx);
             let result = match within(limit, call).await {
                 Some(result) => result.unwrap_or_else(|| Err(unknown())),

@@ -5,6 +5,10 @@
 #![allow(deprecated)] // logging/setLevel and resources/subscribe are legacy-only but served.
 
 mod methods;
+mod support;
+mod tasks;
+
+use support::{cursor, list_hints, within};
 
 use std::{
     borrow::Cow,
@@ -22,14 +26,14 @@ use super::{
     subscriptions,
 };
 use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};
-use crate::registry::{CallContext, Caller, Identity, Kind, Registry};
+use crate::registry::{Caller, Identity, Kind};
 use rmcp::{
     ServerHandler,
     model::CallToolRequestParams,
     model::{
-        CacheScope, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
-        InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams,
+        CompleteRequestParams, CompleteResult, GetPromptRequestParams, InitializeResult,
+        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams,
         SubscribeRequestParams, UnsubscribeRequestParams,
     },
 };
@@ -85,61 +89,6 @@ impl McpHandler {
         }
         result
     }
-
-    /// The context of a call to `method` on `target`, with what the client
-    /// sent back for MRTR.
-    fn call_context(
-        &self,
-        request: RequestContext<RoleServer>,
-        method: &str,
-        target: &str,
-        responses: Option<InputResponses>,
-        state: Option<String>,
-    ) -> CallContext {
-        let modern = is_modern(&request);
-        // Modern clients opt into log lines per request; legacy sessions get
-        // info and above until they call logging/setLevel.
-        let threshold = if modern {
-            request.meta.log_level()
-        } else {
-            Some(
-                self.session
-                    .log_level
-                    .lock()
-                    .expect("log level lock")
-                    .unwrap_or(LoggingLevel::Info),
-            )
-        };
-        let caller = caller_of(&request);
-        let mrtr = Mrtr::new(
-            self.shared.state_keys.clone(),
-            &[&caller.user, method, target],
-            responses,
-            state,
-        );
-        CallContext::new(request, caller, threshold, mrtr)
-    }
-}
-
-/// `call`'s output, or None when it takes longer than `limit`. Many tools
-/// answer on their first poll; only a pending call arms a timer (registering
-/// and removing one takes the runtime's timer lock on every call).
-async fn within<T>(limit: std::time::Duration, call: impl Future<Output = T>) -> Option<T> {
-    let mut call = std::pin::pin!(call);
-    if let std::task::Poll::Ready(output) = futures::poll!(call.as_mut()) {
-        return Some(output);
-    }
-    tokio::time::timeout(limit, call).await.ok()
-}
-
-/// `ttlMs` and `cacheScope` of a list result (2026-07-28; rmcp strips them
-/// for older clients). Lists are filtered by the caller's scopes: private.
-fn list_hints(registry: &Registry) -> (Option<u64>, Option<CacheScope>) {
-    (Some(registry.list_ttl_ms()), Some(CacheScope::Private))
-}
-
-fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
-    request.as_ref().and_then(|r| r.cursor.as_deref())
 }
 
 /// The methods that await a provider (call_tool, read_resource, get_prompt)
@@ -363,6 +312,33 @@ impl ServerHandler for McpHandler {
     ) -> Result<CompleteResult, McpError> {
         let slot = outcome_slot(&context);
         ended(slot.as_ref(), self.complete_in(request, context).await)
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        let slot = outcome_slot(&context);
+        ended(slot.as_ref(), self.get_task_in(request, &context).await)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let slot = outcome_slot(&context);
+        ended(slot.as_ref(), self.update_task_in(request, &context).await)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let slot = outcome_slot(&context);
+        ended(slot.as_ref(), self.cancel_task_in(request, &context).await)
     }
 
     /// rmcp routes unknown methods here, and also known methods whose params

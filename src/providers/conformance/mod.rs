@@ -6,12 +6,14 @@ mod modern;
 mod mrtr;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 pub use modern::ConformanceModern;
 pub use mrtr::ConformanceMrtr;
 pub use prompts::ConformancePrompts;
 pub use resources::ConformanceResources;
+pub use tasks::ConformanceTasks;
 pub use tools::ConformanceTools;
 
 /// 1x1 PNG.

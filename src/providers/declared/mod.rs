@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use self::cache::ResultCache;
 use crate::{
-    config::ToolDecl,
+    config::{TaskMode, ToolDecl},
     protocol::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
     providers::wire,
     registry::{CallContext, ToolProvider},
@@ -41,6 +41,8 @@ pub(super) const CONFIRM_WAIT: Duration = Duration::from_secs(300);
 pub struct KindDefaults {
     pub open_world: bool,
     pub output_schema: Option<Value>,
+    /// Whether calls may become tasks when the tool does not say.
+    pub task: TaskMode,
 }
 
 pub struct DeclaredTool {
@@ -48,6 +50,7 @@ pub struct DeclaredTool {
     tool: Tool,
     validator: jsonschema::Validator,
     runner: Box<dyn Runner>,
+    task: TaskMode,
 }
 
 impl DeclaredTool {
@@ -58,12 +61,14 @@ impl DeclaredTool {
     ) -> anyhow::Result<Self> {
         let validator = jsonschema::validator_for(&Value::Object(decl.input_schema.clone()))
             .map_err(|e| anyhow::anyhow!("tool `{}`: input_schema: {e}", decl.name))?;
+        let task = decl.task.unwrap_or(defaults.task);
         let tool = wire(describe(&decl, defaults));
         Ok(Self {
             decl,
             tool,
             validator,
             runner,
+            task,
         })
     }
 }
@@ -205,6 +210,12 @@ impl ToolProvider for DeclaredTools {
     fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
         let tool = &self.tools[*self.index.get(name)?];
         super::declared_scopes(&tool.decl.scopes)
+    }
+
+    fn task_mode(&self, name: &str) -> TaskMode {
+        self.index
+            .get(name)
+            .map_or(TaskMode::Forbidden, |i| self.tools[*i].task)
     }
 
     /// Declared tools keep their own limits (a test command may run for

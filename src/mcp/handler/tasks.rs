@@ -1,0 +1,162 @@
+//! The handler's side of durable tasks: whether a tools/call becomes one,
+//! starting it, and `tasks/get`, `tasks/update`, `tasks/cancel` for the
+//! caller's own tasks (the store and the runs are `mcp/tasks/`).
+
+use std::{sync::Arc, task::Poll};
+
+use futures::future::BoxFuture;
+
+use rmcp::model::{
+    CancelTaskParams, ClientCapabilities, GetTaskParams, GetTaskResult, JsonObject,
+    UpdateTaskParams,
+};
+use tokio_util::sync::CancellationToken;
+
+use super::{McpHandler, caller_of, within};
+use crate::{
+    config::TaskMode,
+    mcp::{
+        CallToolResponse, CallToolResult, McpError, RequestContext, RoleServer,
+        calls::Audit,
+        tasks::{NewTask, TaskEnd, Tasks},
+    },
+    registry::{CallContext, Registry},
+};
+
+fn missing_capability() -> McpError {
+    McpError::missing_required_client_capability(
+        ClientCapabilities::builder().enable_tasks().build(),
+    )
+}
+
+impl McpHandler {
+    /// The tasks runtime when this call becomes a task: the tool allows it
+    /// and the request declared the tasks extension. A tool that requires a
+    /// task, called without the extension, is `-32021`.
+    pub(super) fn as_task(
+        &self,
+        context: &RequestContext<RoleServer>,
+        registry: &Registry,
+        tool: &str,
+    ) -> Result<Option<Arc<Tasks>>, McpError> {
+        let mode = registry.task_mode(tool);
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        match (&self.shared.tasks, mode, declared) {
+            (_, TaskMode::Forbidden, _) => Ok(None),
+            (Some(tasks), _, true) => Ok(Some(tasks.clone())),
+            (_, TaskMode::Required, _) => Err(missing_capability()),
+            _ => Ok(None),
+        }
+    }
+
+    /// Creates the task (durably, before answering) and runs the call in
+    /// the background. A call that asks for input before it runs (`confirm`,
+    /// a multi-round-trip tool) gets that answer instead, and no task: the
+    /// approval is settled when the task is created.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn call_as_task(
+        &self,
+        tasks: Arc<Tasks>,
+        registry: Arc<Registry>,
+        name: String,
+        arguments: JsonObject,
+        cx: CallContext,
+        audit: Option<Audit>,
+        limit: std::time::Duration,
+    ) -> Result<CallToolResponse, McpError> {
+        let owner = cx.caller().user.clone();
+        let created = tasks
+            .create(NewTask {
+                owner: &owner,
+                tool: &name,
+            })
+            .await;
+        let (row, seed) = match created {
+            Ok(created) => created,
+            Err(error) => {
+                if let Some(audit) = audit {
+                    audit.finish::<CallToolResponse>(&Err(error.clone())).await;
+                }
+                return Err(error);
+            }
+        };
+        let cancel = CancellationToken::new();
+        let cx = cx.in_task(tasks.input(&row.id), cancel.clone());
+        let mut call = Box::pin(async move {
+            match within(limit, registry.call_tool(&name, arguments, &cx)).await {
+                Some(Some(ended)) => ended,
+                Some(None) => Err(McpError::invalid_params(
+                    format!("Unknown tool: {name}"),
+                    None,
+                )),
+                None => {
+                    cx.cancellation().cancel();
+                    let message =
+                        format!("The tool {name} did not finish within {limit:?} and was stopped.");
+                    Ok(
+                        CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)])
+                            .into(),
+                    )
+                }
+            }
+        });
+        let call: BoxFuture<'static, TaskEnd> = match futures::poll!(call.as_mut()) {
+            Poll::Ready(Ok(CallToolResponse::InputRequired(asked))) => {
+                tasks.forget(&row.id).await;
+                let answer = Ok(CallToolResponse::InputRequired(asked));
+                if let Some(audit) = audit {
+                    audit.finish(&answer).await;
+                }
+                return answer;
+            }
+            // Finished at once: still a task, as the client was told to expect.
+            Poll::Ready(ended) => Box::pin(std::future::ready(ended)),
+            Poll::Pending => call,
+        };
+        let answer = Ok(CallToolResponse::Task(seed));
+        let end = audit.as_ref().map(Audit::sequel);
+        if let Some(audit) = audit {
+            audit.finish(&answer).await;
+        }
+        tasks.spawn(row.id, call, cancel, end);
+        answer
+    }
+
+    fn tasks(&self) -> Result<&Arc<Tasks>, McpError> {
+        self.shared
+            .tasks
+            .as_ref()
+            .ok_or_else(McpError::method_not_found::<rmcp::model::GetTaskMethod>)
+    }
+
+    pub(super) async fn get_task_in(
+        &self,
+        request: GetTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let owner = caller_of(context);
+        self.tasks()?.get(&request.task_id, &owner.user).await
+    }
+
+    pub(super) async fn update_task_in(
+        &self,
+        request: UpdateTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let owner = caller_of(context);
+        self.tasks()?
+            .update(&request.task_id, &owner.user, request.input_responses)
+            .await
+    }
+
+    pub(super) async fn cancel_task_in(
+        &self,
+        request: CancelTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let owner = caller_of(context);
+        self.tasks()?.cancel(&request.task_id, &owner.user).await
+    }
+}

@@ -1,0 +1,380 @@
+//! Durable task rows (issue 31): a task-augmented `tools/call`, its status,
+//! its outcome and the replica running it. Any replica reads and updates
+//! them, so a task outlives the connection and the replica that started it.
+
+use async_trait::async_trait;
+use sqlx::Row;
+
+use super::{Store, StoreError, query_error};
+
+/// One task. JSON columns are kept as text; the engine gives them meaning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRow {
+    pub id: String,
+    pub owner: String,
+    pub tool: String,
+    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    pub status_message: Option<String>,
+    pub progress: Option<String>,
+    /// The result (completed) or the JSON-RPC error (failed), as JSON.
+    pub outcome: Option<String>,
+    /// Outstanding `inputRequests` while `input_required`, as a JSON object.
+    pub input_requests: Option<String>,
+    /// Answers received and not yet taken by the running call, as a JSON object.
+    pub input_responses: Option<String>,
+    pub ttl_ms: i64,
+    pub poll_ms: i64,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+    pub replica: String,
+    pub heartbeat_ms: i64,
+    pub cancel_requested: bool,
+}
+
+impl TaskRow {
+    pub fn is_terminal(&self) -> bool {
+        is_terminal(&self.status)
+    }
+}
+
+fn is_terminal(status: &str) -> bool {
+    matches!(status, "completed" | "failed" | "cancelled")
+}
+
+/// The task store's contract; both backends pass the same contract test
+/// (`tests/api/tasks_store.rs`).
+///
+/// - `create_task` refuses (false) when the owner already has `max_per_owner`
+///   unexpired tasks.
+/// - `task` returns the row only to its owner, and never an expired one
+///   (created + ttl passed), even before the sweep ran.
+/// - `finish_task` sets a terminal status once: false when it already had one.
+/// - `request_cancel` marks the owner's task for cancellation (false: no such
+///   task); the running replica reads the mark on its next heartbeat.
+/// - `heartbeat` records that `replica` still runs `ids` and returns those of
+///   them whose cancellation was asked.
+/// - `ask_input` parks a task in `input_required` with `requests`;
+///   `answer_input` moves the answers to outstanding keys over (others are
+///   ignored) and returns to `working` once none is left; `take_input`
+///   hands the gathered answers to the running call once none is outstanding.
+/// - `delete_task` removes a task that never ran.
+/// - `sweep_tasks` fails the live tasks whose heartbeat is older than
+///   `stale_before_ms` and deletes the expired ones.
+/// - `count_tasks` counts unexpired tasks by status.
+#[async_trait]
+pub trait TaskRepo: Send + Sync {
+    async fn create_task(&self, row: &TaskRow, max_per_owner: i64) -> Result<bool, StoreError>;
+    async fn task(&self, id: &str, owner: &str) -> Result<Option<TaskRow>, StoreError>;
+    async fn finish_task(
+        &self,
+        id: &str,
+        status: &str,
+        message: Option<&str>,
+        outcome: Option<&str>,
+    ) -> Result<bool, StoreError>;
+    async fn request_cancel(&self, id: &str, owner: &str) -> Result<bool, StoreError>;
+    async fn heartbeat(&self, replica: &str, ids: &[String]) -> Result<Vec<String>, StoreError>;
+    async fn ask_input(&self, id: &str, requests: &str) -> Result<(), StoreError>;
+    async fn answer_input(
+        &self,
+        id: &str,
+        owner: &str,
+        responses: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<bool, StoreError>;
+    async fn take_input(&self, id: &str) -> Result<Option<String>, StoreError>;
+    async fn delete_task(&self, id: &str) -> Result<(), StoreError>;
+    async fn sweep_tasks(&self, stale_before_ms: i64) -> Result<(u64, u64), StoreError>;
+    async fn count_tasks(&self) -> Result<Vec<(String, i64)>, StoreError>;
+}
+
+const COLUMNS: &str = "id, owner, tool, status, status_message, progress, outcome, \
+    input_requests, input_responses, ttl_ms, poll_ms, created_ms, updated_ms, replica, \
+    heartbeat_ms, cancel_requested";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<TaskRow, sqlx::Error> {
+    Ok(TaskRow {
+        id: row.try_get("id")?,
+        owner: row.try_get("owner")?,
+        tool: row.try_get("tool")?,
+        status: row.try_get("status")?,
+        status_message: row.try_get("status_message")?,
+        progress: row.try_get("progress")?,
+        outcome: row.try_get("outcome")?,
+        input_requests: row.try_get("input_requests")?,
+        input_responses: row.try_get("input_responses")?,
+        ttl_ms: row.try_get("ttl_ms")?,
+        poll_ms: row.try_get("poll_ms")?,
+        created_ms: row.try_get("created_ms")?,
+        updated_ms: row.try_get("updated_ms")?,
+        replica: row.try_get("replica")?,
+        heartbeat_ms: row.try_get("heartbeat_ms")?,
+        cancel_requested: row.try_get::<i64, _>("cancel_requested")? != 0,
+    })
+}
+
+type Object = serde_json::Map<String, serde_json::Value>;
+
+fn object(text: Option<&str>) -> Object {
+    text.and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or_default()
+}
+
+impl Store {
+    async fn task_by_id(&self, id: &str) -> Result<Option<TaskRow>, StoreError> {
+        let error = query_error("read a task");
+        let row = sqlx::query(&format!("select {COLUMNS} from tasks where id = $1"))
+            .bind(id)
+            .fetch_optional(self.pool())
+            .await
+            .map_err(error)?;
+        row.map(|r| from_row(&r)).transpose().map_err(error)
+    }
+
+    async fn set_input(
+        &self,
+        id: &str,
+        status: &str,
+        requests: &Object,
+        responses: &Object,
+    ) -> Result<(), StoreError> {
+        let text = |o: &Object| serde_json::Value::Object(o.clone()).to_string();
+        sqlx::query(
+            "update tasks set status = $1, input_requests = $2, input_responses = $3, \
+             updated_ms = $4 where id = $5 and status in ('working', 'input_required')",
+        )
+        .bind(status)
+        .bind(text(requests))
+        .bind(text(responses))
+        .bind(self.now_ms())
+        .bind(id)
+        .execute(self.pool())
+        .await
+        .map_err(query_error("record a task's input"))?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TaskRepo for Store {
+    async fn create_task(&self, row: &TaskRow, max_per_owner: i64) -> Result<bool, StoreError> {
+        let error = query_error("create a task");
+        let held: i64 = sqlx::query_scalar(
+            "select count(*) from tasks where owner = $1 and created_ms + ttl_ms > $2",
+        )
+        .bind(&row.owner)
+        .bind(self.now_ms())
+        .fetch_one(self.pool())
+        .await
+        .map_err(error)?;
+        if held >= max_per_owner {
+            return Ok(false);
+        }
+        sqlx::query(&format!(
+            "insert into tasks ({COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+             $11, $12, $13, $14, $15, $16)"
+        ))
+        .bind(&row.id)
+        .bind(&row.owner)
+        .bind(&row.tool)
+        .bind(&row.status)
+        .bind(row.status_message.clone())
+        .bind(row.progress.clone())
+        .bind(row.outcome.clone())
+        .bind(row.input_requests.clone())
+        .bind(row.input_responses.clone())
+        .bind(row.ttl_ms)
+        .bind(row.poll_ms)
+        .bind(row.created_ms)
+        .bind(row.updated_ms)
+        .bind(&row.replica)
+        .bind(row.heartbeat_ms)
+        .bind(i64::from(row.cancel_requested))
+        .execute(self.pool())
+        .await
+        .map_err(error)?;
+        Ok(true)
+    }
+
+    async fn task(&self, id: &str, owner: &str) -> Result<Option<TaskRow>, StoreError> {
+        let now = self.now_ms();
+        Ok(self
+            .task_by_id(id)
+            .await?
+            .filter(|t| t.owner == owner && t.created_ms + t.ttl_ms > now))
+    }
+
+    async fn finish_task(
+        &self,
+        id: &str,
+        status: &str,
+        message: Option<&str>,
+        outcome: Option<&str>,
+    ) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "update tasks set status = $1, status_message = $2, outcome = $3, \
+             input_requests = null, updated_ms = $4 \
+             where id = $5 and status in ('working', 'input_required')",
+        )
+        .bind(status)
+        .bind(message)
+        .bind(outcome)
+        .bind(self.now_ms())
+        .bind(id)
+        .execute(self.pool())
+        .await
+        .map_err(query_error("finish a task"))?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn request_cancel(&self, id: &str, owner: &str) -> Result<bool, StoreError> {
+        if self.task(id, owner).await?.is_none() {
+            return Ok(false);
+        }
+        sqlx::query("update tasks set cancel_requested = 1 where id = $1 and owner = $2")
+            .bind(id)
+            .bind(owner)
+            .execute(self.pool())
+            .await
+            .map_err(query_error("ask to cancel a task"))?;
+        Ok(true)
+    }
+
+    async fn heartbeat(&self, replica: &str, ids: &[String]) -> Result<Vec<String>, StoreError> {
+        let error = query_error("record a task heartbeat");
+        let mut cancelled = Vec::new();
+        let now = self.now_ms();
+        for id in ids {
+            sqlx::query("update tasks set heartbeat_ms = $1 where id = $2 and replica = $3")
+                .bind(now)
+                .bind(id)
+                .bind(replica)
+                .execute(self.pool())
+                .await
+                .map_err(error)?;
+            if self
+                .task_by_id(id)
+                .await?
+                .is_some_and(|t| t.cancel_requested)
+            {
+                cancelled.push(id.clone());
+            }
+        }
+        Ok(cancelled)
+    }
+
+    async fn ask_input(&self, id: &str, requests: &str) -> Result<(), StoreError> {
+        let requests = object(Some(requests));
+        self.set_input(id, "input_required", &requests, &Object::new())
+            .await
+    }
+
+    async fn answer_input(
+        &self,
+        id: &str,
+        owner: &str,
+        responses: &Object,
+    ) -> Result<bool, StoreError> {
+        let Some(row) = self.task(id, owner).await? else {
+            return Ok(false);
+        };
+        if row.status != "input_required" {
+            return Ok(true);
+        }
+        let mut outstanding = object(row.input_requests.as_deref());
+        let mut answered = object(row.input_responses.as_deref());
+        for (key, answer) in responses {
+            if outstanding.remove(key).is_some() {
+                answered.insert(key.clone(), answer.clone());
+            }
+        }
+        let status = if outstanding.is_empty() {
+            "working"
+        } else {
+            "input_required"
+        };
+        self.set_input(id, status, &outstanding, &answered).await?;
+        Ok(true)
+    }
+
+    async fn take_input(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let Some(row) = self.task_by_id(id).await? else {
+            return Ok(None);
+        };
+        if row.status != "working" || row.input_responses.is_none() {
+            return Ok(None);
+        }
+        sqlx::query("update tasks set input_responses = null, input_requests = null where id = $1")
+            .bind(id)
+            .execute(self.pool())
+            .await
+            .map_err(query_error("take a task's input"))?;
+        Ok(row.input_responses)
+    }
+
+    async fn delete_task(&self, id: &str) -> Result<(), StoreError> {
+        sqlx::query("delete from tasks where id = $1")
+            .bind(id)
+            .execute(self.pool())
+            .await
+            .map_err(query_error("delete a task"))?;
+        Ok(())
+    }
+
+    async fn sweep_tasks(&self, stale_before_ms: i64) -> Result<(u64, u64), StoreError> {
+        let error = query_error("sweep tasks");
+        let now = self.now_ms();
+        let lost = serde_json::json!({
+            "code": -32603,
+            "message": "the replica running this task stopped before it finished",
+        })
+        .to_string();
+        let failed = sqlx::query(
+            "update tasks set status = 'failed', status_message = $1, outcome = $2, \
+             input_requests = null, updated_ms = $3 \
+             where status in ('working', 'input_required') and heartbeat_ms < $4",
+        )
+        .bind(
+            "The replica running this task stopped (no heartbeat within \
+             tasks.heartbeat_timeout); the task did not finish.",
+        )
+        .bind(lost)
+        .bind(now)
+        .bind(stale_before_ms)
+        .execute(self.pool())
+        .await
+        .map_err(error)?;
+        let deleted = sqlx::query("delete from tasks where created_ms + ttl_ms <= $1")
+            .bind(now)
+            .execute(self.pool())
+            .await
+            .map_err(error)?;
+        Ok((failed.rows_affected(), deleted.rows_affected()))
+    }
+
+    async fn count_tasks(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        let error = query_error("count tasks");
+        let rows = sqlx::query(
+            "select status, count(*) as n from tasks where created_ms + ttl_ms > $1 \
+             group by status",
+        )
+        .bind(self.now_ms())
+        .fetch_all(self.pool())
+        .await
+        .map_err(error)?;
+        rows.iter()
+            .map(|r| Ok((r.try_get("status")?, r.try_get("n")?)))
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn terminal_statuses() {
+        assert!(super::is_terminal("completed"));
+        assert!(super::is_terminal("cancelled"));
+        assert!(!super::is_terminal("input_required"));
+    }
+}

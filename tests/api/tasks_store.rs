@@ -1,0 +1,204 @@
+//! The task store contract (`TaskRepo`), run unchanged on SQLite and
+//! PostgreSQL, with the clock moved by hand for expiry and heartbeats.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use teamgate::store::{ManualClock, Store, TaskRepo, TaskRow};
+
+use crate::databases::TestDb;
+
+const START: i64 = 1_800_000_000_000;
+const TTL: i64 = 3_600_000;
+
+fn row(id: &str, owner: &str, now: i64) -> TaskRow {
+    TaskRow {
+        id: id.into(),
+        owner: owner.into(),
+        tool: "run_tests".into(),
+        status: "working".into(),
+        status_message: None,
+        progress: None,
+        outcome: None,
+        input_requests: None,
+        input_responses: None,
+        ttl_ms: TTL,
+        poll_ms: 1000,
+        created_ms: now,
+        updated_ms: now,
+        replica: "r1".into(),
+        heartbeat_ms: now,
+        cancel_requested: false,
+    }
+}
+
+async fn task_contract(store: &Store, clock: &ManualClock, backend: &str) {
+    assert!(
+        store
+            .create_task(&row("t1", "alice", START), 2)
+            .await
+            .unwrap()
+    );
+    assert!(
+        store
+            .create_task(&row("t2", "alice", START), 2)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .create_task(&row("t3", "alice", START), 2)
+            .await
+            .unwrap(),
+        "{backend}: max_per_owner refuses a third"
+    );
+    assert!(
+        store
+            .create_task(&row("b1", "bob", START), 2)
+            .await
+            .unwrap()
+    );
+
+    // Visible only to the owner.
+    let t1 = store
+        .task("t1", "alice")
+        .await
+        .unwrap()
+        .expect("owner sees it");
+    assert_eq!(t1, row("t1", "alice", START), "{backend}: round trip");
+    assert_eq!(store.task("t1", "bob").await.unwrap(), None, "{backend}");
+    assert!(
+        !store.request_cancel("t1", "bob").await.unwrap(),
+        "{backend}"
+    );
+    assert!(
+        !store
+            .answer_input("t1", "bob", &Default::default())
+            .await
+            .unwrap()
+    );
+
+    // Input: partial answers keep it waiting; unknown keys are ignored.
+    let asked =
+        json!({"a": {"method": "elicitation/create"}, "b": {"method": "elicitation/create"}});
+    store.ask_input("t2", &asked.to_string()).await.unwrap();
+    let waiting = store.task("t2", "alice").await.unwrap().unwrap();
+    assert_eq!(waiting.status, "input_required", "{backend}");
+    let answer = |k: &str| {
+        json!({k: {"action": "accept"}, "zz": 1})
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    assert!(
+        store
+            .answer_input("t2", "alice", &answer("a"))
+            .await
+            .unwrap()
+    );
+    let partial = store.task("t2", "alice").await.unwrap().unwrap();
+    assert_eq!(partial.status, "input_required", "{backend}");
+    let left: serde_json::Value =
+        serde_json::from_str(partial.input_requests.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        left,
+        json!({"b": {"method": "elicitation/create"}}),
+        "{backend}"
+    );
+    assert_eq!(
+        store.take_input("t2").await.unwrap(),
+        None,
+        "{backend}: not all answered"
+    );
+    store
+        .answer_input("t2", "alice", &answer("b"))
+        .await
+        .unwrap();
+    let taken: serde_json::Value =
+        serde_json::from_str(&store.take_input("t2").await.unwrap().unwrap()).unwrap();
+    assert_eq!(
+        taken,
+        json!({"a": {"action": "accept"}, "b": {"action": "accept"}}),
+        "{backend}"
+    );
+    assert_eq!(
+        store.take_input("t2").await.unwrap(),
+        None,
+        "{backend}: taken once"
+    );
+
+    // Cancellation reaches the running replica through its heartbeat.
+    assert!(store.request_cancel("t1", "alice").await.unwrap());
+    let ids = vec!["t1".to_owned(), "t2".to_owned()];
+    assert_eq!(
+        store.heartbeat("r1", &ids).await.unwrap(),
+        ["t1"],
+        "{backend}"
+    );
+
+    // A terminal status is set once.
+    assert!(
+        store
+            .finish_task("t1", "cancelled", None, None)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !store
+            .finish_task("t1", "completed", None, Some("{}"))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.task("t1", "alice").await.unwrap().unwrap().status,
+        "cancelled"
+    );
+
+    // A replica that stops beating: its live tasks fail after the timeout.
+    clock.advance(10_000);
+    store.heartbeat("r1", &["t2".to_owned()]).await.unwrap();
+    let (failed, _) = store.sweep_tasks(START + 5_000).await.unwrap();
+    assert_eq!(
+        failed, 1,
+        "{backend}: bob's task had no heartbeat since START"
+    );
+    let lost = store.task("b1", "bob").await.unwrap().unwrap();
+    assert_eq!(lost.status, "failed", "{backend}");
+    assert!(lost.status_message.unwrap().contains("heartbeat_timeout"));
+    let error: serde_json::Value = serde_json::from_str(&lost.outcome.unwrap()).unwrap();
+    assert_eq!(error["code"], -32603, "{backend}");
+    assert_eq!(
+        store.task("t2", "alice").await.unwrap().unwrap().status,
+        "working"
+    );
+
+    let counts = store.count_tasks().await.unwrap();
+    assert!(
+        counts.contains(&("failed".to_owned(), 1)),
+        "{backend}: {counts:?}"
+    );
+
+    // Expired tasks are gone before and after the sweep.
+    clock.advance(TTL);
+    assert_eq!(store.task("t2", "alice").await.unwrap(), None, "{backend}");
+    let (_, deleted) = store.sweep_tasks(START).await.unwrap();
+    assert_eq!(deleted, 3, "{backend}");
+    assert!(
+        store
+            .create_task(&row("t4", "alice", START + TTL + 10_000), 2)
+            .await
+            .unwrap()
+    );
+    store.delete_task("t4").await.unwrap();
+    assert!(store.count_tasks().await.unwrap().is_empty(), "{backend}");
+}
+
+#[tokio::test]
+async fn the_task_store_contract_holds_on_every_backend() {
+    for db in TestDb::all().await {
+        let clock = Arc::new(ManualClock::new(START));
+        let store = db.store(clock.clone()).await;
+        task_contract(&store, &clock, db.name).await;
+        db.cleanup().await;
+    }
+}
