@@ -77,7 +77,7 @@ async fn runs_programs_with_argv_templates_and_caller_bound_arguments() {
     let app = spawn_app_with(|c| {
         c.tools.command = vec![
             command(json!({
-                "name": "greet", "description": "echo", "program": "/bin/echo",
+                "name": "hello", "description": "echo", "program": "/bin/echo",
                 "args": ["hello", "{name}", "--by={who}", "{missing}"],
                 "from_caller": {"who": "user"},
                 "input_schema": {"type": "object", "required": ["name", "who"], "additionalProperties": false,
@@ -93,7 +93,7 @@ async fn runs_programs_with_argv_templates_and_caller_bound_arguments() {
     .await;
     let (client, _) = sdk::connect(&app.url, None).await;
     let tools = client.list_all_tools().await.unwrap();
-    let greet = serde_json::to_value(tools.iter().find(|t| t.name == "greet").unwrap()).unwrap();
+    let greet = serde_json::to_value(tools.iter().find(|t| t.name == "hello").unwrap()).unwrap();
     assert!(
         greet["inputSchema"]["properties"].get("who").is_none(),
         "bound arguments are hidden"
@@ -102,7 +102,7 @@ async fn runs_programs_with_argv_templates_and_caller_bound_arguments() {
     assert_eq!(greet["annotations"]["openWorldHint"], false);
 
     // The client cannot override a caller-bound argument.
-    let result = call(&client, "greet", json!({"name": "world", "who": "mallory"})).await;
+    let result = call(&client, "hello", json!({"name": "world", "who": "mallory"})).await;
     assert_eq!(result["isError"], false, "{result}");
     assert_eq!(
         result["structuredContent"]["stdout"],
