@@ -129,6 +129,7 @@ impl Audit {
                 latency_ms: 0,
                 trace_id: trace_id(context),
                 upstream: String::new(),
+                credential: String::new(),
                 address: String::new(),
             },
         }
