@@ -11,7 +11,7 @@ use super::{
 use crate::{
     audit::{Auditor, digest_object, record_id},
     protocol::{header_text, names, version_of},
-    registry::Caller,
+    registry::{Caller, CredentialUse},
     store::AuditRecord,
     telemetry::{Observed, Outcome, TraceId},
 };
@@ -96,6 +96,8 @@ pub(super) struct Audit {
     record: AuditRecord,
     /// The request span's outcome slot, so span, metrics and audit agree.
     observed: Option<Arc<Observed>>,
+    /// Where the call's provider reports the credential kind it used.
+    credential: Option<CredentialUse>,
 }
 
 impl Audit {
@@ -113,6 +115,7 @@ impl Audit {
             sink: sink.clone(),
             started: Instant::now(),
             observed: observed::<Arc<Observed>>(context),
+            credential: None,
             record: AuditRecord {
                 id: record_id(at_ms),
                 at_ms,
@@ -141,6 +144,13 @@ impl Audit {
         self
     }
 
+    /// Names, when written, the credential kind the call's provider
+    /// reported in `used` (none: the column stays empty).
+    pub(super) fn credential(mut self, used: &CredentialUse) -> Self {
+        self.credential = Some(used.clone());
+        self
+    }
+
     /// The record of a task's end, begun with this call's creation record:
     /// its latency is the task's whole run; stamped when written.
     pub(super) fn sequel(&self) -> Self {
@@ -151,6 +161,7 @@ impl Audit {
             started: self.started,
             record,
             observed: None,
+            credential: self.credential.clone(),
         }
     }
 
@@ -170,6 +181,9 @@ impl Audit {
         };
         self.record.outcome = outcome.label().into_owned();
         self.record.latency_ms = self.started.elapsed().as_millis() as i64;
+        if let Some(used) = &self.credential {
+            used.label().clone_into(&mut self.record.credential);
+        }
         if self.record.method == "tasks/end" {
             self.record.at_ms = (self.sink.now_ms)();
             self.record.id = record_id(self.record.at_ms);

@@ -2,7 +2,8 @@
 //! arguments (percent-encoded, so an argument cannot change the host or climb
 //! the path) and checked against the allowlist again before it is sent.
 //! Headers come only from configuration: the MCP caller's own token never
-//! travels upstream. Bodies are read up to a cap; redirects are not followed.
+//! travels upstream; a header naming `${user:NAME}` gets the member's own
+//! value of that credential slot (`slots.rs`). Bodies are read up to a cap; redirects are not followed.
 
 use std::time::Duration;
 
@@ -16,10 +17,11 @@ use serde_json::Value;
 use super::declared::{
     KindDefaults, Runner, structured_result, template::as_text, template::render, text_result,
 };
+use super::slots::{Slots, Template};
 use crate::{
-    config::{HttpToolConfig, rendered_url_allowed, resolve_env},
+    config::{HttpToolConfig, rendered_url_allowed},
     protocol::{CallToolResult, JsonObject},
-    registry::{CallContext, Scrubber},
+    registry::{CallContext, CredentialKind},
 };
 
 /// Everything but RFC 3986 unreserved characters is encoded, `/` included.
@@ -37,6 +39,11 @@ pub struct HttpRunner {
     method: reqwest::Method,
     url: String,
     headers: HeaderMap,
+    /// Headers naming a member's credential slot, filled per call.
+    member_headers: Vec<(HeaderName, Template)>,
+    /// Whether the fixed headers hold configured secrets (`${NAME}`).
+    shared_secret: bool,
+    slots: Slots,
     body: Option<Value>,
     timeout: Duration,
     max_bytes: usize,
@@ -56,25 +63,34 @@ pub fn client() -> anyhow::Result<reqwest::Client> {
 
 impl HttpRunner {
     /// Builds the runner for `tools.http[index]`, adding the header secrets
-    /// to `secrets`.
+    /// to `secrets`; `slots` fills the headers naming `${user:NAME}`.
     pub fn new(
         index: usize,
         config: &HttpToolConfig,
         client: reqwest::Client,
-        allowlist: &[String],
+        (allowlist, slots): (&[String], &Slots),
         secrets: &mut Vec<String>,
     ) -> anyhow::Result<(Self, KindDefaults)> {
         let mut headers = HeaderMap::new();
+        let mut member_headers = Vec::new();
+        let held = secrets.len();
         for (name, template) in &config.headers {
             let key = format!("tools.http[{index}].headers.{name}");
-            let value = resolve_env(template, &key, secrets)?;
+            let template = Template::parse(template, &key, secrets)?;
             let name: HeaderName = name.parse().with_context(|| format!("{key}: bad name"))?;
-            let mut value = HeaderValue::from_str(&value)
+            let Some(value) = template.fixed() else {
+                member_headers.push((name, template));
+                continue;
+            };
+            let mut value = HeaderValue::from_str(value)
                 .map_err(|_| anyhow::anyhow!("{key}: the value is not a valid header value"))?;
             value.set_sensitive(true);
             headers.insert(name, value);
         }
         let runner = Self {
+            member_headers,
+            shared_secret: secrets.len() > held,
+            slots: slots.clone(),
             client,
             name: config.name.clone(),
             method: config.method.parse().context("method")?,
@@ -127,10 +143,50 @@ impl HttpRunner {
         Ok(Some(body))
     }
 
+    /// The headers of a call by `cx`'s member, and the member values in them.
+    async fn headers(&self, cx: &CallContext) -> Result<(HeaderMap, Vec<String>), String> {
+        if self.shared_secret {
+            cx.credential().report(CredentialKind::Shared);
+        }
+        let mut headers = self.headers.clone();
+        let mut used = Vec::new();
+        for (name, template) in &self.member_headers {
+            let value = self
+                .slots
+                .render(template, &self.name, cx, &mut used)
+                .await?;
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                format!("the credential in header {name} is not a valid header value")
+            })?;
+            value.set_sensitive(true);
+            headers.insert(name.clone(), value);
+        }
+        Ok((headers, used))
+    }
+
     async fn send(
         &self,
         arguments: &JsonObject,
-        scrubber: &Scrubber,
+        cx: &CallContext,
+    ) -> Result<CallToolResult, String> {
+        let (headers, used) = self.headers(cx).await?;
+        // A member's own values are scrubbed like the configured secrets.
+        let scrubber = if used.is_empty() {
+            cx.scrubber().clone()
+        } else {
+            cx.scrubber().with(used)
+        };
+        let result = self.exchange(arguments, headers, &scrubber).await;
+        result
+            .map(|r| scrubber.scrub(r))
+            .map_err(|message| scrubber.text(&message))
+    }
+
+    async fn exchange(
+        &self,
+        arguments: &JsonObject,
+        headers: HeaderMap,
+        scrubber: &crate::registry::Scrubber,
     ) -> Result<CallToolResult, String> {
         let url = self.url(arguments)?;
         if !rendered_url_allowed(&url, &self.allowlist) {
@@ -142,7 +198,7 @@ impl HttpRunner {
         let mut request = self
             .client
             .request(self.method.clone(), &url)
-            .headers(self.headers.clone())
+            .headers(headers)
             .timeout(self.timeout);
         if let Some(body) = &self.body {
             request = request.json(&super::declared::template::render_json(body, arguments));
@@ -224,7 +280,7 @@ impl Runner for HttpRunner {
 
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
         tokio::select! {
-            result = self.send(arguments, cx.scrubber()) => {
+            result = self.send(arguments, cx) => {
                 result.unwrap_or_else(|message| text_result(message, true))
             }
             () = cx.cancellation().cancelled() => text_result("cancelled", true),

@@ -11,6 +11,7 @@ pub mod docs;
 pub mod files;
 pub mod http_tool;
 pub mod prompts;
+pub mod slots;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
 
@@ -58,6 +59,7 @@ pub fn declare(
     let mut secrets = config.held_secrets();
     let mut problems = Vec::new();
     let mut tools = Vec::new();
+    let slots = slots::Slots::new(config, &mut secrets)?;
     if !config.tools.http.is_empty() {
         let client = http_tool::client()?;
         for (i, tool) in config.tools.http.iter().enumerate() {
@@ -65,7 +67,7 @@ pub fn declare(
                 i,
                 tool,
                 client.clone(),
-                &config.tools.http_allowlist,
+                (&config.tools.http_allowlist, &slots),
                 &mut secrets,
             );
             let built = runner.and_then(|(runner, defaults)| {

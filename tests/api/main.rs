@@ -7,6 +7,7 @@ mod bad_input;
 mod binary;
 mod command_tools;
 mod config;
+mod credentials;
 mod credentials_store;
 mod databases;
 mod deploy_checks;
