@@ -20,7 +20,7 @@ use super::declared::{
 use super::slots::{Slots, Template};
 use crate::{
     config::{HttpToolConfig, rendered_url_allowed},
-    protocol::{CallToolResult, JsonObject},
+    protocol::{CallToolResponse, CallToolResult, JsonObject},
     registry::{CallContext, CredentialKind},
 };
 
@@ -276,6 +276,18 @@ fn without_url(error: &reqwest::Error) -> String {
 impl Runner for HttpRunner {
     fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    fn per_caller(&self) -> bool {
+        !self.member_headers.is_empty()
+    }
+
+    async fn withheld(&self, cx: &CallContext) -> Option<CallToolResponse> {
+        let templates: Vec<&Template> = self.member_headers.iter().map(|(_, t)| t).collect();
+        if templates.is_empty() {
+            return None;
+        }
+        self.slots.withheld(&templates, &self.name, cx).await
     }
 
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {

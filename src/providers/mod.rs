@@ -12,6 +12,7 @@ pub mod files;
 pub mod http_tool;
 pub mod prompts;
 pub mod slots;
+mod slots_ask;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
 

@@ -50,6 +50,14 @@ impl Template {
         Ok(Self(pieces))
     }
 
+    /// The slots it names.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().filter_map(|p| match p {
+            Piece::Slot(name) => Some(name.as_str()),
+            Piece::Text(_) => None,
+        })
+    }
+
     /// The whole value when it names no slot.
     pub(crate) fn fixed(&self) -> Option<&str> {
         match self.0.as_slice() {
@@ -103,6 +111,15 @@ impl Slots {
             slots,
             page: connections_url(&config.server.public_url),
         })
+    }
+
+    /// The Connections page's URL.
+    pub(crate) fn page(&self) -> &str {
+        &self.page
+    }
+
+    pub(crate) fn has_fallback(&self, slot: &str) -> bool {
+        self.slots.get(slot).is_some_and(|s| s.fallback.is_some())
     }
 
     /// `template` for the caller of `cx`; the member values used are added

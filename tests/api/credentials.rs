@@ -107,8 +107,22 @@ async fn credentials_app(api: &str) -> (TestApp, Idp) {
 
 /// `crm_me` called with `token`: the JSON-RPC result (or error) as sent.
 async fn call(app: &TestApp, token: &str) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "crm_me", "arguments": {}, "_meta": modern_meta()}});
+    call_with(app, token, json!({})).await
+}
+
+/// `crm_me` with `extra` params (`inputResponses`, `requestState`, `_meta`).
+async fn call_with(app: &TestApp, token: &str, extra: Value) -> Value {
+    let mut params = json!({"name": "crm_me", "arguments": {}, "_meta": modern_meta()});
+    for (key, value) in extra.as_object().unwrap() {
+        if key == "_meta" {
+            for (k, v) in value.as_object().unwrap() {
+                params["_meta"][k] = v.clone();
+            }
+        } else {
+            params[key] = value.clone();
+        }
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
     let headers = [
         ("mcp-protocol-version", "2026-07-28"),
         ("mcp-method", "tools/call"),
@@ -253,4 +267,64 @@ async fn each_member_acts_upstream_with_their_own_credential() {
             assert!(!text.contains(secret), "{secret} leaked in #{i}: {text}");
         }
     }
+}
+
+/// A 2026-07-28 client that can open URLs: the empty slot is an
+/// `input_required` round with a URL-mode elicitation of the Connections
+/// page; the retry, once the member set the value there, runs the call.
+#[tokio::test]
+async fn an_empty_slot_sends_the_member_to_the_page_and_the_retry_runs() {
+    let api = crm().await;
+    let (app, _idp) = credentials_app(&api).await;
+    let token = app
+        .tokens
+        .create("ann", "t", vec!["tools:*".into()], None)
+        .await
+        .unwrap()
+        .token;
+    let can_open = json!({"_meta": {
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}
+    }});
+    let asked = call_with(&app, &token, can_open.clone()).await;
+    let result = &asked["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked}");
+    let request = &result["inputRequests"]["credential"];
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["mode"], "url");
+    let page = format!("{}/portal/connections", app.base());
+    assert_eq!(request["params"]["url"], page.as_str());
+    let state = result["requestState"].as_str().unwrap().to_owned();
+
+    // The member opens the page and sets the value; the retry accepts.
+    let accept = json!({"action": "accept"});
+    let mut retry = can_open.clone();
+    retry["inputResponses"] = json!({"credential": accept});
+    retry["requestState"] = json!(state);
+    let ann = Browser::sign_in(&app, "ann").await;
+    set_crm(&app, &ann, ANN_KEY).await;
+    let done = call_with(&app, &token, retry.clone()).await;
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("\"account\":\"ann\""), "{done}");
+    assert!(!done.to_string().contains(ANN_KEY));
+
+    // Declined: a tool error naming the page, nothing sent upstream.
+    let bob = app
+        .tokens
+        .create("bob", "t", vec!["tools:*".into()], None)
+        .await
+        .unwrap()
+        .token;
+    let asked = call_with(&app, &bob, can_open.clone()).await;
+    let mut declined = can_open;
+    declined["inputResponses"] = json!({"credential": {"action": "decline"}});
+    declined["requestState"] = asked["result"]["requestState"].clone();
+    let refused = call_with(&app, &bob, declined).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let message = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        message.contains(&page) && message.contains("declined"),
+        "{message}"
+    );
 }
