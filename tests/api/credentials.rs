@@ -22,6 +22,7 @@ use teamgate::{
 use crate::{
     helpers::{TestApp, spawn_app_on},
     portal_idp::{Browser, Idp, hidden, portal_config},
+    sdk::{self, Heard},
     sec_authz::{reply, send},
     upstreams::modern_meta,
 };
@@ -326,5 +327,43 @@ async fn an_empty_slot_sends_the_member_to_the_page_and_the_retry_runs() {
     assert!(
         message.contains(&page) && message.contains("declined"),
         "{message}"
+    );
+}
+
+/// A 2025-11-25 session whose client can open URLs: the URL-mode
+/// elicitation names the page, the call waits while the member sets the
+/// value there, and then goes on.
+#[tokio::test]
+async fn on_a_2025_session_the_call_waits_for_the_value_set_on_the_page() {
+    let api = crm().await;
+    let (app, _idp) = credentials_app(&api).await;
+    let token = app
+        .tokens
+        .create("ann", "t", vec!["tools:*".into()], None)
+        .await
+        .unwrap()
+        .token;
+    let (client, mut heard) = sdk::connect_as(&app.url, Some(&token), Some(true)).await;
+    let call = tokio::spawn(async move {
+        let result = sdk::call(&client, "crm_me", json!({})).await;
+        client.cancel().await.ok();
+        result
+    });
+    let asked = tokio::time::timeout(std::time::Duration::from_secs(10), heard.recv())
+        .await
+        .expect("the client is asked to open the page");
+    assert!(
+        matches!(&asked, Some(Heard::Elicited(m)) if m.contains("`crm`")),
+        "{asked:?}"
+    );
+    let ann = Browser::sign_in(&app, "ann").await;
+    set_crm(&app, &ann, ANN_KEY).await;
+    let result = tokio::time::timeout(std::time::Duration::from_secs(20), call)
+        .await
+        .expect("the call goes on once the value is set")
+        .unwrap();
+    assert!(
+        sdk::text(&result).contains("\"account\":\"ann\""),
+        "{result}"
     );
 }
