@@ -86,7 +86,7 @@ async fn credentials_app(api: &str) -> (TestApp, Idp) {
             c.credentials = serde_json::from_value(json!({
                 "keys": [CREDENTIAL_KEY],
                 "slots": [{"name": "crm", "description": "Your CRM API key (CRM > Settings > API)",
-                           "tools": ["crm_me"]}],
+                           "tools": ["crm_me", "crm_me_cached"]}],
             }))
             .unwrap();
             c.tools.http_allowlist = vec![format!("{api}/api/")];
@@ -96,6 +96,16 @@ async fn credentials_app(api: &str) -> (TestApp, Idp) {
                     "description": "Your CRM account",
                     "url": format!("{api}/api/me"),
                     "headers": {"X-Api-Key": "${user:crm}"},
+                }))
+                .unwrap(),
+                // Cached: a result acting as one member is never another's.
+                serde_json::from_value::<HttpToolConfig>(json!({
+                    "name": "crm_me_cached",
+                    "description": "Your CRM account, cached",
+                    "url": format!("{api}/api/me"),
+                    "headers": {"X-Api-Key": "${user:crm}"},
+                    "read_only": true,
+                    "cache_ttl": "60s",
                 }))
                 .unwrap(),
             ];
@@ -113,7 +123,11 @@ async fn call(app: &TestApp, token: &str) -> Value {
 
 /// `crm_me` with `extra` params (`inputResponses`, `requestState`, `_meta`).
 async fn call_with(app: &TestApp, token: &str, extra: Value) -> Value {
-    let mut params = json!({"name": "crm_me", "arguments": {}, "_meta": modern_meta()});
+    call_tool(app, token, "crm_me", extra).await
+}
+
+async fn call_tool(app: &TestApp, token: &str, tool: &str, extra: Value) -> Value {
+    let mut params = json!({"name": tool, "arguments": {}, "_meta": modern_meta()});
     for (key, value) in extra.as_object().unwrap() {
         if key == "_meta" {
             for (k, v) in value.as_object().unwrap() {
@@ -127,7 +141,7 @@ async fn call_with(app: &TestApp, token: &str, extra: Value) -> Value {
     let headers = [
         ("mcp-protocol-version", "2026-07-28"),
         ("mcp-method", "tools/call"),
-        ("mcp-name", "crm_me"),
+        ("mcp-name", tool),
     ];
     let (status, text) = send(app, token, &body, &headers).await;
     assert_eq!(status, 200, "{text}");
@@ -218,6 +232,18 @@ async fn each_member_acts_upstream_with_their_own_credential() {
     let text = theirs["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("\"account\":\"bob\""), "{theirs}");
     seen.extend([mine.to_string(), theirs.to_string()]);
+    for (token, account) in [
+        (&ann_token, "ann"),
+        (&bob_token, "bob"),
+        (&ann_token, "ann"),
+    ] {
+        let cached = call_tool(&app, token, "crm_me_cached", json!({})).await;
+        let text = cached["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("\"account\":\"{account}\"")),
+            "{cached}"
+        );
+    }
 
     // An upstream quoting the member's value back: the value is scrubbed.
     set_crm(&app, &ann, WRONG_KEY).await;
