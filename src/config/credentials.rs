@@ -120,17 +120,20 @@ impl Config {
                 if !member_slots(template).is_empty() {
                     return Err(invalid(
                         format!("upstreams[{i}].headers.{name}"),
-                        "names a ${user:...} slot; member values reach HTTP tools only so far",
+                        "names a ${user:...} slot; member values reach HTTP and command tools only so far",
                     ));
                 }
             }
         }
         for (i, tool) in self.tools.command.iter().enumerate() {
-            if tool.secret_env.iter().any(|n| n.starts_with("user:")) {
-                return Err(invalid(
-                    format!("tools.command[{i}].secret_env"),
-                    "names a user: slot; member values reach HTTP tools only so far",
-                ));
+            for (j, entry) in tool.secret_env.iter().enumerate() {
+                for slot in member_slots(entry) {
+                    let key = format!("tools.command[{i}].secret_env[{j}]");
+                    if !entry.contains('=') {
+                        return Err(invalid(key, "must be VAR=${user:NAME} to name a slot"));
+                    }
+                    uses.push((key, slot, Some(&tool.name), None));
+                }
             }
         }
         for (key, slot, tool, upstream) in uses {

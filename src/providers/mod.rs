@@ -78,7 +78,7 @@ pub fn declare(
         }
     }
     for (i, tool) in config.tools.command.iter().enumerate() {
-        let built = command_tool::CommandRunner::new(i, tool, &mut secrets).and_then(
+        let built = command_tool::CommandRunner::new(i, tool, &slots, &mut secrets).and_then(
             |(runner, defaults)| {
                 declared::DeclaredTool::new(tool.decl(), defaults, Box::new(runner))
             },

@@ -8,6 +8,7 @@ mod binary;
 mod command_tools;
 mod config;
 mod credentials;
+mod credentials_ask;
 mod credentials_store;
 mod databases;
 mod deploy_checks;
