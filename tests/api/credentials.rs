@@ -8,7 +8,7 @@
 
 use std::{
     io::Write,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, atomic::Ordering},
 };
 
 use axum::{Json, Router, http::HeaderMap, http::StatusCode, response::IntoResponse, routing::get};
@@ -70,25 +70,50 @@ impl Write for Logs {
     }
 }
 
+/// Whether the capture keeps lines: only while this test runs, so the
+/// other tests of the binary pay a flag check per event, no formatting.
+static RECORDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 impl Logs {
     /// The process-wide log capture (a scoped subscriber missed events when
-    /// other tests hit the same call sites first): every test's lines land
-    /// here, which is harmless, as only this test knows its secrets.
-    fn capture() -> Self {
+    /// other tests hit the same call sites first), recording until dropped:
+    /// lines of tests running meanwhile land here too, which is harmless, as
+    /// only this test knows its secrets.
+    fn capture() -> Recording {
+        use tracing_subscriber::{Layer, filter::filter_fn, layer::SubscriberExt};
         static LOGS: std::sync::OnceLock<Logs> = std::sync::OnceLock::new();
-        LOGS.get_or_init(|| {
+        let logs = LOGS.get_or_init(|| {
             let logs = Logs::default();
             let writer = logs.clone();
-            let subscriber = tracing_subscriber::fmt()
-                .with_env_filter("info,teamgate=debug,tower_http=debug")
+            let layer = tracing_subscriber::fmt::layer()
                 .with_ansi(false)
                 .with_writer(move || writer.clone())
-                .finish();
+                .with_filter(filter_fn(|_| RECORDING.load(Ordering::Relaxed)))
+                .with_filter(tracing_subscriber::EnvFilter::new(
+                    "info,teamgate=debug,tower_http=debug",
+                ));
+            let subscriber = tracing_subscriber::registry().with(layer);
             tracing::subscriber::set_global_default(subscriber)
                 .expect("no other global subscriber");
             logs
-        })
-        .clone()
+        });
+        RECORDING.store(true, Ordering::Relaxed);
+        Recording(logs.clone())
+    }
+}
+
+/// The captured lines, recorded while this lives.
+struct Recording(Logs);
+
+impl Recording {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        RECORDING.store(false, Ordering::Relaxed);
     }
 }
 
@@ -319,7 +344,7 @@ async fn each_member_acts_upstream_with_their_own_credential() {
         .await
         .unwrap();
     seen.push(metrics.text().await.unwrap());
-    seen.push(String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned());
+    seen.push(logs.text());
     assert!(
         seen.last()
             .is_some_and(|l| l.contains("mcp.target=crm_me user=bob")),
