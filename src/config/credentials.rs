@@ -108,6 +108,9 @@ impl Config {
         }
         let mut uses: Vec<(String, &str, Option<&str>, Option<&str>)> = Vec::new();
         for (i, tool) in self.tools.http.iter().enumerate() {
+            for slot in member_slots(&tool.url) {
+                uses.push((format!("tools.http[{i}].url"), slot, Some(&tool.name), None));
+            }
             for (name, template) in &tool.headers {
                 for slot in member_slots(template) {
                     let key = format!("tools.http[{i}].headers.{name}");

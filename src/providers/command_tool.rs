@@ -209,7 +209,10 @@ impl Runner for CommandRunner {
         let mut member_env = Vec::new();
         let mut used = Vec::new();
         for (name, template) in &self.member_env {
-            match self.slots.render(template, &self.name, cx, &mut used).await {
+            let filled = (self.slots)
+                .render(template, (&self.name, cx), str::to_owned, &mut used)
+                .await;
+            match filled {
                 Ok(value) => member_env.push((name, value)),
                 Err(message) => return super::declared::text_result(message, true),
             }

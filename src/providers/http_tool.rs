@@ -19,7 +19,7 @@ use super::declared::{
 };
 use super::slots::{Slots, Template};
 use crate::{
-    config::{HttpToolConfig, rendered_url_allowed},
+    config::{HttpToolConfig, member_slots, rendered_url_allowed},
     protocol::{CallToolResponse, CallToolResult, JsonObject},
     registry::{CallContext, CredentialKind},
 };
@@ -38,6 +38,8 @@ pub struct HttpRunner {
     name: String,
     method: reqwest::Method,
     url: String,
+    /// The URL template when it names a member's credential slot.
+    member_url: Option<Template>,
     headers: HeaderMap,
     /// Headers naming a member's credential slot, filled per call.
     member_headers: Vec<(HeaderName, Template)>,
@@ -87,6 +89,10 @@ impl HttpRunner {
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        // Only a URL naming a slot is read as a template of values.
+        let member_url = (!member_slots(&config.url).is_empty())
+            .then(|| Template::parse(&config.url, &format!("tools.http[{index}].url"), secrets))
+            .transpose()?;
         let runner = Self {
             member_headers,
             shared_secret: secrets.len() > held,
@@ -95,6 +101,7 @@ impl HttpRunner {
             name: config.name.clone(),
             method: config.method.parse().context("method")?,
             url: config.url.clone(),
+            member_url,
             headers,
             body: config.body.clone(),
             timeout: config.timeout,
@@ -115,7 +122,12 @@ impl HttpRunner {
     /// or `..` path segment: URL parsers drop or climb those (encoded or
     /// not), so `{project}/items/{id}` with `..` would reach another path.
     pub(crate) fn url(&self, arguments: &JsonObject) -> Result<String, String> {
-        let url = render(&self.url, false, |name| {
+        self.url_from(&self.url, arguments)
+    }
+
+    /// `url` for a template whose member values are in already.
+    fn url_from(&self, template: &str, arguments: &JsonObject) -> Result<String, String> {
+        let url = render(template, false, |name| {
             arguments
                 .get(name)
                 .map(|v| utf8_percent_encode(&as_text(v), COMPONENT).to_string())
@@ -151,9 +163,8 @@ impl HttpRunner {
         let mut headers = self.headers.clone();
         let mut used = Vec::new();
         for (name, template) in &self.member_headers {
-            let value = self
-                .slots
-                .render(template, &self.name, cx, &mut used)
+            let value = (self.slots)
+                .render(template, (&self.name, cx), str::to_owned, &mut used)
                 .await?;
             let mut value = HeaderValue::from_str(&value).map_err(|_| {
                 format!("the credential in header {name} is not a valid header value")
@@ -169,14 +180,24 @@ impl HttpRunner {
         arguments: &JsonObject,
         cx: &CallContext,
     ) -> Result<CallToolResult, String> {
-        let (headers, used) = self.headers(cx).await?;
+        let (headers, mut used) = self.headers(cx).await?;
+        let url = match &self.member_url {
+            // Percent-encoded like an argument: a value cannot change the host.
+            Some(template) => {
+                let encode = |v: &str| utf8_percent_encode(v, COMPONENT).to_string();
+                (self.slots)
+                    .render(template, (&self.name, cx), encode, &mut used)
+                    .await?
+            }
+            None => self.url.clone(),
+        };
         // A member's own values are scrubbed like the configured secrets.
         let scrubber = if used.is_empty() {
             cx.scrubber().clone()
         } else {
             cx.scrubber().with(used)
         };
-        let result = self.exchange(arguments, headers, &scrubber).await;
+        let result = self.exchange((&url, arguments), headers, &scrubber).await;
         result
             .map(|r| scrubber.scrub(r))
             .map_err(|message| scrubber.text(&message))
@@ -184,11 +205,11 @@ impl HttpRunner {
 
     async fn exchange(
         &self,
-        arguments: &JsonObject,
+        (template, arguments): (&str, &JsonObject),
         headers: HeaderMap,
         scrubber: &crate::registry::Scrubber,
     ) -> Result<CallToolResult, String> {
-        let url = self.url(arguments)?;
+        let url = self.url_from(template, arguments)?;
         if !rendered_url_allowed(&url, &self.allowlist) {
             return Err(format!(
                 "the arguments produce a URL outside the allowed base URLs ({url}); `{}` did not call it",
@@ -279,11 +300,12 @@ impl Runner for HttpRunner {
     }
 
     fn per_caller(&self) -> bool {
-        !self.member_headers.is_empty()
+        !self.member_headers.is_empty() || self.member_url.is_some()
     }
 
     async fn withheld(&self, cx: &CallContext) -> Option<CallToolResponse> {
-        let templates: Vec<&Template> = self.member_headers.iter().map(|(_, t)| t).collect();
+        let headers = self.member_headers.iter().map(|(_, t)| t);
+        let templates: Vec<&Template> = headers.chain(&self.member_url).collect();
         if templates.is_empty() {
             return None;
         }

@@ -122,20 +122,28 @@ impl Slots {
         self.slots.get(slot).is_some_and(|s| s.fallback.is_some())
     }
 
-    /// `template` for the caller of `cx`; the member values used are added
-    /// to `used`. The error is the tool error's text.
+    /// `template` for the caller of `cx`, each value put in as `encode`
+    /// writes it; the member values used, in both forms, are added to
+    /// `used`. The error is the tool error's text.
     pub(crate) async fn render(
         &self,
         template: &Template,
-        tool: &str,
-        cx: &CallContext,
+        (tool, cx): (&str, &CallContext),
+        encode: fn(&str) -> String,
         used: &mut Vec<String>,
     ) -> Result<String, String> {
         let mut out = String::new();
         for piece in &template.0 {
             match piece {
                 Piece::Text(text) => out.push_str(text),
-                Piece::Slot(name) => out.push_str(&self.fill(name, tool, cx, used).await?),
+                Piece::Slot(name) => {
+                    let value = self.fill(name, tool, cx, used).await?;
+                    let encoded = encode(&value);
+                    if encoded != value {
+                        used.push(encoded.clone());
+                    }
+                    out.push_str(&encoded);
+                }
             }
         }
         Ok(out)

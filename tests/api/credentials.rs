@@ -7,10 +7,12 @@
 //! logs, audit rows, /metrics, errors or results.
 
 use std::{
+    collections::HashMap,
     io::Write,
     sync::{Arc, Mutex, atomic::Ordering},
 };
 
+use axum::extract::Query;
 use axum::{Json, Router, http::HeaderMap, http::StatusCode, response::IntoResponse, routing::get};
 use reqwest::StatusCode as Status;
 use serde_json::{Value, json};
@@ -32,23 +34,29 @@ const BOB_KEY: &str = "crm-key-bob-0b6d4e8a27";
 const WRONG_KEY: &str = "crm-key-wrong-5c1e9f04d3";
 const CREDENTIAL_KEY: &str = "credential-sealing-key-0123456789-abcdef";
 
-/// The API: `/api/me` answers the data of the `x-api-key` it gets, and 401
+/// The API: `/api/me` answers the data of the `x-api-key` it gets (or the
+/// `key` query parameter), and 401
 /// quoting an unknown key back (as careless APIs do).
 pub(crate) async fn crm() -> String {
     let app = Router::new().route(
         "/api/me",
-        get(|headers: HeaderMap| async move {
-            let key = headers
-                .get("x-api-key")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned();
-            match key.as_str() {
-                ANN_KEY => Json(json!({"account": "ann", "deals": 3})).into_response(),
-                BOB_KEY => Json(json!({"account": "bob", "deals": 9})).into_response(),
-                other => (StatusCode::UNAUTHORIZED, format!("unknown key {other}")).into_response(),
-            }
-        }),
+        get(
+            |headers: HeaderMap, query: Query<HashMap<String, String>>| async move {
+                let key = headers
+                    .get("x-api-key")
+                    .and_then(|v| v.to_str().ok())
+                    .or(query.get("key").map(String::as_str))
+                    .unwrap_or_default()
+                    .to_owned();
+                match key.as_str() {
+                    ANN_KEY => Json(json!({"account": "ann", "deals": 3})).into_response(),
+                    BOB_KEY => Json(json!({"account": "bob", "deals": 9})).into_response(),
+                    other => {
+                        (StatusCode::UNAUTHORIZED, format!("unknown key {other}")).into_response()
+                    }
+                }
+            },
+        ),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -132,7 +140,7 @@ pub(crate) async fn credentials_app(api: &str) -> (TestApp, Idp) {
             c.credentials = serde_json::from_value(json!({
                 "keys": [CREDENTIAL_KEY],
                 "slots": [{"name": "crm", "description": "Your CRM API key (CRM > Settings > API)",
-                           "tools": ["crm_me", "crm_me_cached", "crm_env"]}],
+                           "tools": ["crm_me", "crm_me_cached", "crm_me_q", "crm_env"]}],
             }))
             .unwrap();
             c.tools.http_allowlist = vec![format!("{api}/api/")];
@@ -142,6 +150,13 @@ pub(crate) async fn credentials_app(api: &str) -> (TestApp, Idp) {
                     "description": "Your CRM account",
                     "url": format!("{api}/api/me"),
                     "headers": {"X-Api-Key": "${user:crm}"},
+                }))
+                .unwrap(),
+                // The value in the URL, percent-encoded like an argument.
+                serde_json::from_value::<HttpToolConfig>(json!({
+                    "name": "crm_me_q",
+                    "description": "Your CRM account, keyed in the URL",
+                    "url": format!("{api}/api/me?key=${{user:crm}}"),
                 }))
                 .unwrap(),
                 // Cached: a result acting as one member is never another's.
@@ -282,6 +297,14 @@ async fn each_member_acts_upstream_with_their_own_credential() {
     let text = theirs["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("\"account\":\"bob\""), "{theirs}");
     seen.extend([mine.to_string(), theirs.to_string()]);
+    for (token, account) in [(&ann_token, "ann"), (&bob_token, "bob")] {
+        let keyed = call_tool(&app, token, "crm_me_q", json!({})).await;
+        let text = keyed["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("\"account\":\"{account}\"")),
+            "{keyed}"
+        );
+    }
     // The process got the caller's own value: only that is scrubbed from
     // this call's output, so another's would show.
     for token in [&ann_token, &bob_token] {
