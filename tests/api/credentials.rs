@@ -140,7 +140,9 @@ pub(crate) async fn credentials_app(api: &str) -> (TestApp, Idp) {
             c.credentials = serde_json::from_value(json!({
                 "keys": [CREDENTIAL_KEY],
                 "slots": [{"name": "crm", "description": "Your CRM API key (CRM > Settings > API)",
-                           "tools": ["crm_me", "crm_me_cached", "crm_me_q", "crm_env"]}],
+                           "tools": ["crm_me", "crm_me_cached", "crm_me_q", "crm_env"]},
+                          // A shared fallback (HOME stands for a team key).
+                          {"name": "team", "fallback_env": "HOME"}],
             }))
             .unwrap();
             c.tools.http_allowlist = vec![format!("{api}/api/")];
@@ -157,6 +159,13 @@ pub(crate) async fn credentials_app(api: &str) -> (TestApp, Idp) {
                     "name": "crm_me_q",
                     "description": "Your CRM account, keyed in the URL",
                     "url": format!("{api}/api/me?key=${{user:crm}}"),
+                }))
+                .unwrap(),
+                serde_json::from_value::<HttpToolConfig>(json!({
+                    "name": "crm_team",
+                    "description": "The CRM as yourself or as the team",
+                    "url": format!("{api}/api/me"),
+                    "headers": {"X-Api-Key": "${user:team}"},
                 }))
                 .unwrap(),
                 // Cached: a result acting as one member is never another's.
@@ -198,7 +207,7 @@ pub(crate) async fn call_with(app: &TestApp, token: &str, extra: Value) -> Value
     call_tool(app, token, "crm_me", extra).await
 }
 
-async fn call_tool(app: &TestApp, token: &str, tool: &str, extra: Value) -> Value {
+pub(crate) async fn call_tool(app: &TestApp, token: &str, tool: &str, extra: Value) -> Value {
     let mut params = json!({"name": tool, "arguments": {}, "_meta": modern_meta()});
     for (key, value) in extra.as_object().unwrap() {
         if key == "_meta" {
@@ -282,10 +291,9 @@ async fn each_member_acts_upstream_with_their_own_credential() {
         "{unset}"
     );
     let after = set_crm(&app, &ann, ANN_KEY).await;
-    assert!(
-        after.contains("Replace") && !after.contains("not set"),
-        "{after}"
-    );
+    let row = after.split("id=\"slot-crm\"").nth(1).unwrap();
+    let row = row.split("</tr>").next().unwrap();
+    assert!(row.contains("Replace") && row.contains(">set "), "{row}");
     seen.push(after);
     seen.push(set_crm(&app, &bob, BOB_KEY).await);
 

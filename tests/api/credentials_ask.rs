@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use crate::{
-    credentials::{ANN_KEY, call_with, credentials_app, crm, set_crm},
+    credentials::{ANN_KEY, call_tool, call_with, credentials_app, crm, set_crm},
     portal_idp::Browser,
     sdk::{self, Heard},
 };
@@ -107,4 +107,36 @@ async fn on_a_2025_session_the_call_waits_for_the_value_set_on_the_page() {
         sdk::text(&result).contains("\"account\":\"ann\""),
         "{result}"
     );
+}
+
+/// A slot with a shared fallback: a member who set no value calls as the
+/// team (audited `fallback`), the fallback scrubbed like every secret.
+#[tokio::test]
+async fn an_empty_slot_with_a_fallback_uses_the_shared_value() {
+    let api = crm().await;
+    let (app, _idp) = credentials_app(&api).await;
+    let token = app
+        .tokens
+        .create("ann", "t", vec!["tools:*".into()], None)
+        .await
+        .unwrap()
+        .token;
+    // The API does not know the fallback and quotes it back.
+    let quoted = call_tool(&app, &token, "crm_team", json!({})).await;
+    assert_eq!(quoted["result"]["isError"], true, "{quoted}");
+    let home = std::env::var("HOME").unwrap();
+    assert!(!quoted.to_string().contains(&home) && quoted.to_string().contains("[redacted]"));
+    let mut kinds = Vec::new();
+    for _ in 0..40 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
+        kinds = (trail.into_iter())
+            .filter(|r| r.target == "crm_team")
+            .map(|r| r.credential)
+            .collect();
+        if !kinds.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(kinds, ["fallback"]);
 }
