@@ -2,8 +2,9 @@
 //! arguments (percent-encoded, so an argument cannot change the host or climb
 //! the path) and checked against the allowlist again before it is sent.
 //! Headers come only from configuration: the MCP caller's own token never
-//! travels upstream; a header naming `${user:NAME}` gets the member's own
-//! value of that credential slot (`slots.rs`). Bodies are read up to a cap; redirects are not followed.
+//! travels upstream; a header or URL naming `${user:NAME}` gets the calling
+//! member's own value of that credential slot (`slots.rs`). Bodies are read
+//! up to a cap; redirects are not followed.
 
 use std::time::Duration;
 
