@@ -4,6 +4,7 @@
 //! 2026-07-28) and the call goes on once the value is set there.
 
 use serde_json::json;
+use teamgate::store::CredentialRepo;
 
 use crate::{
     credentials::{ANN_KEY, call_tool, call_with, credentials_app, crm, set_crm},
@@ -139,4 +140,46 @@ async fn an_empty_slot_with_a_fallback_uses_the_shared_value() {
         }
     }
     assert_eq!(kinds, ["fallback"]);
+}
+
+/// The Connections forms' refusals: a forged CSRF token, an undeclared
+/// slot, no sign-in, an empty value; a member deletes only their own value.
+#[tokio::test]
+async fn the_connections_page_refuses_what_it_should() {
+    use reqwest::StatusCode;
+    let api = crm().await;
+    let (app, _idp) = credentials_app(&api).await;
+    let page = format!("{}/portal/connections", app.base());
+    let anonymous = Browser::new();
+    assert_eq!(
+        anonymous.get(&page).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let ann = Browser::sign_in(&app, "ann").await;
+    set_crm(&app, &ann, ANN_KEY).await;
+    let bob = Browser::sign_in(&app, "bob").await;
+    let html = bob.get(&page).await.text().await.unwrap();
+    let csrf = crate::portal_idp::hidden(&html, "csrf").unwrap();
+    let post = |browser: &Browser, path: &str, form: Vec<(&'static str, String)>| {
+        let (browser, url) = (browser.clone(), format!("{page}{path}"));
+        async move {
+            let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            browser.post(&url, &form).await.status()
+        }
+    };
+    let forged = vec![("csrf", "0".repeat(64)), ("value", "x-value".to_owned())];
+    assert_eq!(post(&bob, "/crm", forged).await, StatusCode::FORBIDDEN);
+    let unknown = vec![("csrf", csrf.clone()), ("value", "x-value".to_owned())];
+    assert_eq!(post(&bob, "/nope", unknown).await, StatusCode::NOT_FOUND);
+    let empty = vec![("csrf", csrf.clone()), ("value", "  ".to_owned())];
+    assert_eq!(post(&bob, "/crm", empty).await, StatusCode::BAD_REQUEST);
+    // Bob has no value of his own to delete; Ann's stays.
+    let delete = vec![("csrf", csrf.clone())];
+    assert_eq!(
+        post(&bob, "/crm/delete", delete).await,
+        StatusCode::NOT_FOUND
+    );
+    let slots = app.store.credential_slots("ann").await.unwrap();
+    assert_eq!(slots.len(), 1, "{slots:?}");
+    assert!(app.store.credential_slots("bob").await.unwrap().is_empty());
 }
