@@ -60,7 +60,8 @@ pub fn declare(
     let mut secrets = config.held_secrets();
     let mut problems = Vec::new();
     let mut tools = Vec::new();
-    let slots = slots::Slots::new(config, &mut secrets)?;
+    let slots = slots::Slots::new(config, &mut secrets);
+    let slots = keep(&mut problems, slots).unwrap_or_default();
     if !config.tools.http.is_empty() {
         let client = http_tool::client()?;
         for (i, tool) in config.tools.http.iter().enumerate() {
