@@ -174,6 +174,7 @@ async fn approve(
             latency_ms: 0,
             trace_id: String::new(),
             upstream: name.to_owned(),
+            credential: String::new(),
             address: String::new(),
         });
     }

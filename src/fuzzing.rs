@@ -77,7 +77,14 @@ pub fn http_tool(url: &str, allowlist: &[String]) -> anyhow::Result<HttpRunner> 
     let config: HttpToolConfig =
         serde_json::from_value(json!({"name": "fuzzed", "description": "fuzzed", "url": url}))?;
     let client = reqwest::Client::new();
-    Ok(HttpRunner::new(0, &config, client, allowlist, &mut Vec::new())?.0)
+    Ok(HttpRunner::new(
+        0,
+        &config,
+        client,
+        (allowlist, &Default::default()),
+        &mut Vec::new(),
+    )?
+    .0)
 }
 
 /// The URL an HTTP tool would request for `arguments`, or why it refuses.

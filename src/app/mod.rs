@@ -3,6 +3,7 @@
 //! business rules of its own.
 
 mod background;
+mod credentials;
 mod pins;
 mod registry;
 pub mod reload;
@@ -103,19 +104,22 @@ impl App {
         };
         let limits = rate_limits(&config);
         let tasks = tasks(&store, &config, &engine_shutdown);
-        let shared = Arc::new(
-            Shared::new(
-                registry,
-                bus,
-                state_keys(&config, &store).await?,
-                &config.mcp.server_name,
-                &config.mcp.instructions,
-            )
-            .with_audit(audit_sink)
-            .with_tool_timeout(config.limits.tool_timeout)
-            .with_tool_quota(tool_quota(&limits))
-            .with_tasks(tasks.clone()),
-        );
+        let vault = credentials::vault(&config, &store)?;
+        let mut shared = Shared::new(
+            registry,
+            bus,
+            state_keys(&config, &store).await?,
+            &config.mcp.server_name,
+            &config.mcp.instructions,
+        )
+        .with_audit(audit_sink)
+        .with_tool_timeout(config.limits.tool_timeout)
+        .with_tool_quota(tool_quota(&limits))
+        .with_tasks(tasks.clone());
+        if let Some(vault) = &vault {
+            shared = shared.with_member_secrets(credentials::member_secrets(vault));
+        }
+        let shared = Arc::new(shared);
         upstreams.on_change(Shared::refresher(&shared));
         let tokens = Arc::new(PersonalTokens::new(
             store.clone(),
@@ -129,6 +133,7 @@ impl App {
             tokens.clone(),
             auditor.clone(),
             Arc::new(move || live.registry()),
+            vault,
         )?;
         let authenticator = Arc::new(Authenticator::new(
             &config.auth,

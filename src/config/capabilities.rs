@@ -161,7 +161,8 @@ declared_tool! {
         /// Environment variables passed through from teamgate's environment.
         #[serde(default)]
         pub env: Vec<String>,
-        /// Environment variables passed through and scrubbed from every result.
+        /// Environment variables passed through and scrubbed from every result;
+        /// `VAR=${user:NAME}` sets VAR to the calling member's value of slot NAME.
         #[serde(default)]
         pub secret_env: Vec<String>,
         /// Kill the process group after this long.

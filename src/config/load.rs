@@ -172,7 +172,11 @@ fn secret_values(figment: &Figment) -> Vec<String> {
         }
     }
     let mut found = Vec::new();
-    for key in ["mcp.request_state_keys", "telemetry.metrics.token"] {
+    for key in [
+        "mcp.request_state_keys",
+        "telemetry.metrics.token",
+        "credentials.keys",
+    ] {
         if let Ok(value) = figment.find_value(key) {
             strings(&value, &mut found);
         }

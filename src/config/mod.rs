@@ -6,6 +6,7 @@
 
 mod capabilities;
 mod check;
+mod credentials;
 mod load;
 mod paths;
 mod portal;
@@ -24,6 +25,7 @@ pub use capabilities::{
     CommandToolConfig, DocsSourceConfig, FilesSourceConfig, HttpToolConfig, PromptArgumentConfig,
     PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
 };
+pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, resolve_env};
@@ -57,6 +59,8 @@ pub struct Config {
     pub portal: Option<PortalConfig>,
     /// Durable task-augmented tool calls (`tasks.rs`).
     pub tasks: TasksConfig,
+    /// Per-member secret slots and the keys sealing their values (`credentials.rs`).
+    pub credentials: CredentialsConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -17,6 +17,7 @@ impl Config {
             portal.validate(&self.server.public_url)?;
         }
         self.tasks.validate()?;
+        self.validate_credentials()?;
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",

@@ -126,6 +126,7 @@ impl super::Config {
         if let Some(portal) = &self.portal {
             held.push(portal.client_secret.expose().to_owned());
         }
+        held.extend(self.credentials.keys.iter().map(|k| k.expose().to_owned()));
         held.retain(|s| !s.is_empty());
         held
     }
@@ -154,6 +155,9 @@ pub fn resolve_env(template: &str, key: &str, secrets: &mut Vec<String>) -> anyh
             .map(|e| e + start)
             .with_context(|| format!("{key}: unclosed ${{"))?;
         let name = &rest[start + 2..end];
+        if name.starts_with("user:") {
+            anyhow::bail!("{key}: ${{{name}}} is a member's value, which is not read here");
+        }
         let value = std::env::var(name)
             .with_context(|| format!("{key}: environment variable {name} is not set"))?;
         secrets.push(value.clone());

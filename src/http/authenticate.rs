@@ -61,6 +61,7 @@ async fn refuse(state: &AuthState, parts: Parts, error: AuthError) -> Response {
                 latency_ms: 0,
                 trace_id: String::new(),
                 upstream: String::new(),
+                credential: String::new(),
                 address: parts
                     .extensions
                     .get::<crate::protocol::ClientInfo>()

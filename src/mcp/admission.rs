@@ -128,6 +128,7 @@ impl Admission {
                 latency_ms: 0,
                 trace_id: String::new(),
                 upstream: String::new(),
+                credential: String::new(),
                 address: String::new(),
             })
             .await;

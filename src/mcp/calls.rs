@@ -11,7 +11,7 @@ use super::{
 use crate::{
     audit::{Auditor, digest_object, record_id},
     protocol::{header_text, names, version_of},
-    registry::Caller,
+    registry::{Caller, CredentialUse},
     store::AuditRecord,
     telemetry::{Observed, Outcome, TraceId},
 };
@@ -96,6 +96,8 @@ pub(super) struct Audit {
     record: AuditRecord,
     /// The request span's outcome slot, so span, metrics and audit agree.
     observed: Option<Arc<Observed>>,
+    /// Where the call's provider reports the credential kind it used.
+    credential: Option<CredentialUse>,
 }
 
 impl Audit {
@@ -113,6 +115,7 @@ impl Audit {
             sink: sink.clone(),
             started: Instant::now(),
             observed: observed::<Arc<Observed>>(context),
+            credential: None,
             record: AuditRecord {
                 id: record_id(at_ms),
                 at_ms,
@@ -129,6 +132,7 @@ impl Audit {
                 latency_ms: 0,
                 trace_id: trace_id(context),
                 upstream: String::new(),
+                credential: String::new(),
                 address: String::new(),
             },
         }
@@ -137,6 +141,13 @@ impl Audit {
     /// Names the upstream server that serves the call.
     pub(super) fn served_by(mut self, upstream: Option<String>) -> Self {
         self.record.upstream = upstream.unwrap_or_default();
+        self
+    }
+
+    /// Names, when written, the credential kind the call's provider
+    /// reported in `used` (none: the column stays empty).
+    pub(super) fn credential(mut self, used: &CredentialUse) -> Self {
+        self.credential = Some(used.clone());
         self
     }
 
@@ -150,6 +161,7 @@ impl Audit {
             started: self.started,
             record,
             observed: None,
+            credential: self.credential.clone(),
         }
     }
 
@@ -169,6 +181,9 @@ impl Audit {
         };
         self.record.outcome = outcome.label().into_owned();
         self.record.latency_ms = self.started.elapsed().as_millis() as i64;
+        if let Some(used) = &self.credential {
+            used.label().clone_into(&mut self.record.credential);
+        }
         if self.record.method == "tasks/end" {
             self.record.at_ms = (self.sink.now_ms)();
             self.record.id = record_id(self.record.at_ms);

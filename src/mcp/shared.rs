@@ -8,7 +8,7 @@ use arc_swap::ArcSwap;
 use rmcp::model::{InitializeResult, TASKS_EXTENSION_ID};
 
 use super::{Implementation, ProtocolVersion, StateKeys, Tasks, calls::AuditSink};
-use crate::registry::{ChangeBus, Registry};
+use crate::registry::{ChangeBus, MemberSecrets, Registry};
 
 /// A caller's quota for one tool (`limits.rate_limit.tools`): `Err` is how
 /// long until the next call is allowed.
@@ -35,6 +35,8 @@ pub struct Shared {
     pub(super) tool_quota: Option<ToolQuota>,
     /// Durable tasks (HTTP with a store); stdio offers none.
     pub(super) tasks: Option<Arc<Tasks>>,
+    /// Members' own credential values (HTTP with `[credentials]`).
+    pub(super) member_secrets: Option<Arc<dyn MemberSecrets>>,
 }
 
 impl Shared {
@@ -62,7 +64,14 @@ impl Shared {
             tool_timeout: std::time::Duration::from_secs(120),
             tool_quota: None,
             tasks: None,
+            member_secrets: None,
         }
+    }
+
+    /// Calls fill `${user:NAME}` slots from `secrets`.
+    pub fn with_member_secrets(mut self, secrets: Arc<dyn MemberSecrets>) -> Self {
+        self.member_secrets = Some(secrets);
+        self
     }
 
     /// Offers durable tasks (the tasks extension) through `tasks`.

@@ -60,6 +60,7 @@ impl Portal {
                 latency_ms: 0,
                 trace_id: String::new(),
                 upstream: String::new(),
+                credential: String::new(),
                 address: member.address.clone(),
             })
             .await;

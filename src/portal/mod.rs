@@ -1,6 +1,7 @@
 //! The portal: team sign-in through the identity provider (OpenID Connect,
 //! `oidc.rs`) and server-rendered pages under `/portal` where members make,
-//! list and revoke their own tokens (`member.rs`) and admins see the team
+//! list and revoke their own tokens (`member.rs`), set their own credentials
+//! for the tools that act as them upstream (`connections.rs`), and admins see the team
 //! (`admin.rs`). Browser sessions are store rows behind an opaque cookie
 //! (`session.rs`); the pages are maud templates with one stylesheet and no
 //! script (`pages.rs`, `setup.rs`, the audit page in `trail.rs`).
@@ -9,6 +10,7 @@
 //! CLI: a token made here is the same row `teamgate token create` makes.
 
 mod admin;
+mod connections;
 mod error;
 mod member;
 mod oidc;
@@ -33,7 +35,7 @@ use crate::{
     auth::PersonalTokens,
     config::{Config, PortalConfig},
     registry::Registry,
-    store::Store,
+    store::{Store, Vault},
 };
 
 pub use error::PortalError;
@@ -51,6 +53,8 @@ pub struct Portal {
     /// The registry being served now (it changes on reload).
     pub(crate) registry: Arc<dyn Fn() -> Arc<Registry> + Send + Sync>,
     pub(crate) oidc: oidc::Oidc,
+    /// Members' credential values, when slots are declared.
+    pub(crate) vault: Option<Vault>,
     /// `Secure` cookies: the public URL is https.
     pub(crate) secure: bool,
 }
@@ -63,6 +67,7 @@ impl Portal {
         tokens: Arc<PersonalTokens>,
         auditor: Auditor,
         registry: Arc<dyn Fn() -> Arc<Registry> + Send + Sync>,
+        vault: Option<Vault>,
     ) -> Result<Option<Arc<Self>>, PortalError> {
         let Some(portal) = config.portal.clone().filter(|p| p.enabled) else {
             return Ok(None);
@@ -77,6 +82,7 @@ impl Portal {
             auditor,
             registry,
             oidc,
+            vault,
         })))
     }
 
@@ -92,6 +98,12 @@ impl Portal {
             .route("/portal/tokens", post(member::create))
             .route("/portal/tokens/{id}/revoke", post(member::revoke))
             .route("/portal/activity", get(member::activity))
+            .route("/portal/connections", get(connections::list))
+            .route("/portal/connections/{slot}", post(connections::set))
+            .route(
+                "/portal/connections/{slot}/delete",
+                post(connections::delete),
+            )
             .route("/portal/admin", get(admin::overview))
             .route("/portal/admin/members", get(admin::members))
             .route("/portal/admin/tokens/{id}/revoke", post(admin::revoke))

@@ -70,6 +70,7 @@ pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<S
                             nav {
                                 a href="/portal/" { "Tokens" }
                                 a href="/portal/activity" { "Activity" }
+                                a href="/portal/connections" { "Connections" }
                                 @if member.admin {
                                     a href="/portal/admin" { "Admin" }
                                     a href="/portal/admin/members" { "Members" }

@@ -107,10 +107,10 @@ pub(super) async fn audit(
             p { a id="csv" href={ "/portal/admin/audit.csv?" (filters.query()) } { "Download as CSV" }
                 " " span.muted { (records.len()) " records (newest first, at most " (PAGE_ROWS) ")" } }
             table id="audit" {
-                thead { tr { th { "Time" } th { "Member" } th { "Method" } th { "Target" } th { "Outcome" } th { "Latency" } th { "From" } } }
+                thead { tr { th { "Time" } th { "Member" } th { "Method" } th { "Target" } th { "Credential" } th { "Outcome" } th { "Latency" } th { "From" } } }
                 tbody { @for r in &records { tr {
                     td { (time(Some(r.at_ms))) } td { (r.user) } td { (r.method) } td { (r.target) }
-                    td { (r.outcome) } td { (r.latency_ms) " ms" } td { (r.address) }
+                    td { (r.credential) } td { (r.outcome) } td { (r.latency_ms) " ms" } td { (r.address) }
                 } } }
             }
         },
@@ -127,7 +127,7 @@ pub(super) async fn csv(
     let filter = filters.to_filter(portal.store.now_ms(), CSV_ROWS)?;
     let records = portal.store.audit_search(&filter).await?;
     let mut out = String::from(
-        "time,member,token_id,method,target,upstream,outcome,latency_ms,address,trace_id\n",
+        "time,member,token_id,method,target,upstream,credential,outcome,latency_ms,address,trace_id\n",
     );
     for r in &records {
         out.push_str(&row(r));
@@ -153,6 +153,7 @@ fn row(r: &AuditRecord) -> String {
         r.method.clone(),
         r.target.clone(),
         r.upstream.clone(),
+        r.credential.clone(),
         r.outcome.clone(),
         r.latency_ms.to_string(),
         r.address.clone(),

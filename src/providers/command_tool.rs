@@ -19,9 +19,10 @@ use super::declared::{
     KindDefaults, Runner, structured_result,
     template::{as_text, names, render},
 };
+use super::slots::{Slots, Template};
 use crate::{
     config::CommandToolConfig,
-    protocol::{CallToolResult, JsonObject},
+    protocol::{CallToolResponse, CallToolResult, JsonObject},
     registry::{CallContext, StreamScrub},
 };
 
@@ -43,6 +44,11 @@ pub struct CommandRunner {
     args: Vec<String>,
     cwd: Option<String>,
     env: HashMap<String, String>,
+    /// `VAR=${user:NAME}` entries of `secret_env`, filled per call.
+    member_env: Vec<(String, Template)>,
+    /// Whether `secret_env` passes configured secrets (for the audit record).
+    shared_secret: bool,
+    slots: Slots,
     timeout: Duration,
     max_bytes: usize,
     structured: bool,
@@ -50,19 +56,34 @@ pub struct CommandRunner {
 
 impl CommandRunner {
     /// Builds the runner for `tools.command[index]`, adding the values of its
-    /// `secret_env` to `secrets`.
+    /// `secret_env` to `secrets`; `slots` fills its `VAR=${user:NAME}` entries.
     pub fn new(
         index: usize,
         config: &CommandToolConfig,
+        slots: &Slots,
         secrets: &mut Vec<String>,
     ) -> anyhow::Result<(Self, KindDefaults)> {
+        let mut member_env = Vec::new();
+        let held = secrets.len();
         let mut env = HashMap::new();
         for name in &config.env {
             if let Ok(value) = std::env::var(name) {
                 env.insert(name.clone(), value);
             }
         }
-        for name in &config.secret_env {
+        for (j, entry) in config.secret_env.iter().enumerate() {
+            if let Some((name, template)) = entry.split_once('=') {
+                let key = format!("tools.command[{index}].secret_env[{j}]");
+                let template = Template::parse(template, &key, secrets)?;
+                match template.fixed() {
+                    Some(value) => {
+                        env.insert(name.to_owned(), value.to_owned());
+                    }
+                    None => member_env.push((name.to_owned(), template)),
+                }
+                continue;
+            }
+            let name = entry;
             let value = std::env::var(name).map_err(|_| {
                 anyhow::anyhow!(
                     "tools.command[{index}].secret_env: environment variable {name} is not set"
@@ -77,6 +98,9 @@ impl CommandRunner {
             args: config.args.clone(),
             cwd: config.cwd.clone(),
             env,
+            member_env,
+            shared_secret: secrets.len() > held,
+            slots: slots.clone(),
             timeout: config.timeout,
             max_bytes: config.max_output_bytes,
             structured: config.output_schema.is_some(),
@@ -165,12 +189,46 @@ impl Runner for CommandRunner {
         self.timeout
     }
 
+    fn per_caller(&self) -> bool {
+        !self.member_env.is_empty()
+    }
+
+    async fn withheld(&self, cx: &CallContext) -> Option<CallToolResponse> {
+        let templates: Vec<&Template> = self.member_env.iter().map(|(_, t)| t).collect();
+        if templates.is_empty() {
+            return None;
+        }
+        self.slots.withheld(&templates, &self.name, cx).await
+    }
+
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
+        if self.shared_secret {
+            cx.credential()
+                .report(crate::registry::CredentialKind::Shared);
+        }
+        let mut member_env = Vec::new();
+        let mut used = Vec::new();
+        for (name, template) in &self.member_env {
+            let filled = (self.slots)
+                .render(template, (&self.name, cx), str::to_owned, &mut used)
+                .await;
+            match filled {
+                Ok(value) => member_env.push((name, value)),
+                Err(message) => return super::declared::text_result(message, true),
+            }
+        }
+        // A member's own values are scrubbed like the configured secrets.
+        let scrubber = if used.is_empty() {
+            cx.scrubber().clone()
+        } else {
+            cx.scrubber().with(used)
+        };
         let mut command = Command::new(&self.program);
         command
             .args(self.argv(arguments))
             .env_clear()
             .envs(&self.env)
+            .envs(member_env)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -190,7 +248,7 @@ impl Runner for CommandRunner {
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let capture = || Capture::new(self.max_bytes);
-        let scrub = || cx.scrubber().stream();
+        let scrub = || scrubber.stream();
         let out = tokio::spawn(pump(stdout, capture(), tx.clone(), scrub()));
         let err = tokio::spawn(pump(stderr, capture(), tx, scrub()));
         let deadline = tokio::time::sleep(self.timeout);

@@ -2,7 +2,9 @@
 //! arguments (percent-encoded, so an argument cannot change the host or climb
 //! the path) and checked against the allowlist again before it is sent.
 //! Headers come only from configuration: the MCP caller's own token never
-//! travels upstream. Bodies are read up to a cap; redirects are not followed.
+//! travels upstream; a header or URL naming `${user:NAME}` gets the calling
+//! member's own value of that credential slot (`slots.rs`). Bodies are read
+//! up to a cap; redirects are not followed.
 
 use std::time::Duration;
 
@@ -16,10 +18,11 @@ use serde_json::Value;
 use super::declared::{
     KindDefaults, Runner, structured_result, template::as_text, template::render, text_result,
 };
+use super::slots::{Slots, Template};
 use crate::{
-    config::{HttpToolConfig, rendered_url_allowed, resolve_env},
-    protocol::{CallToolResult, JsonObject},
-    registry::{CallContext, Scrubber},
+    config::{HttpToolConfig, member_slots, rendered_url_allowed},
+    protocol::{CallToolResponse, CallToolResult, JsonObject},
+    registry::{CallContext, CredentialKind},
 };
 
 /// Everything but RFC 3986 unreserved characters is encoded, `/` included.
@@ -36,7 +39,14 @@ pub struct HttpRunner {
     name: String,
     method: reqwest::Method,
     url: String,
+    /// The URL template when it names a member's credential slot.
+    member_url: Option<Template>,
     headers: HeaderMap,
+    /// Headers naming a member's credential slot, filled per call.
+    member_headers: Vec<(HeaderName, Template)>,
+    /// Whether the fixed headers hold configured secrets (`${NAME}`).
+    shared_secret: bool,
+    slots: Slots,
     body: Option<Value>,
     timeout: Duration,
     max_bytes: usize,
@@ -56,29 +66,43 @@ pub fn client() -> anyhow::Result<reqwest::Client> {
 
 impl HttpRunner {
     /// Builds the runner for `tools.http[index]`, adding the header secrets
-    /// to `secrets`.
+    /// to `secrets`; `slots` fills the headers naming `${user:NAME}`.
     pub fn new(
         index: usize,
         config: &HttpToolConfig,
         client: reqwest::Client,
-        allowlist: &[String],
+        (allowlist, slots): (&[String], &Slots),
         secrets: &mut Vec<String>,
     ) -> anyhow::Result<(Self, KindDefaults)> {
         let mut headers = HeaderMap::new();
+        let mut member_headers = Vec::new();
+        let held = secrets.len();
         for (name, template) in &config.headers {
             let key = format!("tools.http[{index}].headers.{name}");
-            let value = resolve_env(template, &key, secrets)?;
+            let template = Template::parse(template, &key, secrets)?;
             let name: HeaderName = name.parse().with_context(|| format!("{key}: bad name"))?;
-            let mut value = HeaderValue::from_str(&value)
+            let Some(value) = template.fixed() else {
+                member_headers.push((name, template));
+                continue;
+            };
+            let mut value = HeaderValue::from_str(value)
                 .map_err(|_| anyhow::anyhow!("{key}: the value is not a valid header value"))?;
             value.set_sensitive(true);
             headers.insert(name, value);
         }
+        // Only a URL naming a slot is read as a template of values.
+        let member_url = (!member_slots(&config.url).is_empty())
+            .then(|| Template::parse(&config.url, &format!("tools.http[{index}].url"), secrets))
+            .transpose()?;
         let runner = Self {
+            member_headers,
+            shared_secret: secrets.len() > held,
+            slots: slots.clone(),
             client,
             name: config.name.clone(),
             method: config.method.parse().context("method")?,
             url: config.url.clone(),
+            member_url,
             headers,
             body: config.body.clone(),
             timeout: config.timeout,
@@ -99,7 +123,12 @@ impl HttpRunner {
     /// or `..` path segment: URL parsers drop or climb those (encoded or
     /// not), so `{project}/items/{id}` with `..` would reach another path.
     pub(crate) fn url(&self, arguments: &JsonObject) -> Result<String, String> {
-        let url = render(&self.url, false, |name| {
+        self.url_from(&self.url, arguments)
+    }
+
+    /// `url` for a template whose member values are in already.
+    fn url_from(&self, template: &str, arguments: &JsonObject) -> Result<String, String> {
+        let url = render(template, false, |name| {
             arguments
                 .get(name)
                 .map(|v| utf8_percent_encode(&as_text(v), COMPONENT).to_string())
@@ -127,12 +156,61 @@ impl HttpRunner {
         Ok(Some(body))
     }
 
+    /// The headers of a call by `cx`'s member, and the member values in them.
+    async fn headers(&self, cx: &CallContext) -> Result<(HeaderMap, Vec<String>), String> {
+        if self.shared_secret {
+            cx.credential().report(CredentialKind::Shared);
+        }
+        let mut headers = self.headers.clone();
+        let mut used = Vec::new();
+        for (name, template) in &self.member_headers {
+            let value = (self.slots)
+                .render(template, (&self.name, cx), str::to_owned, &mut used)
+                .await?;
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                format!("the credential in header {name} is not a valid header value")
+            })?;
+            value.set_sensitive(true);
+            headers.insert(name.clone(), value);
+        }
+        Ok((headers, used))
+    }
+
     async fn send(
         &self,
         arguments: &JsonObject,
-        scrubber: &Scrubber,
+        cx: &CallContext,
     ) -> Result<CallToolResult, String> {
-        let url = self.url(arguments)?;
+        let (headers, mut used) = self.headers(cx).await?;
+        let url = match &self.member_url {
+            // Percent-encoded like an argument: a value cannot change the host.
+            Some(template) => {
+                let encode = |v: &str| utf8_percent_encode(v, COMPONENT).to_string();
+                (self.slots)
+                    .render(template, (&self.name, cx), encode, &mut used)
+                    .await?
+            }
+            None => self.url.clone(),
+        };
+        // A member's own values are scrubbed like the configured secrets.
+        let scrubber = if used.is_empty() {
+            cx.scrubber().clone()
+        } else {
+            cx.scrubber().with(used)
+        };
+        let result = self.exchange((&url, arguments), headers, &scrubber).await;
+        result
+            .map(|r| scrubber.scrub(r))
+            .map_err(|message| scrubber.text(&message))
+    }
+
+    async fn exchange(
+        &self,
+        (template, arguments): (&str, &JsonObject),
+        headers: HeaderMap,
+        scrubber: &crate::registry::Scrubber,
+    ) -> Result<CallToolResult, String> {
+        let url = self.url_from(template, arguments)?;
         if !rendered_url_allowed(&url, &self.allowlist) {
             return Err(format!(
                 "the arguments produce a URL outside the allowed base URLs ({url}); `{}` did not call it",
@@ -142,7 +220,7 @@ impl HttpRunner {
         let mut request = self
             .client
             .request(self.method.clone(), &url)
-            .headers(self.headers.clone())
+            .headers(headers)
             .timeout(self.timeout);
         if let Some(body) = &self.body {
             request = request.json(&super::declared::template::render_json(body, arguments));
@@ -222,9 +300,22 @@ impl Runner for HttpRunner {
         self.timeout
     }
 
+    fn per_caller(&self) -> bool {
+        !self.member_headers.is_empty() || self.member_url.is_some()
+    }
+
+    async fn withheld(&self, cx: &CallContext) -> Option<CallToolResponse> {
+        let headers = self.member_headers.iter().map(|(_, t)| t);
+        let templates: Vec<&Template> = headers.chain(&self.member_url).collect();
+        if templates.is_empty() {
+            return None;
+        }
+        self.slots.withheld(&templates, &self.name, cx).await
+    }
+
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
         tokio::select! {
-            result = self.send(arguments, cx.scrubber()) => {
+            result = self.send(arguments, cx) => {
                 result.unwrap_or_else(|message| text_result(message, true))
             }
             () = cx.cancellation().cancelled() => text_result("cancelled", true),

@@ -11,6 +11,8 @@ pub mod docs;
 pub mod files;
 pub mod http_tool;
 pub mod prompts;
+pub mod slots;
+mod slots_ask;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
 
@@ -58,6 +60,8 @@ pub fn declare(
     let mut secrets = config.held_secrets();
     let mut problems = Vec::new();
     let mut tools = Vec::new();
+    let slots = slots::Slots::new(config, &mut secrets);
+    let slots = keep(&mut problems, slots).unwrap_or_default();
     if !config.tools.http.is_empty() {
         let client = http_tool::client()?;
         for (i, tool) in config.tools.http.iter().enumerate() {
@@ -65,7 +69,7 @@ pub fn declare(
                 i,
                 tool,
                 client.clone(),
-                &config.tools.http_allowlist,
+                (&config.tools.http_allowlist, &slots),
                 &mut secrets,
             );
             let built = runner.and_then(|(runner, defaults)| {
@@ -75,7 +79,7 @@ pub fn declare(
         }
     }
     for (i, tool) in config.tools.command.iter().enumerate() {
-        let built = command_tool::CommandRunner::new(i, tool, &mut secrets).and_then(
+        let built = command_tool::CommandRunner::new(i, tool, &slots, &mut secrets).and_then(
             |(runner, defaults)| {
                 declared::DeclaredTool::new(tool.decl(), defaults, Box::new(runner))
             },

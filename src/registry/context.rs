@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::Scrubber;
+use super::{CredentialUse, MemberSecrets, Scrubber};
 
 use crate::protocol::{Asked, Mrtr, StreamCloser};
 use crate::protocol::{
@@ -105,6 +105,10 @@ pub struct CallContext {
     scrubber: Scrubber,
     /// Set when the call runs as a durable task (`TaskInput`).
     task: Option<Arc<dyn TaskInput>>,
+    /// Members' own credential values, when the server keeps them.
+    member_secrets: Option<Arc<dyn MemberSecrets>>,
+    /// Which credential kind served the call, for its audit record.
+    credential: CredentialUse,
 }
 
 /// How a call running as a durable task asks its client for input: the
@@ -129,7 +133,25 @@ impl CallContext {
             mrtr,
             scrubber: Scrubber::default(),
             task: None,
+            member_secrets: None,
+            credential: CredentialUse::default(),
         }
+    }
+
+    pub fn with_member_secrets(mut self, secrets: Option<Arc<dyn MemberSecrets>>) -> Self {
+        self.member_secrets = secrets;
+        self
+    }
+
+    /// The caller's own values of credential slots; `None` when the server
+    /// keeps none (stdio, or no `[credentials]`).
+    pub fn member_secrets(&self) -> Option<&Arc<dyn MemberSecrets>> {
+        self.member_secrets.as_ref()
+    }
+
+    /// Where the provider reports the credential kind it used.
+    pub fn credential(&self) -> &CredentialUse {
+        &self.credential
     }
 
     /// The call runs as a durable task that asks through `input`, and is

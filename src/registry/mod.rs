@@ -8,6 +8,7 @@
 //! It knows nothing of HTTP, sessions or JSON-RPC envelopes.
 
 mod context;
+mod credentials;
 mod events;
 mod provider;
 mod scrub;
@@ -15,6 +16,7 @@ mod scrub;
 use std::{collections::HashMap, sync::Arc};
 
 pub use context::{CallContext, Caller, Identity, TaskInput, scope_covers};
+pub use credentials::{CredentialKind, CredentialUse, MemberSecrets};
 pub use events::{ChangeBus, ChangeEvent};
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};

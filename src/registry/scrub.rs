@@ -52,6 +52,11 @@ impl Scrubber {
         }
     }
 
+    /// These secrets and `more` (a member's own values, known per call).
+    pub fn with(&self, more: impl IntoIterator<Item = String>) -> Self {
+        Self::new(self.secrets.iter().cloned().chain(more))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.secrets.is_empty()
     }

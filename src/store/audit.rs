@@ -26,6 +26,9 @@ pub struct AuditRecord {
     pub trace_id: String,
     /// The upstream server that served the call; empty for teamgate's own.
     pub upstream: String,
+    /// Which credential kind served an upstream call (`shared`, `member`,
+    /// `fallback`); empty when none was used. Never the value.
+    pub credential: String,
     /// Where the action came from (the client's address); empty when unknown.
     pub address: String,
 }
@@ -33,8 +36,8 @@ pub struct AuditRecord {
 /// The audit table's columns, in the order `AuditRecord::fields` gives a
 /// record's values.
 const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, \
-    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id, upstream, address";
-const FIELDS: usize = 16;
+    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id, upstream, address, credential";
+const FIELDS: usize = 17;
 
 /// One column's value.
 enum Field<'a> {
@@ -64,6 +67,7 @@ impl AuditRecord {
             trace_id,
             upstream,
             address,
+            credential,
         } = self;
         [
             Text(id),
@@ -82,6 +86,7 @@ impl AuditRecord {
             Text(trace_id),
             Text(upstream),
             Text(address),
+            Text(credential),
         ]
     }
 
@@ -105,6 +110,7 @@ impl AuditRecord {
             trace_id: String::new(),
             upstream: String::new(),
             address: String::new(),
+            credential: String::new(),
         }
     }
 }
@@ -166,6 +172,7 @@ fn read_record(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> {
         trace_id: row.try_get("trace_id")?,
         upstream: row.try_get("upstream")?,
         address: row.try_get("address")?,
+        credential: row.try_get("credential")?,
     })
 }
 

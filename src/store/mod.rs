@@ -8,6 +8,7 @@
 mod audit;
 mod batch;
 mod clock;
+mod credentials;
 mod events;
 mod memory;
 mod notify;
@@ -17,6 +18,7 @@ mod sessions;
 mod settings;
 mod tasks;
 mod tokens;
+mod vault;
 
 use std::{path::PathBuf, str::FromStr, time::Duration};
 
@@ -28,6 +30,7 @@ use sqlx::{
 
 pub use audit::{AuditFilter, AuditRecord, record_id};
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use credentials::{CredentialRepo, SealedRow};
 pub use events::{SqlEventStore, StreamEvents};
 pub use memory::{MemoryEventStore, Retention};
 pub use notify::{RELAY_QUEUE, bridge};
@@ -35,6 +38,8 @@ pub use pins::{Pending, PinRepo, PinRow};
 pub use portal::{PendingLogin, PortalSession, PortalSessions};
 pub use sessions::{SessionRepo, SessionRow};
 pub use tokens::TokenRow;
+// Members' credential values (issue 29).
+pub use vault::Vault;
 // Durable tasks (issue 31).
 pub use tasks::{TaskRepo, TaskRow};
 
@@ -69,6 +74,10 @@ pub enum StoreError {
     },
     #[error("stored data is corrupt ({0})")]
     Corrupt(String),
+    #[error("credentials.keys is empty: members' credential values cannot be sealed or opened")]
+    NoCredentialKey,
+    #[error("sealing a credential value failed: {0}")]
+    Sealing(&'static str),
 }
 
 /// Wraps a sqlx error with what we were doing, for messages an operator can act on.

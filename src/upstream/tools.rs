@@ -25,7 +25,7 @@ use super::{
 use crate::{
     config::{OnUnavailable, ToolOverride},
     protocol::{CallToolResponse, JsonObject, McpError, Tool, text_result},
-    registry::{CallContext, ToolProvider},
+    registry::{CallContext, CredentialKind, ToolProvider},
 };
 
 pub(super) struct UpstreamTools {
@@ -178,6 +178,13 @@ impl ToolProvider for UpstreamTools {
                         _ => return Ok(self.unavailable(current.status.label())),
                     }
                 };
+                // The audit record names the credential kind: the upstream's
+                // configured headers and secret variables are shared ones.
+                let config = &self.link.config;
+                let secret_header = config.headers.values().any(|t| t.contains("${"));
+                if secret_header || !config.secret_env.is_empty() {
+                    cx.credential().report(CredentialKind::Shared);
+                }
                 let params = CallToolRequestParams::new(original).with_arguments(arguments);
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
                 match Forward::start(&self.link, &peer, request, cx).await {

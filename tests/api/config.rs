@@ -47,6 +47,7 @@ fn every_shipped_configuration_file_loads() {
         "prompts",
         "upstreams",
         "portal",
+        "credentials",
     ] {
         assert!(
             examples.iter().any(|f| f.ends_with(format!("{kind}.toml"))),
@@ -258,4 +259,41 @@ fn the_readme_reference_lists_every_key_with_its_default() {
             );
         }
     }
+}
+
+#[test]
+fn a_member_slot_must_be_declared_and_allowed() {
+    let tool = |header: &str| {
+        format!(
+            "[tools]\nhttp_allowlist = [\"https://api.example.com/\"]\n[[tools.http]]\n\
+             name = \"t\"\ndescription = \"d\"\nurl = \"https://api.example.com/x\"\n\
+             headers = {{ Authorization = \"{header}\" }}\n"
+        )
+    };
+    let error = load_snippet(&tool("Bearer ${user:gh}"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("tools.http[0].headers.Authorization")
+            && error.contains("[[credentials.slots]]"),
+        "{error}"
+    );
+    let declared = "[[credentials.slots]]\nname = \"gh\"\ntools = [\"other\"]\n";
+    let error = load_snippet(&(tool("Bearer ${user:gh}") + declared))
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("does not list this tool"), "{error}");
+    let allowed = "[[credentials.slots]]\nname = \"gh\"\n";
+    let config = load_snippet(&(tool("Bearer ${user:gh}") + allowed)).unwrap();
+    assert!(
+        config.credential_keys_problem().is_some(),
+        "slots need keys to serve"
+    );
+    let error = load_snippet("[credentials]\nkeys = [\"short-key-value\"]\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("credentials.keys[0]") && !error.contains("short-key-value"),
+        "{error}"
+    );
 }

@@ -36,7 +36,8 @@ pub(crate) struct TestClient {
 impl ClientHandler for TestClient {
     fn get_info(&self) -> ClientConfig {
         let capabilities = if self.confirm.is_some() {
-            json!({"elicitation": {"form": {}}})
+            // URL mode too: a member sent to the portal to set a credential.
+            json!({"elicitation": {"form": {}, "url": {}}})
         } else {
             json!({})
         };

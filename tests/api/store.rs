@@ -213,6 +213,7 @@ fn audit_record(user: &str, at_ms: i64) -> AuditRecord {
         latency_ms: 1,
         trace_id: String::new(),
         upstream: "github".into(),
+        credential: "shared".into(),
         address: String::new(),
     }
 }

@@ -155,6 +155,7 @@ async fn audit_search_contract(store: &Store, clock: &ManualClock, backend: &str
         latency_ms: 1,
         trace_id: String::new(),
         upstream: String::new(),
+        credential: String::new(),
     };
     store
         .append_audit(&[

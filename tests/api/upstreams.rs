@@ -145,6 +145,20 @@ async fn an_upstream_stdio_servers_tools_are_offered_prefixed_filtered_and_scrub
         !env.contains(&home),
         "the upstream's secret never leaves teamgate"
     );
+    // Its audit record names the credential kind, never the value.
+    let mut served = Vec::new();
+    for _ in 0..40 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
+        served = (trail.into_iter())
+            .filter(|r| r.target == "everything_get-env")
+            .map(|r| (r.upstream, r.credential))
+            .collect();
+        if !served.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(served, [("everything".to_owned(), "shared".to_owned())]);
 
     // An unknown name under the prefix is refused with the id.
     let (_, replies) = app

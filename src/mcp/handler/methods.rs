@@ -170,6 +170,7 @@ impl McpHandler {
                     request.request_state,
                 )
                 .with_scrubber(registry.scrubber().clone());
+            let audit = audit.map(|audit| audit.credential(cx.credential()));
             let limit = registry
                 .tool(&request.name)
                 .and_then(|(provider, _)| provider.timeout(&request.name))

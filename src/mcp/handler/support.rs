@@ -42,6 +42,7 @@ impl McpHandler {
             state,
         );
         CallContext::new(request, caller, threshold, mrtr)
+            .with_member_secrets(self.shared.member_secrets.clone())
     }
 }
 

@@ -50,19 +50,20 @@ impl ResultCache {
 
     /// The cached result of `decl` for these arguments, else `run`'s,
     /// kept when it is a complete result and not an error (a protocol
-    /// error is handed back, never kept). A tool bound to its caller
-    /// caches per caller.
+    /// error is handed back, never kept). A tool bound to its caller, or
+    /// whose runner acts as the caller (`per_caller`), caches per caller.
     pub(super) async fn get_or_run(
         &self,
         decl: &ToolDecl,
         arguments: &JsonObject,
-        cx: &CallContext,
+        (cx, per_caller): (&CallContext, bool),
         run: impl Future<Output = Result<CallToolResponse, McpError>>,
     ) -> Result<CallToolResponse, McpError> {
         let Some(ttl) = decl.cache_ttl else {
             return run.await;
         };
-        let per_caller = (!decl.from_caller.is_empty()).then(|| cx.caller().user.clone());
+        let per_caller =
+            (per_caller || !decl.from_caller.is_empty()).then(|| cx.caller().user.clone());
         let key = (
             decl.name.clone(),
             canonical(&Value::Object(arguments.clone())),

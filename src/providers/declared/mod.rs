@@ -29,6 +29,16 @@ pub trait Runner: Send + Sync {
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult;
     /// The run's own time limit, which the server's tool timeout must not cut short.
     fn timeout(&self) -> Duration;
+    /// Whether the result depends on who calls (a member's own credential),
+    /// so a cached result is kept per caller.
+    fn per_caller(&self) -> bool {
+        false
+    }
+    /// What the call answers instead of running, when the runner needs
+    /// something of the member first (a credential they have not set).
+    async fn withheld(&self, _cx: &CallContext) -> Option<CallToolResponse> {
+        None
+    }
 }
 
 /// Time a run may take beyond its own limit: killing and draining a
@@ -219,10 +229,12 @@ impl ToolProvider for DeclaredTools {
     }
 
     /// Declared tools keep their own limits (a test command may run for
-    /// ten minutes), plus the time to ask the user when they confirm.
+    /// ten minutes), plus the time to ask the user when they confirm or
+    /// must set a credential.
     fn timeout(&self, name: &str) -> Option<Duration> {
         let tool = &self.tools[*self.index.get(name)?];
-        let confirm = if tool.decl.confirm {
+        // A member may be sent to the portal to set a credential first.
+        let confirm = if tool.decl.confirm || tool.runner.per_caller() {
             CONFIRM_WAIT
         } else {
             Duration::ZERO
@@ -255,7 +267,13 @@ impl ToolProvider for DeclaredTools {
         if let Some(answer) = confirm::withheld(&tool.decl, &arguments, cx).await {
             return Ok(answer);
         }
+        if let Some(answer) = tool.runner.withheld(cx).await {
+            return Ok(answer);
+        }
         let run = async { Ok(tool.runner.run(&arguments, cx).await.into()) };
-        self.cache.get_or_run(&tool.decl, &arguments, cx, run).await
+        let per_caller = tool.runner.per_caller();
+        (self.cache)
+            .get_or_run(&tool.decl, &arguments, (cx, per_caller), run)
+            .await
     }
 }

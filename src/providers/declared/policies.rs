@@ -65,7 +65,9 @@ impl ToolProvider for WithPolicies {
             return Ok(answer);
         }
         let run = self.inner.call(name, arguments.clone(), cx);
-        self.cache.get_or_run(decl, &arguments, cx, run).await
+        self.cache
+            .get_or_run(decl, &arguments, (cx, false), run)
+            .await
     }
 
     fn required_scopes(&self, name: &str) -> Option<Vec<String>> {
