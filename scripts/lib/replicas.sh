@@ -30,16 +30,18 @@ replicas_cleanup() {
   psql "$ADMIN" -qc "drop database if exists $DB with (force)" >/dev/null 2>&1
 }
 
-# replicas_start LOGDIR [VAR=value...]: starts replicas a and b on 127.0.0.1:0 with the conformance
-# config, JSON logs and the extra environment given; waits for each to log its URL (urls array).
+# replicas_start LOGDIR [VAR=value...]: starts the replicas named in REPLICAS (default: a and b) on
+# 127.0.0.1:0 with the conformance config (and REPLICA_CONFIG on top, when set), JSON logs and the
+# extra environment given; waits for each to log its URL (urls array).
 replicas_start() {
   local logdir="$1" name log u
   shift
   urls=()
-  for name in a b; do
+  for name in ${REPLICAS:-a b}; do
     log="$logdir/$name.log"
     env TEAMGATE__LOG__FORMAT=json TEAMGATE__MCP__REQUEST_STATE_KEYS="[\"$KEY\"]" "$@" \
-      "$BIN" serve --config config/conformance.toml --listen 127.0.0.1:0 >"$log" 2>&1 &
+      "$BIN" serve --config config/conformance.toml ${REPLICA_CONFIG:+--config "$REPLICA_CONFIG"} \
+      --listen 127.0.0.1:0 >"$log" 2>&1 &
     pids+=($!)
     u=""
     for _ in $(seq 100); do

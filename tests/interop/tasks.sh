@@ -6,6 +6,8 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
+# replicas_start: the same start as scripts/replicas.sh, with this test's tools on top.
+source scripts/lib/replicas.sh
 BIN="${1:-target/debug/teamgate}"
 ADMIN="${TEAMGATE_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/test}"
 LOGDIR="$ROOT/.cache/tasks"; rm -rf "$LOGDIR"; mkdir -p "$LOGDIR"
@@ -47,20 +49,8 @@ fi
 KEY="tasks-test-key-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 TOKEN="$("$BIN" token create --user tasks-alice --name ci | tail -n 1)" || exit 1
 OTHER="$("$BIN" token create --user tasks-bob --name ci | tail -n 1)" || exit 1
-urls=()
-for name in $REPLICAS; do
-  log="$LOGDIR/$name.log"
-  env TEAMGATE__LOG__FORMAT=json TEAMGATE__MCP__REQUEST_STATE_KEYS="[\"$KEY\"]" \
-    "$BIN" serve --config config/conformance.toml --config "$LOGDIR/tasks.toml" --listen 127.0.0.1:0 >"$log" 2>&1 &
-  pids+=($!)
-  u=""
-  for _ in $(seq 100); do
-    u="$(grep -o '"url":"http://[^"]*"' "$log" 2>/dev/null | head -1 | cut -d'"' -f4)" && [[ -n "$u" ]] && break
-    sleep 0.1
-  done
-  [[ -n "$u" ]] || { echo "tasks: replica $name did not start:"; cat "$log"; exit 1; }
-  urls+=("$u")
-done
+NAME=tasks REPLICA_CONFIG="$LOGDIR/tasks.toml"
+replicas_start "$LOGDIR"
 A="${urls[0]}"; B="${urls[1]:-${urls[0]}}"
 KILL=(); [[ ${#urls[@]} -eq 2 ]] && KILL=(--a-pid "${pids[0]}")
 echo "tasks: A=$A B=$B"
