@@ -16,14 +16,11 @@ use axum::extract::Query;
 use axum::{Json, Router, http::HeaderMap, http::StatusCode, response::IntoResponse, routing::get};
 use reqwest::StatusCode as Status;
 use serde_json::{Value, json};
-use teamgate::{
-    config::{AuthMode, HttpToolConfig},
-    store::SystemClock,
-};
+use teamgate::{config::HttpToolConfig, store::SystemClock};
 
 use crate::{
-    helpers::{TestApp, spawn_app_on},
-    portal_idp::{Browser, Idp, hidden, portal_config},
+    helpers::TestApp,
+    portal_idp::{Browser, Idp, hidden, portal_app_with},
     sec_authz::{reply, send},
     upstreams::modern_meta,
 };
@@ -126,75 +123,63 @@ impl Drop for Recording {
 }
 
 pub(crate) async fn credentials_app(api: &str) -> (TestApp, Idp) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let idp = Idp::start(&format!("http://{addr}/portal/callback")).await;
-    let issuer = idp.issuer.clone();
     let api = api.to_owned();
-    let app = spawn_app_on(
-        listener,
-        move |c| {
-            c.auth.mode = AuthMode::Required;
-            c.server.public_url = format!("http://{addr}/mcp");
-            c.portal = Some(portal_config(&issuer));
-            c.credentials = serde_json::from_value(json!({
-                "keys": [CREDENTIAL_KEY],
-                "slots": [{"name": "crm", "description": "Your CRM API key (CRM > Settings > API)",
-                           "tools": ["crm_me", "crm_me_cached", "crm_me_q", "crm_env"]},
-                          // A shared fallback (HOME stands for a team key).
-                          {"name": "team", "fallback_env": "HOME"}],
+    portal_app_with(Arc::new(SystemClock), move |c| {
+        c.credentials = serde_json::from_value(json!({
+            "keys": [CREDENTIAL_KEY],
+            "slots": [{"name": "crm", "description": "Your CRM API key (CRM > Settings > API)",
+                       "tools": ["crm_me", "crm_me_cached", "crm_me_q", "crm_env"]},
+                      // A shared fallback (HOME stands for a team key).
+                      {"name": "team", "fallback_env": "HOME"}],
+        }))
+        .unwrap();
+        c.tools.http_allowlist = vec![format!("{api}/api/")];
+        c.tools.http = vec![
+            serde_json::from_value::<HttpToolConfig>(json!({
+                "name": "crm_me",
+                "description": "Your CRM account",
+                "url": format!("{api}/api/me"),
+                "headers": {"X-Api-Key": "${user:crm}"},
             }))
-            .unwrap();
-            c.tools.http_allowlist = vec![format!("{api}/api/")];
-            c.tools.http = vec![
-                serde_json::from_value::<HttpToolConfig>(json!({
-                    "name": "crm_me",
-                    "description": "Your CRM account",
-                    "url": format!("{api}/api/me"),
-                    "headers": {"X-Api-Key": "${user:crm}"},
-                }))
-                .unwrap(),
-                // The value in the URL, percent-encoded like an argument.
-                serde_json::from_value::<HttpToolConfig>(json!({
-                    "name": "crm_me_q",
-                    "description": "Your CRM account, keyed in the URL",
-                    "url": format!("{api}/api/me?key=${{user:crm}}"),
-                }))
-                .unwrap(),
-                serde_json::from_value::<HttpToolConfig>(json!({
-                    "name": "crm_team",
-                    "description": "The CRM as yourself or as the team",
-                    "url": format!("{api}/api/me"),
-                    "headers": {"X-Api-Key": "${user:team}"},
-                }))
-                .unwrap(),
-                // Cached: a result acting as one member is never another's.
-                serde_json::from_value::<HttpToolConfig>(json!({
-                    "name": "crm_me_cached",
-                    "description": "Your CRM account, cached",
-                    "url": format!("{api}/api/me"),
-                    "headers": {"X-Api-Key": "${user:crm}"},
-                    "read_only": true,
-                    "cache_ttl": "60s",
-                }))
-                .unwrap(),
-            ];
-            // A command tool gets the member's value in its environment.
-            c.tools.command = vec![
-                serde_json::from_value(json!({
-                    "name": "crm_env",
-                    "description": "Prints the CRM key it was given",
-                    "program": "/usr/bin/printenv",
-                    "args": ["CRM_KEY"],
-                    "secret_env": ["CRM_KEY=${user:crm}"],
-                }))
-                .unwrap(),
-            ];
-        },
-        Arc::new(SystemClock),
-    )
-    .await;
-    (app, idp)
+            .unwrap(),
+            // The value in the URL, percent-encoded like an argument.
+            serde_json::from_value::<HttpToolConfig>(json!({
+                "name": "crm_me_q",
+                "description": "Your CRM account, keyed in the URL",
+                "url": format!("{api}/api/me?key=${{user:crm}}"),
+            }))
+            .unwrap(),
+            serde_json::from_value::<HttpToolConfig>(json!({
+                "name": "crm_team",
+                "description": "The CRM as yourself or as the team",
+                "url": format!("{api}/api/me"),
+                "headers": {"X-Api-Key": "${user:team}"},
+            }))
+            .unwrap(),
+            // Cached: a result acting as one member is never another's.
+            serde_json::from_value::<HttpToolConfig>(json!({
+                "name": "crm_me_cached",
+                "description": "Your CRM account, cached",
+                "url": format!("{api}/api/me"),
+                "headers": {"X-Api-Key": "${user:crm}"},
+                "read_only": true,
+                "cache_ttl": "60s",
+            }))
+            .unwrap(),
+        ];
+        // A command tool gets the member's value in its environment.
+        c.tools.command = vec![
+            serde_json::from_value(json!({
+                "name": "crm_env",
+                "description": "Prints the CRM key it was given",
+                "program": "/usr/bin/printenv",
+                "args": ["CRM_KEY"],
+                "secret_env": ["CRM_KEY=${user:crm}"],
+            }))
+            .unwrap(),
+        ];
+    })
+    .await
 }
 
 /// `crm_me` called with `token`: the JSON-RPC result (or error) as sent.

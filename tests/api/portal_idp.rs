@@ -13,7 +13,7 @@ use std::{
 use reqwest::{Response, StatusCode, header};
 use serde_json::json;
 use teamgate::{
-    config::{AuthMode, PortalConfig},
+    config::{AuthMode, Config, PortalConfig},
     store::{Clock, SystemClock},
 };
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -81,6 +81,15 @@ pub(crate) fn portal_config(issuer: &str) -> PortalConfig {
 
 /// A teamgate with the portal and authentication on, and its provider.
 pub(crate) async fn portal_app(clock: Arc<dyn Clock>) -> (TestApp, Idp) {
+    portal_app_with(clock, |_| {}).await
+}
+
+/// `portal_app` with more configuration on top (`adjust` also gets the
+/// server's address, e.g. for a loopback API the tools may call).
+pub(crate) async fn portal_app_with(
+    clock: Arc<dyn Clock>,
+    adjust: impl FnOnce(&mut Config),
+) -> (TestApp, Idp) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let idp = Idp::start(&format!("http://{addr}/portal/callback")).await;
@@ -91,6 +100,7 @@ pub(crate) async fn portal_app(clock: Arc<dyn Clock>) -> (TestApp, Idp) {
             c.auth.mode = AuthMode::Required;
             c.server.public_url = format!("http://{addr}/mcp");
             c.portal = Some(portal_config(&issuer));
+            adjust(c);
         },
         clock,
     )
