@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use crate::{
-    config::Config,
+    config::{Config, member_slots},
     providers::{self, builtin::Builtin, conformance, declared::WithPolicies},
-    registry::{ChangeBus, Registry, ToolProvider},
+    registry::{ChangeBus, Registry, Slots, ToolProvider},
     telemetry::{Metrics, UpstreamGauge},
     upstream::{Status, Upstreams},
 };
@@ -44,13 +44,18 @@ pub(crate) fn build_registry(
     }
     builder = providers::declare(config, bus, builder)?;
     if let Some(upstreams) = upstreams {
-        let offered = upstreams.reconcile(&config.upstreams)?;
+        // The fallbacks it reads are among the secrets `declare` holds.
+        let slots = Slots::new(config, &mut Vec::new())?;
+        let offered = upstreams.reconcile(&config.upstreams, &slots)?;
         for ((provider, secrets), upstream) in offered.into_iter().zip(&config.upstreams) {
             let policies = upstream.policies();
+            // Results of a member's own connection are cached per member.
+            let per_member = (upstream.headers.values()).any(|t| !member_slots(t).is_empty());
             let provider: Arc<dyn ToolProvider> = if policies.is_empty() {
                 provider
             } else {
-                WithPolicies::new(provider, policies, config.tools.cache_max_entries)
+                let max = config.tools.cache_max_entries;
+                WithPolicies::new(provider, policies, max, per_member)
             };
             builder = builder.tools(provider).secrets(secrets);
         }

@@ -120,11 +120,9 @@ impl Config {
         }
         for (i, upstream) in self.upstreams.iter().enumerate() {
             for (name, template) in &upstream.headers {
-                if !member_slots(template).is_empty() {
-                    return Err(invalid(
-                        format!("upstreams[{i}].headers.{name}"),
-                        "names a ${user:...} slot; member values reach HTTP and command tools only so far",
-                    ));
+                for slot in member_slots(template) {
+                    let key = format!("upstreams[{i}].headers.{name}");
+                    uses.push((key, slot, None, Some(&upstream.name)));
                 }
             }
         }

@@ -19,7 +19,7 @@ use super::declared::{
     KindDefaults, Runner, structured_result,
     template::{as_text, names, render},
 };
-use super::slots::{Slots, Template};
+use crate::registry::{Slots, Template};
 use crate::{
     config::CommandToolConfig,
     protocol::{CallToolResponse, CallToolResult, JsonObject},

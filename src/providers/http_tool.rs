@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::declared::{
     KindDefaults, Runner, structured_result, template::as_text, template::render, text_result,
 };
-use super::slots::{Slots, Template};
+use crate::registry::{Slots, Template};
 use crate::{
     config::{HttpToolConfig, member_slots, rendered_url_allowed},
     protocol::{CallToolResponse, CallToolResult, JsonObject},

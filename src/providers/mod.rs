@@ -11,8 +11,6 @@ pub mod docs;
 pub mod files;
 pub mod http_tool;
 pub mod prompts;
-pub mod slots;
-mod slots_ask;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
 
@@ -60,7 +58,7 @@ pub fn declare(
     let mut secrets = config.held_secrets();
     let mut problems = Vec::new();
     let mut tools = Vec::new();
-    let slots = slots::Slots::new(config, &mut secrets);
+    let slots = crate::registry::Slots::new(config, &mut secrets);
     let slots = keep(&mut problems, slots).unwrap_or_default();
     if !config.tools.http.is_empty() {
         let client = http_tool::client()?;

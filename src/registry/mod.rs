@@ -12,6 +12,8 @@ mod credentials;
 mod events;
 mod provider;
 mod scrub;
+mod slots;
+mod slots_ask;
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -20,6 +22,8 @@ pub use credentials::{CredentialKind, CredentialUse, MemberSecrets};
 pub use events::{ChangeBus, ChangeEvent};
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};
+pub(crate) use slots::Template;
+pub use slots::{CONNECTIONS_PATH, Slots};
 
 use crate::protocol::{
     CallToolResponse, JsonObject, McpError, Prompt, Resource, ResourceTemplate, ServerCapabilities,

@@ -129,8 +129,13 @@ impl Forward {
 
     /// The parked call a 2026-07-28 retry names in its `requestState`.
     pub(super) fn resume(link: &Link, cx: &CallContext) -> Result<Option<Self>, McpError> {
-        let Some(state) = cx.mrtr().open::<ParkedState>()? else {
-            return Ok(None);
+        let state = match cx.mrtr().open::<ParkedState>() {
+            Ok(Some(state)) => state,
+            Ok(None) => return Ok(None),
+            // A credential round's state (`registry::slots_ask`), the
+            // caller's own, names no parked call: the call starts afresh.
+            Err(_) if cx.mrtr().open::<String>().is_ok() => return Ok(None),
+            Err(error) => return Err(error),
         };
         let mut forward = link
             .relay

@@ -46,7 +46,7 @@ pub(super) type ResourceEvents = Arc<dyn Fn(ChangeEvent) + Send + Sync>;
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How long connecting and the handshake may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Tools listed per upstream at most (pages are followed up to this).
 pub(super) const MAX_TOOLS: usize = 1000;
 /// Longest stderr line of a stdio server passed to the log.
@@ -90,7 +90,7 @@ pub(super) struct Resolved {
 
 pub(super) struct Link {
     pub(super) config: UpstreamConfig,
-    resolved: Resolved,
+    pub(super) resolved: Resolved,
     pub(super) scrubber: Scrubber,
     pub(super) current: Mutex<Current>,
     /// Calls waiting for progress, by the token teamgate sent upstream.
@@ -148,6 +148,21 @@ impl Link {
         })
     }
 
+    /// A link like this one with a member's header values (`members.rs`):
+    /// its own progress routes and relay, no listing, pinning or changes.
+    pub(super) fn for_member(&self, resolved: Resolved, scrubber: Scrubber) -> Arc<Self> {
+        let link = Self::new(
+            self.config.clone(),
+            resolved,
+            scrubber,
+            Arc::new(|| {}),
+            self.on_call.clone(),
+            super::pins::Pinning::new(&self.config.name, None),
+        );
+        (link.legacy).store(self.legacy.load(Ordering::Relaxed), Ordering::Relaxed);
+        link
+    }
+
     /// A forwarded call ended with `outcome` after `took`.
     pub(super) fn ended(&self, outcome: &'static str, took: Duration) {
         if let Some(on_call) = self.on_call.get() {
@@ -160,7 +175,7 @@ impl Link {
         (current.status, current.tools.len(), current.error.clone())
     }
 
-    fn set(
+    pub(super) fn set(
         &self,
         status: Status,
         tools: Option<Vec<Tool>>,
@@ -254,7 +269,7 @@ impl Link {
         }
     }
 
-    async fn connect(
+    pub(super) async fn connect(
         self: &Arc<Self>,
     ) -> anyhow::Result<rmcp::service::RunningService<RoleClient, Client>> {
         let client = Client(Arc::downgrade(self));

@@ -14,6 +14,7 @@ mod client;
 mod forward;
 mod legacy_sse;
 mod link;
+mod members;
 mod offer;
 mod parked;
 mod pins;
@@ -35,8 +36,10 @@ pub use link::Status;
 pub use pins::{Pinned, Pins};
 
 use crate::{
-    config::{UpstreamConfig, resolve_env},
-    registry::{ChangeBus, PromptProvider, ResourceProvider, Scrubber, ToolProvider},
+    config::{UpstreamConfig, member_slots, resolve_env},
+    registry::{
+        ChangeBus, PromptProvider, ResourceProvider, Scrubber, Slots, Template, ToolProvider,
+    },
 };
 
 /// What the registry is told about an upstream change: rebuild the lists.
@@ -125,9 +128,14 @@ impl Upstreams {
     /// Runs exactly `configs`: keeps the upstreams whose configuration is
     /// unchanged, starts new and changed ones, stops the rest. Returns every
     /// upstream's tool provider and the secrets its configuration holds (for
-    /// scrubbing), in the order of `configs`. A configuration that cannot be resolved (a missing
+    /// scrubbing), in the order of `configs`. `slots` fills the `${user:NAME}`
+    /// of upstream headers per member (`members.rs`). A configuration that cannot be resolved (a missing
     /// environment variable) starts nothing.
-    pub fn reconcile(&self, configs: &[UpstreamConfig]) -> anyhow::Result<Vec<Offered>> {
+    pub fn reconcile(
+        &self,
+        configs: &[UpstreamConfig],
+        slots: &Slots,
+    ) -> anyhow::Result<Vec<Offered>> {
         let mut running = self.running.lock().expect("upstreams lock");
         // Everything new is built first: a configuration that fails leaves
         // the running upstreams exactly as they were.
@@ -137,7 +145,7 @@ impl Upstreams {
                 .get(&config.name)
                 .is_some_and(|r| r.link.config == *config);
             if !unchanged {
-                fresh.insert(config.name.clone(), self.start(config)?);
+                fresh.insert(config.name.clone(), self.start(config, slots)?);
             }
         }
         let mut next = HashMap::new();
@@ -197,19 +205,29 @@ impl Upstreams {
             .collect()
     }
 
-    fn start(&self, config: &UpstreamConfig) -> anyhow::Result<Running> {
+    fn start(&self, config: &UpstreamConfig, slots: &Slots) -> anyhow::Result<Running> {
         let key = format!("upstreams[{}]", config.name);
         let mut secrets = Vec::new();
         let mut headers = HashMap::new();
+        let mut member_headers = Vec::new();
         for (name, template) in &config.headers {
-            let value = resolve_env(template, &format!("{key}.headers.{name}"), &mut secrets)?;
+            let header = http::HeaderName::try_from(name.as_str())
+                .with_context(|| format!("{key}.headers: {name:?}"))?;
+            let key = format!("{key}.headers.{name}");
+            if !member_slots(template).is_empty() {
+                member_headers.push((header, Template::parse(template, &key, &mut secrets)?));
+                continue;
+            }
+            let value = resolve_env(template, &key, &mut secrets)?;
             headers.insert(
-                http::HeaderName::try_from(name.as_str())
-                    .with_context(|| format!("{key}.headers: {name:?}"))?,
-                http::HeaderValue::try_from(value)
-                    .with_context(|| format!("{key}.headers.{name}"))?,
+                header,
+                http::HeaderValue::try_from(value).with_context(|| key.clone())?,
             );
         }
+        let stop = CancellationToken::new();
+        let members = (!member_headers.is_empty())
+            .then(|| members::Members::new(member_headers, slots.clone(), stop.child_token()));
+        headers.extend(members.iter().flat_map(|m| m.shared_headers()));
         let mut env = Vec::new();
         if let Ok(path) = std::env::var("PATH") {
             env.push(("PATH".to_owned(), path));
@@ -241,7 +259,8 @@ impl Upstreams {
             pins::Pinning::new(&config.name, self.pins.clone().filter(|_| config.pin)),
         );
         let provider =
-            Arc::new(tools::UpstreamTools::new(link.clone()).with_context(|| key.clone())?);
+            tools::UpstreamTools::new(link.clone(), members).with_context(|| key.clone())?;
+        let provider = Arc::new(provider);
         let resources = Arc::new(resources::UpstreamResources::new(
             link.clone(),
             self.neighbours.clone(),
@@ -259,7 +278,7 @@ impl Upstreams {
             link,
             provider,
             secrets,
-            stop: CancellationToken::new(),
+            stop,
         })
     }
 

@@ -54,6 +54,10 @@ impl<T: Send + 'static> Parked<T> {
         Ok(())
     }
 
+    pub(super) fn is_empty(&self) -> bool {
+        self.table.lock().expect("parked calls lock").is_empty()
+    }
+
     /// Takes `id` out, if it is there and `user`'s: good once.
     pub(super) fn take(&self, id: &str, user: &str) -> Option<T> {
         let mut table = self.table.lock().expect("parked calls lock");

@@ -134,6 +134,11 @@ impl Relay {
         self.settled.notify_waiters();
     }
 
+    /// Whether a member call is in flight or parked.
+    pub(super) fn busy(&self) -> bool {
+        !self.routes.lock().expect("relay lock").is_empty() || !self.parked.is_empty()
+    }
+
     pub(super) fn close(&self, slot: u64) {
         self.routes.lock().expect("relay lock").remove(&slot);
         self.settled.notify_waiters();

@@ -21,6 +21,7 @@ use rmcp::{
 use super::{
     forward::{Forward, Outcome},
     link::{Link, Status},
+    members::{MemberLink, Members},
 };
 use crate::{
     config::{OnUnavailable, ToolOverride},
@@ -30,6 +31,9 @@ use crate::{
 
 pub(super) struct UpstreamTools {
     link: Arc<Link>,
+    /// Set when the upstream's headers name a member's credential: each
+    /// member's calls go over their own connection.
+    members: Option<Members>,
     include: GlobSet,
     exclude: GlobSet,
     /// The offer derived from the upstream's current list, rebuilt when
@@ -45,9 +49,10 @@ struct View {
 }
 
 impl UpstreamTools {
-    pub(super) fn new(link: Arc<Link>) -> anyhow::Result<Self> {
+    pub(super) fn new(link: Arc<Link>, members: Option<Members>) -> anyhow::Result<Self> {
         let tools = &link.config.tools;
         Ok(Self {
+            members,
             include: globs(&tools.include)?,
             exclude: globs(&tools.exclude)?,
             view: Mutex::default(),
@@ -108,6 +113,75 @@ impl UpstreamTools {
         )
         .into()
     }
+
+    /// Sends the call over `link` (or resumes the one it parked) and waits
+    /// for its result.
+    async fn forward(
+        &self,
+        link: &Arc<Link>,
+        original: String,
+        arguments: JsonObject,
+        cx: &CallContext,
+    ) -> Result<CallToolResponse, McpError> {
+        // A 2026-07-28 retry resumes the call it parked (see forward.rs).
+        let forward = match Forward::resume(link, cx)? {
+            Some(forward) => forward,
+            None => {
+                let peer = {
+                    let current = link.current.lock().expect("upstream state lock");
+                    match (&current.peer, current.status) {
+                        (Some(peer), Status::Up) => peer.clone(),
+                        _ => return Ok(self.unavailable(current.status.label())),
+                    }
+                };
+                // The audit record names the credential kind: the upstream's
+                // configured headers and secret variables are shared ones.
+                let config = &self.link.config;
+                let secret_header = config.headers.values().any(|t| t.contains("${"));
+                if secret_header || !config.secret_env.is_empty() {
+                    cx.credential().report(CredentialKind::Shared);
+                }
+                let params = CallToolRequestParams::new(original).with_arguments(arguments);
+                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+                match Forward::start(link, &peer, request, cx).await {
+                    Ok(forward) => forward,
+                    Err(error) => return Ok(self.unavailable(&error.to_string())),
+                }
+            }
+        };
+        let started = forward.started();
+        let result = match forward.run(cx).await {
+            Outcome::Done(result) => *result,
+            Outcome::Input(input_required) => return Ok(input_required.into()),
+            Outcome::Cancelled => return Err(McpError::internal_error("cancelled", None)),
+        };
+        let (outcome, response) = match result {
+            Ok(Ok(ServerResult::CallToolResult(result))) => {
+                let outcome = if result.is_error == Some(true) {
+                    "tool_error"
+                } else {
+                    "ok"
+                };
+                (outcome, Ok(CallToolResponse::Complete(result)))
+            }
+            Ok(Ok(_)) => (
+                "error",
+                Ok(text_result(
+                    format!(
+                        "the upstream server {} answered the call with something other than a tool result",
+                        self.link.config.name
+                    ),
+                    true,
+                )
+                .into()),
+            ),
+            Ok(Err(ServiceError::McpError(error))) => ("error", Err(error)),
+            Ok(Err(error)) => ("unavailable", Ok(self.unavailable(&error.to_string()))),
+            Err(_) => ("unavailable", Ok(self.unavailable("the connection closed"))),
+        };
+        link.ended(outcome, started.elapsed());
+        response
+    }
 }
 
 /// The operator's words over the upstream's: description, title, hints.
@@ -167,64 +241,26 @@ impl ToolProvider for UpstreamTools {
                 None,
             ));
         };
-        // A 2026-07-28 retry resumes the call it parked (see forward.rs).
-        let forward = match Forward::resume(&self.link, cx)? {
-            Some(forward) => forward,
-            None => {
-                let peer = {
-                    let current = self.link.current.lock().expect("upstream state lock");
-                    match (&current.peer, current.status) {
-                        (Some(peer), Status::Up) => peer.clone(),
-                        _ => return Ok(self.unavailable(current.status.label())),
-                    }
-                };
-                // The audit record names the credential kind: the upstream's
-                // configured headers and secret variables are shared ones.
-                let config = &self.link.config;
-                let secret_header = config.headers.values().any(|t| t.contains("${"));
-                if secret_header || !config.secret_env.is_empty() {
-                    cx.credential().report(CredentialKind::Shared);
-                }
-                let params = CallToolRequestParams::new(original).with_arguments(arguments);
-                let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-                match Forward::start(&self.link, &peer, request, cx).await {
-                    Ok(forward) => forward,
-                    Err(error) => return Ok(self.unavailable(&error.to_string())),
-                }
-            }
+        // A member's own connection when the headers name their credential.
+        let MemberLink { link, used } = match &self.members {
+            Some(members) => match members.link_for(&self.link, name, cx).await {
+                Ok(member) => member,
+                Err(answer) => return Ok(answer),
+            },
+            None => MemberLink {
+                link: self.link.clone(),
+                used: Vec::new(),
+            },
         };
-        let started = forward.started();
-        let result = match forward.run(cx).await {
-            Outcome::Done(result) => *result,
-            Outcome::Input(input_required) => return Ok(input_required.into()),
-            Outcome::Cancelled => return Err(McpError::internal_error("cancelled", None)),
-        };
-        let (outcome, response) = match result {
-            Ok(Ok(ServerResult::CallToolResult(result))) => {
-                let outcome = if result.is_error == Some(true) {
-                    "tool_error"
-                } else {
-                    "ok"
-                };
-                (outcome, Ok(CallToolResponse::Complete(result)))
-            }
-            Ok(Ok(_)) => (
-                "error",
-                Ok(text_result(
-                    format!(
-                        "the upstream server {} answered the call with something other than a tool result",
-                        self.link.config.name
-                    ),
-                    true,
-                )
-                .into()),
-            ),
-            Ok(Err(ServiceError::McpError(error))) => ("error", Err(error)),
-            Ok(Err(error)) => ("unavailable", Ok(self.unavailable(&error.to_string()))),
-            Err(_) => ("unavailable", Ok(self.unavailable("the connection closed"))),
-        };
-        self.link.ended(outcome, started.elapsed());
+        let response = self.forward(&link, original, arguments, cx).await;
+        if used.is_empty() {
+            return response;
+        }
+        // A member's own values are scrubbed like the configured secrets.
+        let scrubber = cx.scrubber().with(used);
         response
+            .map(|r| scrubber.result(r))
+            .map_err(|e| scrubber.error(e))
     }
 
     /// The tool's own `scopes`, else the upstream's, else the default.

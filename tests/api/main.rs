@@ -44,6 +44,7 @@ mod tasks;
 mod tasks_store;
 mod telemetry;
 mod tidy;
+mod upstream_members;
 mod upstream_pins;
 mod upstream_policies;
 mod upstream_relay;

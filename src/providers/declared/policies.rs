@@ -21,6 +21,8 @@ pub struct WithPolicies {
     /// By exposed tool name; only the policy fields are read.
     policies: HashMap<String, ToolDecl>,
     cache: ResultCache,
+    /// `inner` acts as the caller (their own credentials): cache per caller.
+    per_caller: bool,
 }
 
 impl WithPolicies {
@@ -28,9 +30,11 @@ impl WithPolicies {
         inner: Arc<dyn ToolProvider>,
         policies: Vec<ToolDecl>,
         cache_max_entries: u64,
+        per_caller: bool,
     ) -> Arc<Self> {
         Arc::new(Self {
             inner,
+            per_caller,
             policies: policies.into_iter().map(|d| (d.name.clone(), d)).collect(),
             cache: ResultCache::new(cache_max_entries),
         })
@@ -66,7 +70,7 @@ impl ToolProvider for WithPolicies {
         }
         let run = self.inner.call(name, arguments.clone(), cx);
         self.cache
-            .get_or_run(decl, &arguments, (cx, false), run)
+            .get_or_run(decl, &arguments, (cx, self.per_caller), run)
             .await
     }
 

@@ -9,10 +9,8 @@ use std::collections::HashMap;
 
 use anyhow::Context;
 
-use crate::{
-    config::{Config, resolve_env},
-    registry::{CallContext, CredentialKind},
-};
+use super::{CallContext, CredentialKind};
+use crate::config::{Config, resolve_env};
 
 /// Where a member sets their values, under the public URL's origin.
 pub const CONNECTIONS_PATH: &str = "/portal/connections";
@@ -120,6 +118,18 @@ impl Slots {
 
     pub(crate) fn has_fallback(&self, slot: &str) -> bool {
         self.slots.get(slot).is_some_and(|s| s.fallback.is_some())
+    }
+
+    /// `template` with every slot's fallback; `None` when a slot has none.
+    pub(crate) fn with_fallbacks(&self, template: &Template) -> Option<String> {
+        let mut out = String::new();
+        for piece in &template.0 {
+            match piece {
+                Piece::Text(text) => out.push_str(text),
+                Piece::Slot(name) => out.push_str(self.slots.get(name)?.fallback.as_deref()?),
+            }
+        }
+        Some(out)
     }
 
     /// `template` for the caller of `cx`, each value put in as `encode`

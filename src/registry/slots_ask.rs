@@ -10,14 +10,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::{
-    declared::CONFIRM_WAIT,
+    CallContext,
     slots::{Slots, Template},
-    wire,
 };
-use crate::{
-    protocol::{Asked, CallToolResponse, InputRequests, InputRequiredResult, text_result},
-    registry::CallContext,
-};
+use crate::protocol::{Asked, CallToolResponse, InputRequests, InputRequiredResult, text_result};
 
 /// Key of the question in `inputRequests` / `inputResponses`.
 const KEY: &str = "credential";
@@ -25,6 +21,8 @@ const KEY: &str = "credential";
 const POLL: Duration = Duration::from_millis(500);
 /// How long a 2026-07-28 retry that accepted waits for the value to land.
 const RETRY_WAIT: Duration = Duration::from_secs(10);
+/// How long a 2025-era session waits for the value: as long as a `confirm`.
+const SESSION_WAIT: Duration = Duration::from_secs(300);
 
 impl Slots {
     /// The first slot `templates` name that the caller has not set and that
@@ -76,7 +74,8 @@ impl Slots {
             return None;
         }
         let page = self.page();
-        let requests: InputRequests = wire(json!({KEY: {
+        // A fixed shape: a failure is a programming error the tests catch.
+        let requests: InputRequests = serde_json::from_value(json!({KEY: {
             "method": "elicitation/create",
             "params": {
                 "mode": "url",
@@ -87,7 +86,8 @@ impl Slots {
                 "url": page,
                 "elicitationId": format!("teamgate-credential-{slot}-{}", uuid::Uuid::new_v4()),
             },
-        }}));
+        }}))
+        .expect("an elicitation/create input request");
         let state = match cx.mrtr().seal(&slot) {
             Ok(state) => state,
             Err(_) => return None,
@@ -108,7 +108,7 @@ impl Slots {
         let wait = if cx.is_modern() {
             RETRY_WAIT
         } else {
-            CONFIRM_WAIT
+            SESSION_WAIT
         };
         match cx.ask(requests.clone(), Some(state.clone())).await {
             Ok(Asked::Answered(answers)) if answers.get(KEY).is_some_and(accepted) => {

@@ -1,0 +1,238 @@
+//! Connections per member to an upstream whose headers name a member's
+//! credential (`${user:NAME}`, issue 29): each member acts upstream as
+//! themselves, never through another member's connection.
+//!
+//! The upstream's supervised connection (`link.rs`) lists its tools with
+//! the slots' fallbacks, or without those headers. A member's call goes
+//! over their own connection, opened lazily with their values (or the
+//! fallbacks), reopened when a value changed, closed after `IDLE` without
+//! calls or when the upstream stops; at most `MAX_OPEN` per upstream.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use sha2::{Digest, Sha256};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::link::{CONNECT_TIMEOUT, Link, Resolved, Status};
+use crate::{
+    protocol::{CallToolResponse, text_result},
+    registry::{CallContext, Slots, Template},
+};
+
+/// A member's connection unused this long is closed.
+const IDLE: Duration = Duration::from_secs(300);
+/// How often an open connection checks whether it is idle.
+const IDLE_CHECK: Duration = Duration::from_secs(30);
+/// Member connections per upstream at most.
+const MAX_OPEN: usize = 256;
+
+/// One upstream's member connections.
+pub(super) struct Members {
+    /// The headers that name a slot; the others are the link's own.
+    templates: Vec<(http::HeaderName, Template)>,
+    slots: Slots,
+    open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Conn>>>>>,
+    /// Cancelled when the upstream stops: every member connection ends.
+    stop: CancellationToken,
+}
+
+/// A member's open connection.
+struct Conn {
+    link: Arc<Link>,
+    /// Digest of the header values it was opened with.
+    digest: [u8; 32],
+    last_used: Arc<Mutex<Instant>>,
+    /// Ends the connection.
+    close: CancellationToken,
+}
+
+/// The member's link for one call, and their values to scrub from its result.
+pub(super) struct MemberLink {
+    pub(super) link: Arc<Link>,
+    pub(super) used: Vec<String>,
+}
+
+impl Members {
+    pub(super) fn new(
+        templates: Vec<(http::HeaderName, Template)>,
+        slots: Slots,
+        stop: CancellationToken,
+    ) -> Self {
+        Self {
+            templates,
+            slots,
+            open: Mutex::default(),
+            stop,
+        }
+    }
+
+    /// The headers of the supervised connection: each slot's fallback, or
+    /// the header left out when a slot it names has none.
+    pub(super) fn shared_headers(&self) -> Vec<(http::HeaderName, http::HeaderValue)> {
+        (self.templates.iter())
+            .filter_map(|(name, template)| {
+                let value = self.slots.with_fallbacks(template)?;
+                Some((name.clone(), http::HeaderValue::try_from(value).ok()?))
+            })
+            .collect()
+    }
+
+    /// The caller's connection, opened or reopened as needed; else what the
+    /// call answers instead (the member is sent to set a value, or told why).
+    pub(super) async fn link_for(
+        &self,
+        shared: &Arc<Link>,
+        tool: &str,
+        cx: &CallContext,
+    ) -> Result<MemberLink, CallToolResponse> {
+        let templates: Vec<&Template> = self.templates.iter().map(|(_, t)| t).collect();
+        if let Some(answer) = self.slots.withheld(&templates, tool, cx).await {
+            return Err(answer);
+        }
+        let mut used = Vec::new();
+        let mut headers = shared.resolved.headers.clone();
+        let mut digest = Sha256::new();
+        for (name, template) in &self.templates {
+            let value = (self.slots)
+                .render(template, (tool, cx), str::to_owned, &mut used)
+                .await
+                .map_err(|message| CallToolResponse::from(text_result(message, true)))?;
+            digest.update(name.as_str());
+            digest.update([0]);
+            digest.update(&value);
+            digest.update([0]);
+            let value = http::HeaderValue::try_from(value).map_err(|_| {
+                let why = format!(
+                    "your value of a credential `{tool}` needs cannot be sent in an HTTP header"
+                );
+                CallToolResponse::from(text_result(why, true))
+            })?;
+            headers.insert(name.clone(), value);
+        }
+        let digest: [u8; 32] = digest.finalize().into();
+        let user = cx.caller().user.clone();
+        let entry = self.entry(&user).map_err(|why| {
+            CallToolResponse::from(text_result(
+                format!(
+                    "the upstream server {} is unavailable ({why}); try again shortly",
+                    shared.config.name
+                ),
+                true,
+            ))
+        })?;
+        let mut conn = entry.lock().await;
+        if let Some(open) = conn.as_ref() {
+            let up = open.link.status().0 == Status::Up;
+            if up && open.digest == digest {
+                *open.last_used.lock().expect("member link lock") = Instant::now();
+                return Ok(MemberLink {
+                    link: open.link.clone(),
+                    used,
+                });
+            }
+            open.close.cancel();
+        }
+        let resolved = Resolved {
+            headers,
+            env: shared.resolved.env.clone(),
+        };
+        let link = shared.for_member(resolved, shared.scrubber.with(used.iter().cloned()));
+        let service = match tokio::time::timeout(CONNECT_TIMEOUT, link.connect()).await {
+            Ok(Ok(service)) => service,
+            Ok(Err(error)) => {
+                let why = shared
+                    .scrubber
+                    .with(used.iter().cloned())
+                    .text(&format!("{error:#}"));
+                return Err(text_result(
+                    format!(
+                        "the upstream server {} refused your connection ({why})",
+                        shared.config.name
+                    ),
+                    true,
+                )
+                .into());
+            }
+            Err(_) => {
+                return Err(text_result(
+                    format!(
+                        "the upstream server {} did not answer your connection in time",
+                        shared.config.name
+                    ),
+                    true,
+                )
+                .into());
+            }
+        };
+        link.set(Status::Up, None, Some(service.peer().clone()), None);
+        let open = Conn {
+            link: link.clone(),
+            digest,
+            last_used: Arc::new(Mutex::new(Instant::now())),
+            close: self.stop.child_token(),
+        };
+        tokio::spawn(hold(
+            service,
+            open.link.clone(),
+            open.last_used.clone(),
+            open.close.clone(),
+        ));
+        *conn = Some(open);
+        Ok(MemberLink { link, used })
+    }
+
+    /// The caller's entry; a full table first drops entries whose connection ended.
+    fn entry(&self, user: &str) -> Result<Arc<tokio::sync::Mutex<Option<Conn>>>, &'static str> {
+        let mut open = self.open.lock().expect("member links lock");
+        if let Some(entry) = open.get(user) {
+            return Ok(entry.clone());
+        }
+        if open.len() >= MAX_OPEN {
+            open.retain(|_, entry| match entry.try_lock() {
+                Ok(conn) => conn.as_ref().is_some_and(|c| !c.close.is_cancelled()),
+                Err(_) => true,
+            });
+        }
+        if open.len() >= MAX_OPEN {
+            return Err("too many members are connected to it right now");
+        }
+        Ok(open.entry(user.to_owned()).or_default().clone())
+    }
+}
+
+/// Keeps a member's connection until it ends, is closed, or sits idle with
+/// no call running or parked.
+async fn hold(
+    service: rmcp::service::RunningService<rmcp::RoleClient, super::client::Client>,
+    link: Arc<Link>,
+    last_used: Arc<Mutex<Instant>>,
+    close: CancellationToken,
+) {
+    let ending = service.cancellation_token();
+    let mut waiting = std::pin::pin!(service.waiting());
+    loop {
+        tokio::select! {
+            () = close.cancelled() => break,
+            _ = &mut waiting => {
+                link.set(Status::Down, None, None, Some("disconnected".into()));
+                close.cancel();
+                return;
+            }
+            () = tokio::time::sleep(IDLE_CHECK) => {
+                let idle = last_used.lock().expect("member link lock").elapsed() >= IDLE;
+                if idle && !link.relay.busy() {
+                    break;
+                }
+            }
+        }
+    }
+    close.cancel();
+    link.set(Status::Down, None, None, Some("closed".into()));
+    ending.cancel();
+    let _ = waiting.await;
+}
