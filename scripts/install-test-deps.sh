@@ -8,7 +8,7 @@
 #   .cache/inspector          @modelcontextprotocol/inspector 2.x CLI (tests/interop/inspector.sh)
 #   .cache/server-everything  @modelcontextprotocol/server-everything (the upstream of tests/api/upstreams.rs)
 #   .cache/oidc-provider      oidc-provider 9.13.3, the OpenID provider of the portal tests (tests/interop/idp_oidc.mjs)
-#   apt: chromium, chromium-driver  the headless browser of the portal tests (the portal browser test of issue 27, being rebuilt)
+#   apt: chromium, chromium-driver  the headless browser of the portal's browser test (tests/api/portal_browser.rs)
 #   .cache/venv               Python venv with mcp 2.3.x (tests/interop/py_client.py)
 # Every npm set is pinned by a lockfile in tests/interop/deps/<name>/ and installed with `npm ci`;
 # Python pins are in tests/interop/requirements.txt. A stamp (hash of all pins + this script) makes

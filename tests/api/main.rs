@@ -25,6 +25,7 @@ mod legacy;
 mod modern;
 mod mrtr;
 mod portal;
+mod portal_browser;
 mod portal_idp;
 mod prompts;
 mod reload;

@@ -17,7 +17,7 @@ use crate::{
 };
 
 /// `tools/list` with `token`: the HTTP status and the tool names.
-async fn tools_with(app: &TestApp, token: &str) -> (u16, Vec<String>) {
+pub(crate) async fn tools_with(app: &TestApp, token: &str) -> (u16, Vec<String>) {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": modern_meta()}});
     let headers = [
         ("mcp-protocol-version", "2026-07-28"),

@@ -1,0 +1,35 @@
+// The portal browser test's client (tests/api/portal_browser.rs): the official TypeScript SDK client
+// (@modelcontextprotocol/sdk 1.32.x in .cache/ts-client, override with TS_SDK_DIR) connects with a token
+// a member copied from the portal page and calls one tool.
+//   node22 tests/interop/ts_portal_call.mjs --url http://127.0.0.1:PORT/mcp --token TOKEN --tool NAME
+// Prints `RESULT <the tool result as JSON>` and exits 0, or `ERROR <message>` and exits 1.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const sdkDir = process.env.TS_SDK_DIR ?? path.resolve(here, '../../.cache/ts-client/node_modules/@modelcontextprotocol/sdk');
+const load = (p) => import(pathToFileURL(path.join(sdkDir, 'dist/esm', p)).href);
+const { Client } = await load('client/index.js');
+const { StreamableHTTPClientTransport } = await load('client/streamableHttp.js');
+
+const args = process.argv.slice(2);
+const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
+const url = opt('--url'), token = opt('--token'), tool = opt('--tool');
+if (!url || !token || !tool) { console.error('usage: ts_portal_call.mjs --url URL --token TOKEN --tool NAME'); process.exit(2); }
+
+const fail = (e) => { console.log(`ERROR ${(e?.message ?? String(e)).split('\n')[0]}`); process.exit(1); };
+setTimeout(() => fail('timed out after 20 s'), 20000).unref();
+const REQ = { timeout: 15000 };
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  requestInit: { headers: { Authorization: `Bearer ${token}` } },
+});
+const client = new Client({ name: 'teamgate-portal-browser-test', version: '1.0.0' });
+try {
+  await client.connect(transport, REQ);
+  const result = await client.callTool({ name: tool, arguments: {} }, undefined, REQ);
+  console.log(`RESULT ${JSON.stringify(result)}`);
+  await client.close().catch(() => {});   // DELETEs the session
+  process.exit(0);
+} catch (e) {
+  fail(e);
+}
