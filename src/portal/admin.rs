@@ -136,7 +136,8 @@ pub(super) async fn sessions(
     ))
 }
 
-/// `POST /portal/admin/sessions/{id}/end`: its next request, on any replica, gets 404.
+/// `POST /portal/admin/sessions/{id}/end`: the row goes; within the engine's presence check
+/// (5 s, `mcp/sessions.rs`) every replica answers the session 404.
 pub(super) async fn end_session(
     State(portal): State<Arc<Portal>>,
     member: Member,
