@@ -217,7 +217,14 @@ pub(super) async fn check(
         let portal_form = origin == "null"
             && request.method() == axum::http::Method::POST
             && request.uri().path().starts_with("/portal/");
-        if origins.next().is_some() || !(portal_form || config.origin_allowed(origin)) {
+        // The authorization server's endpoints for clients take no cookie and
+        // answer with CORS `*`: a browser-based client (the Inspector) calls
+        // them from its own origin.
+        let path = request.uri().path();
+        let cookieless =
+            matches!(path, "/token" | "/register" | "/revoke") || path.starts_with("/.well-known/");
+        if origins.next().is_some() || !(portal_form || cookieless || config.origin_allowed(origin))
+        {
             return HttpError::Forbidden {
                 challenge: String::new(),
                 message: format!("Origin {origin:?} is not allowed"),
