@@ -26,6 +26,7 @@ mod modern;
 mod mrtr;
 mod oauth_flow;
 mod oauth_refusals;
+mod oauth_sdk;
 mod portal;
 mod portal_idp;
 mod prompts;
