@@ -152,8 +152,9 @@ impl OwnIssuer {
     }
 
     /// The JWK set published at `/.well-known/jwks.json`.
+    /// Read from the store each time: another replica may have just rotated.
     pub async fn jwks(&self) -> Result<Value, StoreError> {
-        let keys = self.keys(false).await?;
+        let keys = self.keys(true).await?;
         let keys: Vec<Value> = keys
             .iter()
             .map(|k| {

@@ -2,8 +2,9 @@
 //! keys, registered clients, grants, single-use codes and rotating refresh
 //! tokens, run on SQLite and, when one answers, PostgreSQL.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
+use teamgate::auth::OwnIssuer;
 use teamgate::store::{
     Clock, ManualClock, OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthKeyRow, OAuthRepo, Store,
     Taken,
@@ -198,6 +199,77 @@ async fn the_oauth_store_contract_holds_on_every_backend() {
         let clock = Arc::new(ManualClock::new(START));
         let store = db.store(clock.clone()).await;
         contract(&store, &clock, db.name).await;
+        db.cleanup().await;
+    }
+}
+
+/// Two replicas' issuers on one store: one key set, rotated after
+/// `key_rotation`, the old key published until its last token expired, and
+/// both replicas signing with the same key.
+async fn keys_contract(store: &Store, clock: &ManualClock, backend: &str) {
+    const TTL: Duration = Duration::from_secs(600);
+    const ROTATION: Duration = Duration::from_secs(3600);
+    let issuer = "https://mcp.example.com/mcp";
+    let one = OwnIssuer::new(store.clone(), issuer, TTL, ROTATION);
+    let two = OwnIssuer::new(store.clone(), issuer, TTL, ROTATION);
+    let now = clock.now_ms();
+    store
+        .add_oauth_grant(&grant("gk", "ann", now), &code("hk", "gk", now + 60_000))
+        .await
+        .unwrap();
+    let signed = one
+        .sign("ann", &["tools:*".into()], "gk", "tgc_1")
+        .await
+        .unwrap();
+    let kid = |token: &str| jsonwebtoken::decode_header(token).unwrap().kid.unwrap();
+    let first = kid(&signed.token);
+    assert_eq!(
+        kid(&two.sign("ann", &[], "gk", "tgc_1").await.unwrap().token),
+        first,
+        "{backend}: shared"
+    );
+    // The claims (verification on the other replica is oauth_flow.rs's: nbf and exp are read
+    // against real time, which this manual clock is ahead of).
+    let claims = jsonwebtoken::dangerous::insecure_decode::<serde_json::Value>(&signed.token)
+        .unwrap()
+        .claims;
+    assert_eq!(
+        (claims["aud"].as_str(), claims["member"].as_str()),
+        (Some(issuer), Some("ann")),
+        "{backend}"
+    );
+    clock.advance(ROTATION.as_millis() as i64 + 1);
+    let second = kid(&one.sign("ann", &[], "gk", "tgc_1").await.unwrap().token);
+    assert_ne!(second, first, "{backend}: rotated");
+    let published = |set: serde_json::Value| -> Vec<String> {
+        set["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["kid"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let set = published(two.jwks().await.unwrap());
+    assert!(
+        set.contains(&first) && set.contains(&second),
+        "{backend}: both published: {set:?}"
+    );
+    clock.advance(ROTATION.as_millis() as i64 + TTL.as_millis() as i64);
+    // The first key's tokens have all expired: a new key is made and the first one goes.
+    let third = kid(&two.sign("ann", &[], "gk", "tgc_1").await.unwrap().token);
+    let set = published(one.jwks().await.unwrap());
+    assert!(
+        !set.contains(&first) && set.contains(&third),
+        "{backend}: {set:?}"
+    );
+}
+
+#[tokio::test]
+async fn oauth_signing_keys_are_shared_and_rotated_on_every_backend() {
+    for db in TestDb::all().await {
+        let clock = Arc::new(ManualClock::new(START));
+        let store = db.store(clock.clone()).await;
+        keys_contract(&store, &clock, db.name).await;
         db.cleanup().await;
     }
 }
