@@ -217,12 +217,7 @@ pub(super) async fn check(
         let portal_form = origin == "null"
             && request.method() == axum::http::Method::POST
             && request.uri().path().starts_with("/portal/");
-        // The authorization server's endpoints for clients take no cookie and
-        // answer with CORS `*`: a browser-based client (the Inspector) calls
-        // them from its own origin.
-        let path = request.uri().path();
-        let cookieless =
-            matches!(path, "/token" | "/register" | "/revoke") || path.starts_with("/.well-known/");
+        let cookieless = any_origin(request.uri().path());
         if origins.next().is_some() || !(portal_form || cookieless || config.origin_allowed(origin))
         {
             return HttpError::Forbidden {
@@ -234,6 +229,13 @@ pub(super) async fn check(
     }
     request.extensions_mut().insert(client);
     next.run(request).await
+}
+
+/// The authorization server's endpoints for clients (and the metadata):
+/// they take no cookie, so a browser-based client (the Inspector) may call
+/// them from its own origin, preflight included.
+pub(crate) fn any_origin(path: &str) -> bool {
+    matches!(path, "/token" | "/register" | "/revoke") || path.starts_with("/.well-known/")
 }
 
 #[cfg(test)]

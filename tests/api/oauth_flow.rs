@@ -213,6 +213,34 @@ async fn oauth_metadata_is_listed_and_served() {
             format!("{}/register", app.base())
         );
     }
+    // A browser-based client (the Inspector) registers from its own origin, preflight
+    // included; the MCP endpoint still refuses that origin.
+    let inspector = "http://localhost:6274";
+    let preflight = |path: &str| {
+        http.request(reqwest::Method::OPTIONS, format!("{}{path}", app.base()))
+            .header("origin", inspector)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "content-type")
+            .send()
+    };
+    let allowed = preflight("/register").await.unwrap();
+    assert_eq!(
+        allowed
+            .headers()
+            .get("access-control-allow-origin")
+            .map(|v| v.to_str().unwrap()),
+        Some(inspector)
+    );
+    let mcp = preflight("/mcp").await.unwrap();
+    assert!(mcp.headers().get("access-control-allow-origin").is_none());
+    let registered = http
+        .post(format!("{}/register", app.base()))
+        .header("origin", inspector)
+        .json(&json!({"redirect_uris": ["http://localhost:6274/oauth/callback"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(registered.status(), StatusCode::CREATED);
     // The 401 points at the metadata.
     let (status, _) = tools_with(&app, "nothing").await;
     assert_eq!(status, 401);
