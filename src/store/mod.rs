@@ -13,6 +13,7 @@ mod events;
 mod memory;
 mod notify;
 mod oauth;
+mod oauth_purge;
 mod pins;
 mod portal;
 mod sessions;

@@ -191,6 +191,22 @@ async fn contract(store: &Store, clock: &ManualClock, backend: &str) {
         store.oauth_grants(None).await.unwrap().is_empty(),
         "{backend}"
     );
+    // A day after their revocation the grants go, with their codes and refresh tokens.
+    assert_eq!(
+        store.purge_oauth().await.unwrap(),
+        0,
+        "{backend}: too early"
+    );
+    clock.advance(2 * 24 * 3600 * 1000);
+    assert_eq!(
+        store.purge_oauth().await.unwrap(),
+        5,
+        "{backend}: 2 codes, 1 refresh, 2 grants"
+    );
+    assert!(
+        store.oauth_grant("g1").await.unwrap().is_none(),
+        "{backend}"
+    );
 }
 
 #[tokio::test]
