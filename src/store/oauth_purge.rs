@@ -1,6 +1,8 @@
 //! Expired rows of the authorization server (`oauth.rs`) deleted by the
 //! purge loop: codes an hour after their expiry, refresh tokens at theirs,
-//! and revoked grants (with what is left of their tokens) after a day.
+//! revoked grants (with what is left of their tokens) after a day, and
+//! registered clients that never got a grant after a week; and the count
+//! of recent registrations that bounds `/register`.
 
 use super::{Store, StoreError, query_error};
 
@@ -8,6 +10,8 @@ use super::{Store, StoreError, query_error};
 const REVOKED_KEPT_MS: i64 = 24 * 3600 * 1000;
 /// How long an expired code's row stays.
 const CODE_KEPT_MS: i64 = 3600 * 1000;
+/// How long a registered client that never got a grant stays.
+const UNUSED_CLIENT_KEPT_MS: i64 = 7 * 24 * 3600 * 1000;
 
 impl Store {
     /// Deletes what no request can use any more; how many rows.
@@ -35,6 +39,11 @@ impl Store {
                 "delete from oauth_grants where revoked_ms < $1",
                 now - REVOKED_KEPT_MS,
             ),
+            (
+                "delete from oauth_clients where created_ms < $1 and client_id not in \
+                 (select client_id from oauth_grants)",
+                now - UNUSED_CLIENT_KEPT_MS,
+            ),
         ] {
             let done = sqlx::query(sql)
                 .bind(at)
@@ -44,5 +53,15 @@ impl Store {
             deleted += done.rows_affected();
         }
         Ok(deleted)
+    }
+
+    /// How many clients registered since `since_ms`.
+    pub async fn oauth_clients_since(&self, since_ms: i64) -> Result<i64, StoreError> {
+        let row = sqlx::query("select count(*) as n from oauth_clients where created_ms >= $1")
+            .bind(since_ms)
+            .fetch_one(self.pool())
+            .await
+            .map_err(query_error("count OAuth clients"))?;
+        sqlx::Row::try_get(&row, "n").map_err(query_error("count OAuth clients"))
     }
 }

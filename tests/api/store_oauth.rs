@@ -207,6 +207,15 @@ async fn contract(store: &Store, clock: &ManualClock, backend: &str) {
         store.oauth_grant("g1").await.unwrap().is_none(),
         "{backend}"
     );
+    // A registered client without a grant goes after a week.
+    assert_eq!(store.oauth_clients_since(0).await.unwrap(), 1, "{backend}");
+    clock.advance(7 * 24 * 3600 * 1000);
+    assert_eq!(
+        store.purge_oauth().await.unwrap(),
+        1,
+        "{backend}: the unused client"
+    );
+    assert_eq!(store.oauth_clients_since(0).await.unwrap(), 0, "{backend}");
 }
 
 #[tokio::test]

@@ -24,6 +24,8 @@ use crate::{
 const MAX_REDIRECT_URIS: usize = 10;
 const MAX_URI_LEN: usize = 2000;
 const MAX_NAME_LEN: usize = 200;
+/// Registrations `/register` takes in an hour, from everyone together.
+const MAX_REGISTRATIONS_PER_HOUR: i64 = 500;
 
 /// A client as `/authorize` sees it.
 #[derive(Debug, Clone)]
@@ -271,6 +273,15 @@ pub(super) async fn register(
         return Err(OAuthError::bad(
             "invalid_client_metadata",
             "only the authorization_code and refresh_token grants are supported",
+        ));
+    }
+    // Registration is open to anyone: bounded per hour (unused clients are purged after a week).
+    let hour_ago = portal.store.now_ms() - 3_600_000;
+    if portal.store.oauth_clients_since(hour_ago).await? >= MAX_REGISTRATIONS_PER_HOUR {
+        return Err(OAuthError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "temporarily_unavailable",
+            "too many clients registered in the last hour; try again later",
         ));
     }
     let client_id = format!("tgc_{}", hex::encode(rand::random::<[u8; 16]>()));
