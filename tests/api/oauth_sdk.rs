@@ -1,5 +1,6 @@
-//! The official TypeScript SDK client's OAuth against teamgate as the
-//! authorization server (tests/interop/ts_oauth.mjs, Node 22): discovery
+//! The official TypeScript and Python SDK clients' OAuth against teamgate as
+//! the authorization server (tests/interop/ts_oauth.mjs on Node 22,
+//! tests/interop/py_oauth.py on .cache/venv's mcp 2.3): discovery
 //! from the 401, registration (RFC 7591; the SDK takes only https Client
 //! ID Metadata Document URLs, so CIMD is covered over loopback by
 //! `oauth_refusals.rs`), the authorization URL followed here by the browser-less
@@ -16,11 +17,11 @@ use crate::{
     portal_idp::Browser,
 };
 
-/// Runs ts_oauth.mjs against `app`, playing its browser; its output.
-async fn run_sdk(app: &TestApp) -> String {
-    let mut command = tokio::process::Command::new(repo_path(".cache/bin/node22"));
+/// Runs an SDK client's script against `app`, playing its browser; its output.
+async fn run_sdk(app: &TestApp, program: &str, script: &str) -> String {
+    let mut command = tokio::process::Command::new(repo_path(program));
     command
-        .arg(repo_path("tests/interop/ts_oauth.mjs"))
+        .arg(repo_path(script))
         .args(["--url", &format!("{}/mcp", app.base())]);
     let mut child = command
         .stdin(Stdio::piped())
@@ -28,7 +29,7 @@ async fn run_sdk(app: &TestApp) -> String {
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .expect("node22 runs the SDK client (scripts/install-test-deps.sh)");
+        .expect("the SDK client runs (scripts/install-test-deps.sh)");
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut output = String::new();
@@ -45,7 +46,7 @@ async fn run_sdk(app: &TestApp) -> String {
                 assert!(back.starts_with(REDIRECT), "{back}");
                 let code = param(&back, "code").expect("a code");
                 stdin
-                    .write_all(format!("CODE {code}\n").as_bytes())
+                    .write_all(format!("CODE {code} {back}\n").as_bytes())
                     .await
                     .unwrap();
                 stdin.flush().await.unwrap();
@@ -56,19 +57,33 @@ async fn run_sdk(app: &TestApp) -> String {
         .await
         .expect("the SDK client finishes within 90 s");
     let status = child.wait().await.unwrap();
-    assert!(status.success(), "ts_oauth.mjs failed:\n{output}");
+    assert!(status.success(), "{script} failed:\n{output}");
     output
 }
 
 #[tokio::test]
 async fn oauth_sdk_client_registers_signs_in_calls_refreshes_and_is_revoked() {
     let (app, _idp) = oauth_app(|_| {}).await;
-    let output = run_sdk(&app).await;
+    let output = run_sdk(&app, ".cache/bin/node22", "tests/interop/ts_oauth.mjs").await;
     for check in [
         "ok - first connection is challenged",
         "ok - client identified",
         "ok - code exchanged for tokens",
         "ok - tool called with the access token",
+        "ok - refreshed and rotated",
+        "ok - revoked grant refused",
+    ] {
+        assert!(output.contains(check), "{check}:\n{output}");
+    }
+}
+
+#[tokio::test]
+async fn oauth_python_sdk_client_registers_signs_in_calls_refreshes_and_is_revoked() {
+    let (app, _idp) = oauth_app(|_| {}).await;
+    let output = run_sdk(&app, ".cache/venv/bin/python", "tests/interop/py_oauth.py").await;
+    for check in [
+        "ok - signed in and called a tool",
+        "ok - client registered",
         "ok - refreshed and rotated",
         "ok - revoked grant refused",
     ] {

@@ -4,7 +4,7 @@
 //   node22 tests/interop/ts_oauth.mjs --url http://127.0.0.1:PORT/mcp [--cimd CLIENT_ID_URL]
 // Discovery from the 401, registration (RFC 7591, or the Client ID Metadata Document URL given),
 // (the SDK takes only an https CIMD URL: tests/api/oauth_refusals.rs covers CIMD over loopback)
-// then prints `AUTHORIZE <url>` and waits for `CODE <code>` on stdin (the Rust test plays the
+// then prints `AUTHORIZE <url>` and waits for `CODE <code> <redirect URL>` on stdin (the Rust test plays the
 // browser: sign-in at the identity provider, consent); then token, a tool call, a refresh (the
 // access token spoiled, so the SDK refreshes on the 401), revocation (RFC 7009) and the revoked
 // grant refused. Prints `ok - name` / `not ok - name: reason`, then `ts-oauth: N passed, M failed`.
@@ -77,7 +77,7 @@ else notOk('client identified', JSON.stringify(state.info));
 
 // 2. The code, from the test's browser; the token.
 const line = (await lines.next()).value ?? '';
-const code = line.startsWith('CODE ') ? line.slice(5).trim() : '';
+const code = line.startsWith('CODE ') ? line.split(' ')[1] : '';
 try {
   await transport.finishAuth(code);
   if (state.tokens?.access_token && state.tokens?.refresh_token) ok('code exchanged for tokens');
