@@ -372,3 +372,26 @@ async fn oauth_full_flow_signs_in_calls_refreshes_and_revokes() {
         );
     }
 }
+
+/// The audit records of `method`, waiting up to 5 s for the audit queue.
+pub(crate) async fn audited(app: &TestApp, method: &str) -> Vec<teamgate::store::AuditRecord> {
+    for _ in 0..50 {
+        let filter = AuditFilter {
+            limit: 200,
+            ..AuditFilter::default()
+        };
+        let found: Vec<_> = app
+            .store
+            .audit_search(&filter)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.method == method)
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    Vec::new()
+}

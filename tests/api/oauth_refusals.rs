@@ -14,7 +14,8 @@ use teamgate::store::OAuthRepo;
 
 use crate::{
     oauth_flow::{
-        REDIRECT, authorize_url, code_for, oauth_app, param, pkce, register, token, tools_with,
+        REDIRECT, audited, authorize_url, code_for, oauth_app, param, pkce, register, token,
+        tools_with,
     },
     portal_idp::Browser,
 };
@@ -57,6 +58,12 @@ async fn oauth_wrong_verifier_and_reused_code_are_refused() {
         tools_with(&app, access).await.0,
         401,
         "the reused code's grant is revoked"
+    );
+    let reuse = audited(&app, "oauth/code_reused").await;
+    assert_eq!(
+        reuse.first().map(|r| r.user.as_str()),
+        Some("ann"),
+        "audited under the member"
     );
     let (status, _) = token(
         &app,

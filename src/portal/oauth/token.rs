@@ -91,11 +91,7 @@ async fn code_grant(
         Taken::Fresh(row) => row,
         Taken::Reused(grant) => {
             // A replayed code: whatever it gave is taken back.
-            if portal.store.revoke_oauth_grant(&grant, None).await? {
-                portal
-                    .audit_oauth("", "oauth/code_reused", &grant, address)
-                    .await;
-            }
+            revoke_audited(portal, &grant, "oauth/code_reused", address).await?;
             return Err(invalid_grant("the code was used already"));
         }
         Taken::Unknown => return Err(invalid_grant("the code is unknown or expired")),
@@ -132,11 +128,7 @@ async fn refresh_grant(
         Taken::Fresh(grant) => grant,
         Taken::Reused(grant) => {
             // An old refresh token again: someone holds a copy. The family goes.
-            if portal.store.revoke_oauth_grant(&grant, None).await? {
-                portal
-                    .audit_oauth("", "oauth/refresh_reused", &grant, address)
-                    .await;
-            }
+            revoke_audited(portal, &grant, "oauth/refresh_reused", address).await?;
             return Err(invalid_grant(
                 "the refresh token was used already; the grant is revoked",
             ));
@@ -165,6 +157,23 @@ async fn refresh_grant(
         grant.scopes = asked;
     }
     issue(portal, authz, &grant, "oauth/refresh", address).await
+}
+
+/// Revokes a grant, audited under its member when it was live.
+async fn revoke_audited(
+    portal: &Portal,
+    grant: &str,
+    action: &str,
+    address: &str,
+) -> Result<(), OAuthError> {
+    if portal.store.revoke_oauth_grant(grant, None).await? {
+        let (member, target) = match portal.store.oauth_grant(grant).await? {
+            Some(g) => (g.member, format!("{grant} {}", g.client_id)),
+            None => (String::new(), grant.to_owned()),
+        };
+        portal.audit_oauth(&member, action, &target, address).await;
+    }
+    Ok(())
 }
 
 async fn live_grant(portal: &Portal, id: &str) -> Result<OAuthGrantRow, OAuthError> {
@@ -237,12 +246,8 @@ pub(super) async fn revoke(
         Some(grant) => Some(grant),
         None => authz.issuer.grant_of(token).await,
     };
-    if let Some(grant) = grant
-        && portal.store.revoke_oauth_grant(&grant, None).await?
-    {
-        portal
-            .audit_oauth("", "oauth/revoke", &grant, &address.0)
-            .await;
+    if let Some(grant) = grant {
+        revoke_audited(&portal, &grant, "oauth/revoke", &address.0).await?;
     }
     Ok(cors(Json(json!({})).into_response()))
 }
