@@ -275,3 +275,47 @@ async fn oauth_token_for_another_audience_is_refused_at_mcp() {
     assert_eq!(tools_with(&other, access).await.0, 200);
     assert_eq!(tools_with(&app, access).await.0, 401);
 }
+
+#[tokio::test]
+async fn oauth_registration_can_be_off_and_a_member_without_scopes_is_refused() {
+    let (app, _idp) = oauth_app(|c| {
+        c.insert("dynamic_registration".into(), json!(false));
+    })
+    .await;
+    let http = reqwest::Client::new();
+    let refused = http
+        .post(format!("{}/register", app.base()))
+        .json(&json!({"redirect_uris": [REDIRECT]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let doc: serde_json::Value = http
+        .get(format!(
+            "{}/.well-known/oauth-authorization-server/mcp",
+            app.base()
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc.get("registration_endpoint").is_none(), "{doc}");
+    // dan's group grants no scope: the client hears access_denied, no code.
+    let base = cimd_server().await;
+    let client = format!("{base}/ok.json");
+    let browser = Browser::sign_in(&app, "dan").await;
+    let (_, challenge) = pkce();
+    let response = browser
+        .get(&authorize_url(&app, &client, REDIRECT, &challenge, &[]))
+        .await;
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let to = response.headers()["location"].to_str().unwrap().to_owned();
+    assert_eq!(
+        param(&to, "error").as_deref(),
+        Some("access_denied"),
+        "{to}"
+    );
+    assert!(param(&to, "code").is_none());
+}
