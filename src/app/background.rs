@@ -51,6 +51,9 @@ pub(super) async fn purge_loop(
         if let Err(error) = events.purge().await {
             tracing::warn!(%error, "stream event purge failed");
         }
+        if let Err(error) = store.purge_oauth().await {
+            tracing::warn!(%error, "authorization server purge failed");
+        }
         limits.forget_idle();
         let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;
         if let Err(error) = store.purge_audit(horizon).await {

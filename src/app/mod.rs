@@ -13,7 +13,7 @@ use background::{purge_loop, sessions_gauge};
 
 pub(crate) use registry::build_registry;
 pub use router::edge_config;
-use router::rate_limits;
+use router::{own_issuer, rate_limits};
 
 use std::{future::Future, sync::Arc};
 
@@ -127,6 +127,7 @@ impl App {
         ));
         tokens.watch_revocations(REVOCATION_POLL);
         let live = shared.clone();
+        let own = own_issuer(&config, &store);
         let portal = crate::portal::Portal::new(
             &config,
             store.clone(),
@@ -134,13 +135,17 @@ impl App {
             auditor.clone(),
             Arc::new(move || live.registry()),
             vault,
+            own.clone(),
         )?;
-        let authenticator = Arc::new(Authenticator::new(
-            &config.auth,
-            tokens,
-            &config.server.public_url,
-            &config.mcp.path,
-        ));
+        let authenticator = Arc::new(
+            Authenticator::new(
+                &config.auth,
+                tokens,
+                &config.server.public_url,
+                &config.mcp.path,
+            )
+            .with_own_issuer(own),
+        );
         let retention = Retention {
             max_events: config.store.events_max,
             max_age: config.store.events_max_age,
@@ -217,7 +222,8 @@ impl App {
             .await
             .map(|t| t.is_empty())
             .unwrap_or(false);
-        if no_tokens && !self.authenticator.oauth.is_enabled() {
+        let oauth = self.authenticator.oauth.is_enabled() || self.authenticator.own.is_some();
+        if no_tokens && !oauth {
             tracing::warn!(
                 "no personal token exists yet; create the first one with: teamgate token create --user <name> (then send Authorization: Bearer <token>)"
             );

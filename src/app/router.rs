@@ -158,3 +158,18 @@ pub(super) fn rate_limits(config: &Config) -> RateLimits {
         ),
     }
 }
+
+/// teamgate's own token issuer, when `[authorization_server]` (and the portal) are on.
+pub(super) fn own_issuer(
+    config: &Config,
+    store: &crate::store::Store,
+) -> Option<Arc<crate::auth::OwnIssuer>> {
+    let authz = config.authorization_server.as_ref().filter(|a| a.enabled)?;
+    config.portal.as_ref().filter(|p| p.enabled)?;
+    Some(Arc::new(crate::auth::OwnIssuer::new(
+        store.clone(),
+        &config.server.public_url,
+        authz.access_token_ttl,
+        authz.key_rotation,
+    )))
+}

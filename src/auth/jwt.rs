@@ -72,6 +72,11 @@ impl OAuth {
         }
     }
 
+    /// Seconds of clock skew allowed on `exp` and `nbf`.
+    pub fn leeway(&self) -> u64 {
+        self.leeway
+    }
+
     pub fn is_enabled(&self) -> bool {
         !self.issuers.is_empty()
     }
@@ -249,7 +254,7 @@ impl Issuer {
 }
 
 /// The payload, read without verification: only to pick the issuer.
-fn unverified_claims(token: &str) -> Option<Map<String, Value>> {
+pub(super) fn unverified_claims(token: &str) -> Option<Map<String, Value>> {
     let payload = token.split('.').nth(1)?;
     serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()
 }
@@ -266,7 +271,7 @@ fn audiences(claims: &Map<String, Value>) -> Vec<String> {
 }
 
 /// RFC 8707 canonical form: lowercase scheme and host, no trailing slash.
-fn normalise(url: &str) -> String {
+pub(super) fn normalise(url: &str) -> String {
     let url = url.trim_end_matches('/');
     match url.split_once("://") {
         Some((scheme, rest)) => {

@@ -60,7 +60,7 @@ pub async fn protected_resource_metadata(
     let auth = &state.authenticator;
     Json(json!({
         "resource": auth.resource(&parts),
-        "authorization_servers": auth.oauth.issuer_urls(),
+        "authorization_servers": auth.authorization_servers(),
         "scopes_supported": state.scopes_supported.as_ref(),
         "bearer_methods_supported": ["header"],
         "resource_name": "teamgate",

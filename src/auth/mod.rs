@@ -2,10 +2,12 @@
 //! `Caller` in the request's extensions; everything else reads it there.
 //! Knows nothing of MCP methods, sessions or SQL beyond the token store.
 
+mod issuer;
 mod jwt;
 mod metadata;
 mod tokens;
 
+pub use issuer::{OwnIssuer, Signed};
 pub use jwt::OAuth;
 pub use metadata::{challenge, protected_resource_metadata, resource_url};
 pub use tokens::{NewToken, PersonalTokens};
@@ -19,6 +21,11 @@ use crate::{
     config::{AuthConfig, AuthMode},
     registry::Caller,
 };
+
+/// Whether two resource URLs name the same endpoint (RFC 8707 comparison).
+pub fn same_resource(a: &str, b: &str) -> bool {
+    jwt::normalise(a) == jwt::normalise(b)
+}
 
 /// What the authentication step (`http/authenticate.rs`) and the metadata
 /// document need.
@@ -60,6 +67,8 @@ pub struct Authenticator {
     mode: AuthMode,
     pub tokens: std::sync::Arc<PersonalTokens>,
     pub oauth: OAuth,
+    /// teamgate's own tokens, when it is the authorization server.
+    pub own: Option<Arc<OwnIssuer>>,
     public_url: String,
     mcp_path: String,
 }
@@ -75,9 +84,22 @@ impl Authenticator {
             mode: config.mode,
             tokens,
             oauth: OAuth::new(&config.oauth),
+            own: None,
             public_url: public_url.to_owned(),
             mcp_path: mcp_path.to_owned(),
         }
+    }
+
+    /// Also accept teamgate's own access tokens (`[authorization_server]`).
+    pub fn with_own_issuer(mut self, own: Option<Arc<OwnIssuer>>) -> Self {
+        self.own = own;
+        self
+    }
+
+    /// The authorization servers the metadata lists: teamgate's own first.
+    pub fn authorization_servers(&self) -> Vec<String> {
+        let own = self.own.iter().map(|o| o.issuer().to_owned());
+        own.chain(self.oauth.issuer_urls()).collect()
     }
 
     pub fn required(&self) -> bool {
@@ -114,6 +136,14 @@ impl Authenticator {
         let token = token.trim();
         if let Some((id, secret)) = tokens::parse(token) {
             return self.tokens.verify(id, secret).await;
+        }
+        if let Some(own) = &self.own
+            && token.matches('.').count() == 2
+            && jwt::unverified_claims(token).is_some_and(|claims| own.is_own(&claims))
+        {
+            return own
+                .verify(token, &self.resource(parts), self.oauth.leeway())
+                .await;
         }
         if self.oauth.is_enabled() && token.matches('.').count() == 2 {
             return self.oauth.verify(token, &self.resource(parts)).await;

@@ -4,6 +4,7 @@
 //! describes the shape. Every struct denies unknown keys so a typo stops
 //! start-up instead of being silently ignored.
 
+mod authz;
 mod capabilities;
 mod check;
 mod credentials;
@@ -21,6 +22,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
+pub use authz::AuthorizationServerConfig;
 pub use capabilities::{
     CommandToolConfig, DocsSourceConfig, FilesSourceConfig, HttpToolConfig, PromptArgumentConfig,
     PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
@@ -57,6 +59,10 @@ pub struct Config {
     /// Team sign-in and the web portal (`portal.rs`); absent: no `/portal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub portal: Option<PortalConfig>,
+    /// teamgate as the OAuth authorization server of its own endpoint
+    /// (`authz.rs`); absent: none. Requires `[portal]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_server: Option<AuthorizationServerConfig>,
     /// Durable task-augmented tool calls (`tasks.rs`).
     pub tasks: TasksConfig,
     /// Per-member secret slots and the keys sealing their values (`credentials.rs`).

@@ -16,6 +16,9 @@ impl Config {
         if let Some(portal) = &self.portal {
             portal.validate(&self.server.public_url)?;
         }
+        if let Some(authz) = &self.authorization_server {
+            authz.validate(self.portal.as_ref(), &self.server.public_url)?;
+        }
         self.tasks.validate()?;
         self.validate_credentials()?;
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {

@@ -217,7 +217,9 @@ pub(super) async fn check(
         let portal_form = origin == "null"
             && request.method() == axum::http::Method::POST
             && request.uri().path().starts_with("/portal/");
-        if origins.next().is_some() || !(portal_form || config.origin_allowed(origin)) {
+        let cookieless = any_origin(request.uri().path());
+        if origins.next().is_some() || !(portal_form || cookieless || config.origin_allowed(origin))
+        {
             return HttpError::Forbidden {
                 challenge: String::new(),
                 message: format!("Origin {origin:?} is not allowed"),
@@ -227,6 +229,13 @@ pub(super) async fn check(
     }
     request.extensions_mut().insert(client);
     next.run(request).await
+}
+
+/// The authorization server's endpoints for clients (and the metadata):
+/// they take no cookie, so a browser-based client (the Inspector) may call
+/// them from its own origin, preflight included.
+pub(crate) fn any_origin(path: &str) -> bool {
+    matches!(path, "/token" | "/register" | "/revoke") || path.starts_with("/.well-known/")
 }
 
 #[cfg(test)]

@@ -193,7 +193,9 @@ fn cors(origins: &[String]) -> CorsLayer {
         "last-event-id",
     ];
     CorsLayer::new()
-        .allow_origin(AllowOrigin::list(origins))
+        .allow_origin(AllowOrigin::predicate(move |origin, parts| {
+            origins.contains(origin) || edge::any_origin(parts.uri.path())
+        }))
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
         .allow_headers(allowed.map(HeaderName::from_static))
         .expose_headers([

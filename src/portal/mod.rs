@@ -13,6 +13,7 @@ mod admin;
 mod connections;
 mod error;
 mod member;
+mod oauth;
 mod oidc;
 mod pages;
 mod session;
@@ -32,7 +33,7 @@ use axum::{
 
 use crate::{
     audit::Auditor,
-    auth::PersonalTokens,
+    auth::{OwnIssuer, PersonalTokens},
     config::{Config, PortalConfig},
     registry::Registry,
     store::{Store, Vault},
@@ -57,6 +58,8 @@ pub struct Portal {
     pub(crate) vault: Option<Vault>,
     /// `Secure` cookies: the public URL is https.
     pub(crate) secure: bool,
+    /// The OAuth authorization server (`oauth/`), when `[authorization_server]` is on.
+    pub(crate) authz: Option<oauth::AuthServer>,
 }
 
 impl Portal {
@@ -68,11 +71,18 @@ impl Portal {
         auditor: Auditor,
         registry: Arc<dyn Fn() -> Arc<Registry> + Send + Sync>,
         vault: Option<Vault>,
+        issuer: Option<Arc<OwnIssuer>>,
     ) -> Result<Option<Arc<Self>>, PortalError> {
         let Some(portal) = config.portal.clone().filter(|p| p.enabled) else {
             return Ok(None);
         };
         let oidc = oidc::Oidc::new(&portal, &config.server.public_url)?;
+        let authz = match (config.authorization_server.clone(), issuer) {
+            (Some(authz), Some(issuer)) if authz.enabled => {
+                Some(oauth::AuthServer::new(authz, issuer)?)
+            }
+            _ => None,
+        };
         Ok(Some(Arc::new(Self {
             secure: config.server.public_url.starts_with("https://"),
             config: config.clone(),
@@ -83,12 +93,18 @@ impl Portal {
             registry,
             oidc,
             vault,
+            authz,
         })))
     }
 
     /// The routes under `/portal`, each page with the portal's headers.
     pub fn router(self: &Arc<Self>) -> Router {
-        Router::new()
+        let routes = if self.authz.is_some() {
+            oauth::routes()
+        } else {
+            Router::new()
+        };
+        routes
             .route("/portal", get(member::home))
             .route("/portal/", get(member::home))
             .route("/portal/style.css", get(pages::stylesheet))
@@ -137,7 +153,10 @@ async fn headers(request: Request, next: Next) -> Response {
         (header::CACHE_CONTROL, "no-store"),
     ];
     for (name, value) in set {
-        headers.insert(name, HeaderValue::from_static(value));
+        // A page may widen its own policy (the consent page's form-action).
+        if name != header::CONTENT_SECURITY_POLICY || !headers.contains_key(&name) {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
     }
     response
 }

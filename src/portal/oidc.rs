@@ -197,10 +197,17 @@ pub(super) async fn callback(
     portal.store.end_portal_session(&pre_login).await?;
     let cookie = portal.open_session(&member, &groups, None).await?;
     tracing::info!(member = %member, "portal: signed in");
-    let mut response = Redirect::to("/portal/").into_response();
+    // Back to an authorization request that sent the member to sign in.
+    let back = super::oauth::return_to(&headers);
+    let mut response = Redirect::to(back.as_deref().unwrap_or("/portal/")).into_response();
     response
         .headers_mut()
         .insert(header::SET_COOKIE, portal.cookie(Some(&cookie)));
+    if back.is_some() {
+        response
+            .headers_mut()
+            .append(header::SET_COOKIE, super::oauth::clear_return());
+    }
     Ok(response)
 }
 

@@ -71,6 +71,9 @@ pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<S
                                 a href="/portal/" { "Tokens" }
                                 a href="/portal/activity" { "Activity" }
                                 a href="/portal/connections" { "Connections" }
+                                @if member.clients_page {
+                                    a href="/portal/clients" { "Clients" }
+                                }
                                 @if member.admin {
                                     a href="/portal/admin" { "Admin" }
                                     a href="/portal/admin/members" { "Members" }

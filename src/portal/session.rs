@@ -97,6 +97,8 @@ impl Portal {
 pub(crate) struct Member {
     pub session: PortalSession,
     pub admin: bool,
+    /// The authorization server is on: the page of connected clients exists.
+    pub clients_page: bool,
     /// The client's address, for the audit trail.
     pub address: String,
 }
@@ -153,6 +155,7 @@ impl FromRequestParts<Arc<Portal>> for Member {
         Ok(Self {
             session,
             admin,
+            clients_page: portal.authz.is_some(),
             address: address(parts),
         })
     }
