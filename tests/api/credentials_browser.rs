@@ -11,7 +11,7 @@
 use std::{process::Stdio, time::Duration};
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
 use crate::{
     credentials::{ANN_KEY, BOB_KEY, credentials_app, crm},
@@ -36,7 +36,8 @@ async fn next_line(
 /// `member` (whose token is `token`) calls `crm_me` through
 /// tests/interop/ts_credential_call.mjs with an empty slot, is sent to the
 /// Connections page, signs in there in `chrome`, sets `key` and lets the
-/// client accept; the call's result, and all the script printed.
+/// client accept; the call's result, and all the script printed (stdout
+/// and stderr).
 async fn set_when_asked(
     app: &TestApp,
     chrome: &mut Chrome,
@@ -48,10 +49,16 @@ async fn set_when_asked(
         .args(["--url", &app.url, "--token", token, "--tool", "crm_me"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .expect("node starts");
+    let mut stderr = child.stderr.take().unwrap();
+    let errors = tokio::spawn(async move {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).await.ok();
+        text
+    });
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut printed = String::new();
@@ -124,6 +131,8 @@ async fn set_when_asked(
         .await
         .expect("the TS client ends")
         .unwrap();
+    printed.push('\n');
+    printed.push_str(&errors.await.unwrap());
     assert!(status.success(), "{printed}");
     chrome.sign_out().await;
     (
