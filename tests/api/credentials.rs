@@ -26,7 +26,7 @@ use crate::{
 };
 
 pub(crate) const ANN_KEY: &str = "crm-key-ann-7f3a9c2e51";
-const BOB_KEY: &str = "crm-key-bob-0b6d4e8a27";
+pub(crate) const BOB_KEY: &str = "crm-key-bob-0b6d4e8a27";
 /// A value the API does not know: it answers 401 quoting it.
 const WRONG_KEY: &str = "crm-key-wrong-5c1e9f04d3";
 const CREDENTIAL_KEY: &str = "credential-sealing-key-0123456789-abcdef";

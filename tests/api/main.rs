@@ -9,6 +9,7 @@ mod command_tools;
 mod config;
 mod credentials;
 mod credentials_ask;
+mod credentials_browser;
 mod credentials_store;
 mod databases;
 mod deploy_checks;

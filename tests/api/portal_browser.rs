@@ -6,7 +6,7 @@
 //! ann's live MCP session and filters the audit trail. Every page visited
 //! is saved as `target/portal-screenshots/NN-name.png` (not committed).
 
-mod driver;
+pub(crate) mod driver;
 
 use std::{process::Stdio, time::Duration};
 
@@ -68,17 +68,24 @@ async fn create_token(chrome: &mut Chrome, label: &str, scope: &str) -> String {
     secret
 }
 
-/// tests/interop/ts_portal_call.mjs: the official TS SDK client calls `tool`
-/// with `token`; its result.
-async fn ts_call(app: &TestApp, token: &str, tool: &str) -> Value {
+/// Node 22 (.cache/bin/node22) running `tests/interop/{script}`, a client
+/// on the official TS SDK in .cache/ts-client.
+pub(crate) fn ts_script(script: &str) -> tokio::process::Command {
     let node = repo_path(".cache/bin/node22");
     let sdk = repo_path(".cache/ts-client/node_modules/@modelcontextprotocol/sdk");
     assert!(
         node.exists() && sdk.exists(),
         "Node 22 and the TS SDK are missing: run scripts/install-test-deps.sh"
     );
-    let run = tokio::process::Command::new(node)
-        .arg(repo_path("tests/interop/ts_portal_call.mjs"))
+    let mut command = tokio::process::Command::new(node);
+    command.arg(repo_path(&format!("tests/interop/{script}")));
+    command
+}
+
+/// tests/interop/ts_portal_call.mjs: the official TS SDK client calls `tool`
+/// with `token`; its result.
+async fn ts_call(app: &TestApp, token: &str, tool: &str) -> Value {
+    let run = ts_script("ts_portal_call.mjs")
         .args(["--url", &app.url, "--token", token, "--tool", tool])
         .stdin(Stdio::null())
         .kill_on_drop(true)
