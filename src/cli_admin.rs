@@ -57,7 +57,7 @@ pub enum SessionsCommand {
         #[arg(long, default_value_t = 1000)]
         limit: i64,
     },
-    /// End a session: its next request, on any replica, gets 404.
+    /// End a session: within 5 s (the servers' presence check) every replica answers it 404.
     End {
         /// The session id (Mcp-Session-Id).
         id: String,
