@@ -36,6 +36,9 @@ pub(super) struct Members {
     /// The headers that name a slot; the others are the link's own.
     templates: Vec<(http::HeaderName, Template)>,
     slots: Slots,
+    /// The upstream's name when it has `auth = "oauth"`: each member's
+    /// calls carry their own access token.
+    oauth: Option<String>,
     open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Conn>>>>>,
     /// Cancelled when the upstream stops: every member connection ends.
     stop: CancellationToken,
@@ -61,11 +64,13 @@ impl Members {
     pub(super) fn new(
         templates: Vec<(http::HeaderName, Template)>,
         slots: Slots,
+        oauth: Option<String>,
         stop: CancellationToken,
     ) -> Self {
         Self {
             templates,
             slots,
+            oauth,
             open: Mutex::default(),
             stop,
         }
@@ -113,6 +118,17 @@ impl Members {
                 CallToolResponse::from(text_result(why, true))
             })?;
             headers.insert(name.clone(), value);
+        }
+        if let Some(upstream) = &self.oauth {
+            let set = super::oauth::tokens(upstream, &self.slots, tool, cx).await?;
+            let bearer = format!("Bearer {}", set.access_token);
+            digest.update(&bearer);
+            let value = http::HeaderValue::try_from(bearer).map_err(|_| {
+                let why = format!("your access token at {upstream} cannot be sent in a header");
+                CallToolResponse::from(text_result(why, true))
+            })?;
+            headers.insert(http::header::AUTHORIZATION, value);
+            used.extend(set.secrets());
         }
         let digest: [u8; 32] = digest.finalize().into();
         let user = cx.caller().user.clone();
