@@ -95,6 +95,18 @@ impl Members {
         tool: &str,
         cx: &CallContext,
     ) -> Result<MemberLink, CallToolResponse> {
+        // One member's setup at a time: a refresh token is used once.
+        let user = cx.caller().user.clone();
+        let entry = self.entry(&user).map_err(|why| {
+            CallToolResponse::from(text_result(
+                format!(
+                    "the upstream server {} is unavailable ({why}); try again shortly",
+                    shared.config.name
+                ),
+                true,
+            ))
+        })?;
+        let mut conn = entry.lock().await;
         let templates: Vec<&Template> = self.templates.iter().map(|(_, t)| t).collect();
         if let Some(answer) = self.slots.withheld(&templates, tool, cx).await {
             return Err(answer);
@@ -131,17 +143,6 @@ impl Members {
             used.extend(set.secrets());
         }
         let digest: [u8; 32] = digest.finalize().into();
-        let user = cx.caller().user.clone();
-        let entry = self.entry(&user).map_err(|why| {
-            CallToolResponse::from(text_result(
-                format!(
-                    "the upstream server {} is unavailable ({why}); try again shortly",
-                    shared.config.name
-                ),
-                true,
-            ))
-        })?;
-        let mut conn = entry.lock().await;
         if let Some(open) = conn.as_ref() {
             let up = open.link.status().0 == Status::Up;
             if up && open.digest == digest {

@@ -79,6 +79,13 @@ pub(super) async fn tokens(
             Ok(new)
         }
         Err(why) => {
+            // Another replica may have refreshed first (the old refresh token
+            // is then spent): its tokens serve.
+            let now_stored = secrets.value(&user, &slot).await.ok().flatten();
+            if let Some(other) = read(now_stored).filter(|o| o.access_token != set.access_token) {
+                cx.credential().report(CredentialKind::MemberOauth);
+                return Ok(other);
+            }
             let _ = secrets.delete(&user, &slot).await;
             tracing::info!(upstream, member = %user, why, "a member's OAuth refresh failed");
             Err(error(format!(
