@@ -101,7 +101,7 @@ async fn app_fronting_oauth(python: &str) -> (TestApp, Idp, Upstream) {
 
 /// Runs the member's connection from the portal's start page through the
 /// provider (already signed in, or by its login form) to the callback.
-async fn connect(app: &TestApp, browser: &Browser, user: &str) {
+async fn connect(app: &TestApp, browser: &Browser, user: &str) -> String {
     let callback = format!("{}/portal/connections/oauth/callback", app.base());
     let mut url = format!("{}/portal/connections/oauth/py/start", app.base());
     for _ in 0..20 {
@@ -116,7 +116,7 @@ async fn connect(app: &TestApp, browser: &Browser, user: &str) {
                     "{}",
                     done.text().await.unwrap()
                 );
-                return;
+                return url;
             }
             continue;
         }
@@ -149,6 +149,10 @@ async fn connect(app: &TestApp, browser: &Browser, user: &str) {
         url = location(&posted, &action);
     }
     panic!("the connection did not come back to teamgate");
+}
+
+fn start_of(app: &TestApp) -> String {
+    format!("{}/portal/connections/oauth/py/start", app.base())
 }
 
 async fn whoami(app: &TestApp, token: &str) -> Value {
@@ -205,8 +209,37 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
 
     let ann_browser = Browser::sign_in(&app, "ann").await;
     let bob_browser = Browser::sign_in(&app, "bob").await;
-    connect(&app, &ann_browser, "ann").await;
+    let ann_callback = connect(&app, &ann_browser, "ann").await;
     connect(&app, &bob_browser, "bob").await;
+
+    // A callback is taken once, by the session that started it; junk is refused.
+    assert_eq!(
+        ann_browser.get(&ann_callback).await.status(),
+        StatusCode::BAD_REQUEST
+    );
+    let base = format!("{}/portal/connections/oauth/callback", app.base());
+    let _started = ann_browser.get(&start_of(&app)).await;
+    let state_of = |url: &str| {
+        let url = url::Url::parse(url).unwrap();
+        let (_, state) = url.query_pairs().find(|(k, _)| k == "state").unwrap();
+        state.into_owned()
+    };
+    let stolen = format!("{base}?code=x&state={}", state_of(&ann_callback));
+    assert_eq!(
+        bob_browser.get(&stolen).await.status(),
+        StatusCode::BAD_REQUEST
+    );
+    for junk in [
+        "",
+        "?state=nope",
+        "?state=..&code=%00",
+        "?state=py&error=access_denied",
+    ] {
+        let status = ann_browser.get(&format!("{base}{junk}")).await.status();
+        assert!(status.is_client_error(), "{junk}: {status}");
+    }
+    let anonymous = Browser::new().get(&stolen).await.status();
+    assert!(anonymous.is_client_error(), "{anonymous}");
     let page = ann_browser
         .get(&format!("{}/portal/connections", app.base()))
         .await;
