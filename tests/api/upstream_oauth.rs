@@ -207,9 +207,26 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
     let start = format!("{}/portal/connections/oauth/py/start", app.base());
     assert!(text(&first).contains(&start), "{first}");
 
+    // A client that can open URLs: an `input_required` round naming the
+    // start page, whose retry runs once the member connected.
+    let can_open = json!({"_meta": {
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}
+    }});
+    let asked = call_tool(&app, &ann, "py_whoami", can_open.clone()).await;
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let request = &asked["result"]["inputRequests"]["credential"];
+    assert_eq!(request["params"]["mode"], "url", "{asked}");
+    assert_eq!(request["params"]["url"], start.as_str(), "{asked}");
+    let mut retry = can_open;
+    retry["inputResponses"] = json!({"credential": {"action": "accept"}});
+    retry["requestState"] = asked["result"]["requestState"].clone();
+
     let ann_browser = Browser::sign_in(&app, "ann").await;
     let bob_browser = Browser::sign_in(&app, "bob").await;
     let ann_callback = connect(&app, &ann_browser, "ann").await;
+    let done = call_tool(&app, &ann, "py_whoami", retry).await;
+    assert_eq!(text(&done), "ann", "{done}");
+    seen.push(done.to_string());
     connect(&app, &bob_browser, "bob").await;
 
     // A callback is taken once, by the session that started it; junk is refused.
