@@ -314,6 +314,28 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
     seen.push(reply.to_string());
     secrets.extend(tokens_of(&vault, "bob").await.unwrap().secrets());
 
+    // A refresh the provider refuses (bob's refresh token revoked there)
+    // drops his tokens, and he is told to connect again.
+    let bobs = tokens_of(&vault, "bob").await.unwrap();
+    let revoked = reqwest::Client::new()
+        .post(bobs.revocation_endpoint.as_deref().unwrap())
+        .form(&[
+            ("token", bobs.refresh_token.as_deref().unwrap()),
+            ("client_id", &bobs.client_id),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert!(revoked.status().is_success());
+    let ended = whoami(&app, &bob).await;
+    assert_eq!(ended["result"]["isError"], true, "{ended}");
+    assert!(
+        text(&ended).contains(&start) && text(&ended).contains("ended"),
+        "{ended}"
+    );
+    assert!(tokens_of(&vault, "bob").await.is_none());
+    seen.push(ended.to_string());
+
     // The audit names the kind, never a token.
     tokio::time::sleep(Duration::from_millis(700)).await;
     let trail = app.store.audit_tail(None, 0, 200).await.unwrap();
