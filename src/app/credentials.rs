@@ -17,7 +17,7 @@ pub(crate) fn vault(config: &Config, store: &Store) -> anyhow::Result<Option<Vau
     if config.credentials.slots.is_empty() && !config.has_oauth_upstreams() {
         return Ok(None);
     }
-    if let Some(problem) = config.credential_keys_problem() {
+    if let Some(problem) = (config.credential_keys_problem()).or(config.oauth_upstreams_problem()) {
         anyhow::bail!(problem);
     }
     let keys: Vec<&str> = (config.credentials.keys.iter())

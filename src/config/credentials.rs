@@ -169,6 +169,19 @@ impl Config {
         })
     }
 
+    /// Why `serve` refuses an upstream with `auth = "oauth"`, if it does:
+    /// members connect their accounts on the portal's Connections page.
+    pub fn oauth_upstreams_problem(&self) -> Option<String> {
+        let portal = self.portal.as_ref().is_some_and(|p| p.enabled);
+        let i = (self.upstreams.iter()).position(|u| u.auth == super::UpstreamAuth::Oauth)?;
+        (!portal).then(|| {
+            format!(
+                "upstreams[{i}].auth: oauth needs [portal]: members connect their accounts \
+                 on its Connections page"
+            )
+        })
+    }
+
     /// Whether an upstream has `auth = "oauth"`: members' tokens are sealed too.
     pub fn has_oauth_upstreams(&self) -> bool {
         (self.upstreams.iter()).any(|u| u.auth == super::UpstreamAuth::Oauth)
