@@ -367,38 +367,3 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
         }
     }
 }
-
-#[test]
-fn upstream_oauth_configuration_rules() {
-    let upstream = |extra: Value| -> UpstreamConfig {
-        let mut base = json!({"name": "py", "url": "http://127.0.0.1:9/mcp", "auth": "oauth"});
-        for (k, v) in extra.as_object().unwrap() {
-            base[k] = v.clone();
-        }
-        serde_json::from_value(base).unwrap()
-    };
-    let mut config = crate::helpers::test_config();
-    config.tools.http_allowlist = vec!["http://127.0.0.1:9/".into()];
-    config.upstreams = vec![upstream(json!({}))];
-    assert!(config.validate().is_ok());
-    let problem = config.oauth_upstreams_problem().expect("needs the portal");
-    assert!(problem.contains("upstreams[0].auth"), "{problem}");
-    assert!(config.credential_keys_problem().is_some(), "needs keys");
-    config.portal = Some(portal_config("http://127.0.0.1:9"));
-    assert!(config.oauth_upstreams_problem().is_none());
-    let refused = [
-        json!({"headers": {"authorization": "Bearer x"}}),
-        json!({"url": "", "command": "true"}),
-    ];
-    for extra in refused {
-        config.upstreams = vec![upstream(extra.clone())];
-        assert!(config.validate().is_err(), "{extra}");
-    }
-    let mut plain = upstream(json!({"oauth": {"scopes": ["mcp"]}}));
-    plain.auth = teamgate::config::UpstreamAuth::None;
-    config.upstreams = vec![plain];
-    assert!(
-        config.validate().is_err(),
-        "oauth keys without auth = oauth"
-    );
-}
