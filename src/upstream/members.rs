@@ -1,6 +1,8 @@
 //! Connections per member to an upstream whose headers name a member's
 //! credential (`${user:NAME}`, issue 29): each member acts upstream as
-//! themselves, never through another member's connection.
+//! themselves, never through another member's connection. An upstream with
+//! `auth = "oauth"` gets the same, with the member's own access token
+//! (`oauth.rs`) as its `Authorization` header.
 //!
 //! The upstream's supervised connection (`link.rs`) lists its tools with
 //! the slots' fallbacks, or without those headers. A member's call goes
@@ -166,9 +168,16 @@ impl Members {
                     .scrubber
                     .with(used.iter().cloned())
                     .text(&format!("{error:#}"));
+                let hint = match &self.oauth {
+                    Some(upstream) => format!(
+                        "; if your account there was disconnected, connect it again at {}",
+                        self.slots.oauth_start(upstream)
+                    ),
+                    None => String::new(),
+                };
                 return Err(text_result(
                     format!(
-                        "the upstream server {} refused your connection ({why})",
+                        "the upstream server {} refused your connection ({why}){hint}",
                         shared.config.name
                     ),
                     true,
