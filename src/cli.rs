@@ -143,6 +143,7 @@ fn check_config(config: &Config) -> anyhow::Result<()> {
     );
     let mut problems: Vec<String> = config.state_keys_problem().into_iter().collect();
     problems.extend(config.credential_keys_problem());
+    problems.extend(config.oauth_upstreams_problem());
     problems.extend(config.missing_on_disk());
     if let Err(error) = crate::app::edge_config(config) {
         problems.push(format!("{error:#}"));

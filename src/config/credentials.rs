@@ -159,12 +159,32 @@ impl Config {
     /// Why `serve` refuses the credentials configuration, if it does: slots
     /// need keys to seal their values.
     pub fn credential_keys_problem(&self) -> Option<String> {
-        (!self.credentials.slots.is_empty() && self.credentials.keys.is_empty()).then(|| {
-            "credentials.keys: is empty but [[credentials.slots]] are declared: members' values \
+        let sealed = !self.credentials.slots.is_empty() || self.has_oauth_upstreams();
+        (sealed && self.credentials.keys.is_empty()).then(|| {
+            "credentials.keys: is empty but [[credentials.slots]] or upstreams with auth = \"oauth\" \
+             are declared: members' values \
              are sealed with these keys, the same on every replica. Set for example \
              TEAMGATE__CREDENTIALS__KEYS='[\"<at least 32 random characters>\"]'"
                 .to_owned()
         })
+    }
+
+    /// Why `serve` refuses an upstream with `auth = "oauth"`, if it does:
+    /// members connect their accounts on the portal's Connections page.
+    pub fn oauth_upstreams_problem(&self) -> Option<String> {
+        let portal = self.portal.as_ref().is_some_and(|p| p.enabled);
+        let i = (self.upstreams.iter()).position(|u| u.auth == super::UpstreamAuth::Oauth)?;
+        (!portal).then(|| {
+            format!(
+                "upstreams[{i}].auth: oauth needs [portal]: members connect their accounts \
+                 on its Connections page"
+            )
+        })
+    }
+
+    /// Whether an upstream has `auth = "oauth"`: members' tokens are sealed too.
+    pub fn has_oauth_upstreams(&self) -> bool {
+        (self.upstreams.iter()).any(|u| u.auth == super::UpstreamAuth::Oauth)
     }
 }
 

@@ -32,7 +32,10 @@ pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, resolve_env};
 pub use tasks::{TaskMode, TasksConfig};
-pub use upstreams::{OnUnavailable, ToolOverride, ToolRate, UpstreamConfig, UpstreamTools};
+pub use upstreams::{
+    OnUnavailable, ToolOverride, ToolRate, UpstreamAuth, UpstreamConfig, UpstreamOauth,
+    UpstreamTools,
+};
 pub use validate::{allowed as url_allowed, rendered_allowed as rendered_url_allowed};
 
 /// The whole configuration, as `serve`, `stdio` and `check-config` see it.

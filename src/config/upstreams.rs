@@ -54,6 +54,36 @@ pub struct UpstreamConfig {
     /// until `teamgate upstreams approve`; false: changes pass straight through.
     #[serde(default = "pin_by_default")]
     pub pin: bool,
+    /// `oauth`: each member connects their own account at the upstream's
+    /// authorization server (portal, Connections) and their calls carry
+    /// their own access token; `none`: only `headers`.
+    #[serde(default)]
+    pub auth: UpstreamAuth,
+    /// With `auth = "oauth"`: the client and scopes teamgate asks for.
+    #[serde(default)]
+    pub oauth: UpstreamOauth,
+}
+
+/// How teamgate authenticates to an upstream beyond its `headers`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpstreamAuth {
+    #[default]
+    None,
+    Oauth,
+}
+
+/// `[upstreams.oauth]`: the member OAuth flow teamgate runs (issue 29).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamOauth {
+    /// Scopes asked for; empty: the upstream's `scopes_supported`, if any.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// A client registered beforehand at the authorization server (public,
+    /// PKCE); empty: teamgate registers itself (RFC 7591).
+    #[serde(default)]
+    pub client_id: String,
 }
 
 /// `[upstreams.tools]`: which of the upstream's tools are offered (glob
@@ -261,6 +291,9 @@ pub(super) fn validate(
                 }
             }
             (true, false) => {
+                if upstream.auth == UpstreamAuth::Oauth {
+                    return Err(invalid(i, "auth", "oauth is for a url upstream".into()));
+                }
                 if !upstream.headers.is_empty() {
                     return Err(invalid(
                         i,
@@ -277,6 +310,25 @@ pub(super) fn validate(
             for glob in globs {
                 globset::Glob::new(glob).map_err(|e| invalid(i, key, format!("{glob:?}: {e}")))?;
             }
+        }
+        if upstream.auth == UpstreamAuth::Oauth
+            && upstream
+                .headers
+                .keys()
+                .any(|h| h.eq_ignore_ascii_case("authorization"))
+        {
+            return Err(invalid(
+                i,
+                "headers",
+                "an oauth upstream gets each member's own Authorization header".into(),
+            ));
+        }
+        if upstream.auth == UpstreamAuth::None && upstream.oauth != UpstreamOauth::default() {
+            return Err(invalid(
+                i,
+                "oauth",
+                "is only read with auth = \"oauth\"".into(),
+            ));
         }
         if upstream.timeout.is_zero() {
             return Err(invalid(i, "timeout", "must be more than 0".into()));

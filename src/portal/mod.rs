@@ -14,11 +14,13 @@ mod connections;
 mod error;
 mod member;
 mod oauth;
+mod oauth_client;
 mod oidc;
 mod pages;
 mod session;
 mod setup;
 mod trail;
+mod upstream_oauth;
 
 use std::sync::Arc;
 
@@ -116,6 +118,15 @@ impl Portal {
             .route("/portal/activity", get(member::activity))
             .route("/portal/connections", get(connections::list))
             .route("/portal/connections/{slot}", post(connections::set))
+            .route(upstream_oauth::CALLBACK_PATH, get(upstream_oauth::callback))
+            .route(
+                "/portal/connections/oauth/{upstream}/start",
+                get(upstream_oauth::start),
+            )
+            .route(
+                "/portal/connections/oauth/{upstream}/disconnect",
+                post(upstream_oauth::disconnect),
+            )
             .route(
                 "/portal/connections/{slot}/delete",
                 post(connections::delete),

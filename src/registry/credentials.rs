@@ -17,6 +17,10 @@ pub trait MemberSecrets: Send + Sync {
     /// `member`'s value of `slot`, in the clear; `None` when they set none.
     /// The error says why the value cannot be had, without the value.
     async fn value(&self, member: &str, slot: &str) -> Result<Option<String>, String>;
+    /// Sets `member`'s value of `slot` (a refreshed OAuth token set).
+    async fn set(&self, member: &str, slot: &str, value: &str) -> Result<(), String>;
+    /// Deletes `member`'s value of `slot` (a token set the server refused).
+    async fn delete(&self, member: &str, slot: &str) -> Result<(), String>;
 }
 
 /// Which kind of credential served a call, weakest first: a call that used
@@ -30,6 +34,8 @@ pub enum CredentialKind {
     Fallback = 2,
     /// The member's own value of a slot.
     Member = 3,
+    /// The member's own OAuth access token at an upstream.
+    MemberOauth = 4,
 }
 
 impl CredentialKind {
@@ -39,6 +45,7 @@ impl CredentialKind {
             CredentialKind::Shared => "shared",
             CredentialKind::Fallback => "fallback",
             CredentialKind::Member => "member",
+            CredentialKind::MemberOauth => "member_oauth",
         }
     }
 }
@@ -59,6 +66,7 @@ impl CredentialUse {
             1 => CredentialKind::Shared.label(),
             2 => CredentialKind::Fallback.label(),
             3 => CredentialKind::Member.label(),
+            4 => CredentialKind::MemberOauth.label(),
             _ => "",
         }
     }

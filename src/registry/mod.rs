@@ -10,6 +10,7 @@
 mod context;
 mod credentials;
 mod events;
+pub mod oauth;
 mod provider;
 mod scrub;
 mod slots;

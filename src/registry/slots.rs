@@ -116,6 +116,12 @@ impl Slots {
         &self.page
     }
 
+    /// The portal page that starts the member's OAuth connection to `upstream`.
+    pub(crate) fn oauth_start(&self, upstream: &str) -> String {
+        let origin = self.page.strip_suffix(CONNECTIONS_PATH).unwrap_or_default();
+        format!("{origin}{}", super::oauth::start_path(upstream))
+    }
+
     pub(crate) fn has_fallback(&self, slot: &str) -> bool {
         self.slots.get(slot).is_some_and(|s| s.fallback.is_some())
     }

@@ -69,22 +69,37 @@ impl Slots {
         cx: &CallContext,
     ) -> Option<CallToolResponse> {
         let slot = self.first_empty(templates, cx).await?;
+        let message = format!(
+            "`{tool}` needs your own `{slot}` credential. Open the page to set it; \
+             the call goes on once it is set."
+        );
+        let page = self.page().to_owned();
+        self.ask_to_set(&slot, (&message, &page), tool, cx).await
+    }
+
+    /// The member sent to `url` to set the vault's `slot` (a credential, or
+    /// an OAuth token set their connection stores), when their client can
+    /// open it; `None` when it cannot, or once the value is set.
+    pub(crate) async fn ask_to_set(
+        &self,
+        slot: &str,
+        (message, page): (&str, &str),
+        tool: &str,
+        cx: &CallContext,
+    ) -> Option<CallToolResponse> {
         let can_open_urls = (cx.client_capabilities().elicitation).is_some_and(|e| e.url.is_some());
         if !can_open_urls {
             return None;
         }
-        let page = self.page();
-        // A fixed shape: a failure is a programming error the tests catch.
+        let slot = slot.to_owned();
+        let id = slot.replace(':', "-");
         let requests: InputRequests = serde_json::from_value(json!({KEY: {
             "method": "elicitation/create",
             "params": {
                 "mode": "url",
-                "message": format!(
-                    "`{tool}` needs your own `{slot}` credential. Open the page to set it; \
-                     the call goes on once it is set."
-                ),
+                "message": message,
                 "url": page,
-                "elicitationId": format!("teamgate-credential-{slot}-{}", uuid::Uuid::new_v4()),
+                "elicitationId": format!("teamgate-credential-{id}-{}", uuid::Uuid::new_v4()),
             },
         }}))
         .expect("an elicitation/create input request");
@@ -99,7 +114,7 @@ impl Slots {
         let refused = |why: &str| {
             Some(
                 text_result(
-                    format!("`{tool}` did not run: {why}. Set your `{slot}` credential at {page}, then call again."),
+                    format!("`{tool}` did not run: {why}. Open {page}, then call again."),
                     true,
                 )
                 .into(),

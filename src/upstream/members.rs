@@ -1,6 +1,8 @@
 //! Connections per member to an upstream whose headers name a member's
 //! credential (`${user:NAME}`, issue 29): each member acts upstream as
-//! themselves, never through another member's connection.
+//! themselves, never through another member's connection. An upstream with
+//! `auth = "oauth"` gets the same, with the member's own access token
+//! (`oauth.rs`) as its `Authorization` header.
 //!
 //! The upstream's supervised connection (`link.rs`) lists its tools with
 //! the slots' fallbacks, or without those headers. A member's call goes
@@ -36,6 +38,9 @@ pub(super) struct Members {
     /// The headers that name a slot; the others are the link's own.
     templates: Vec<(http::HeaderName, Template)>,
     slots: Slots,
+    /// The upstream's name when it has `auth = "oauth"`: each member's
+    /// calls carry their own access token.
+    oauth: Option<String>,
     open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Conn>>>>>,
     /// Cancelled when the upstream stops: every member connection ends.
     stop: CancellationToken,
@@ -61,11 +66,13 @@ impl Members {
     pub(super) fn new(
         templates: Vec<(http::HeaderName, Template)>,
         slots: Slots,
+        oauth: Option<String>,
         stop: CancellationToken,
     ) -> Self {
         Self {
             templates,
             slots,
+            oauth,
             open: Mutex::default(),
             stop,
         }
@@ -90,6 +97,18 @@ impl Members {
         tool: &str,
         cx: &CallContext,
     ) -> Result<MemberLink, CallToolResponse> {
+        // One member's setup at a time: a refresh token is used once.
+        let user = cx.caller().user.clone();
+        let entry = self.entry(&user).map_err(|why| {
+            CallToolResponse::from(text_result(
+                format!(
+                    "the upstream server {} is unavailable ({why}); try again shortly",
+                    shared.config.name
+                ),
+                true,
+            ))
+        })?;
+        let mut conn = entry.lock().await;
         let templates: Vec<&Template> = self.templates.iter().map(|(_, t)| t).collect();
         if let Some(answer) = self.slots.withheld(&templates, tool, cx).await {
             return Err(answer);
@@ -114,18 +133,18 @@ impl Members {
             })?;
             headers.insert(name.clone(), value);
         }
+        if let Some(upstream) = &self.oauth {
+            let set = super::oauth::tokens(upstream, &self.slots, tool, cx).await?;
+            let bearer = format!("Bearer {}", set.access_token);
+            digest.update(&bearer);
+            let value = http::HeaderValue::try_from(bearer).map_err(|_| {
+                let why = format!("your access token at {upstream} cannot be sent in a header");
+                CallToolResponse::from(text_result(why, true))
+            })?;
+            headers.insert(http::header::AUTHORIZATION, value);
+            used.extend(set.secrets());
+        }
         let digest: [u8; 32] = digest.finalize().into();
-        let user = cx.caller().user.clone();
-        let entry = self.entry(&user).map_err(|why| {
-            CallToolResponse::from(text_result(
-                format!(
-                    "the upstream server {} is unavailable ({why}); try again shortly",
-                    shared.config.name
-                ),
-                true,
-            ))
-        })?;
-        let mut conn = entry.lock().await;
         if let Some(open) = conn.as_ref() {
             let up = open.link.status().0 == Status::Up;
             if up && open.digest == digest {
@@ -149,9 +168,16 @@ impl Members {
                     .scrubber
                     .with(used.iter().cloned())
                     .text(&format!("{error:#}"));
+                let hint = match &self.oauth {
+                    Some(upstream) => format!(
+                        "; if your account there was disconnected, connect it again at {}",
+                        self.slots.oauth_start(upstream)
+                    ),
+                    None => String::new(),
+                };
                 return Err(text_result(
                     format!(
-                        "the upstream server {} refused your connection ({why})",
+                        "the upstream server {} refused your connection ({why}){hint}",
                         shared.config.name
                     ),
                     true,

@@ -15,6 +15,7 @@ mod forward;
 mod legacy_sse;
 mod link;
 mod members;
+mod oauth;
 mod offer;
 mod parked;
 mod pins;
@@ -225,8 +226,11 @@ impl Upstreams {
             );
         }
         let stop = CancellationToken::new();
-        let members = (!member_headers.is_empty())
-            .then(|| members::Members::new(member_headers, slots.clone(), stop.child_token()));
+        let oauth =
+            (config.auth == crate::config::UpstreamAuth::Oauth).then(|| config.name.clone());
+        let members = (!member_headers.is_empty() || oauth.is_some()).then(|| {
+            members::Members::new(member_headers, slots.clone(), oauth, stop.child_token())
+        });
         headers.extend(members.iter().flat_map(|m| m.shared_headers()));
         let mut env = Vec::new();
         if let Ok(path) = std::env::var("PATH") {

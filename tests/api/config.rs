@@ -297,3 +297,39 @@ fn a_member_slot_must_be_declared_and_allowed() {
         "{error}"
     );
 }
+
+#[test]
+fn upstream_oauth_configuration_rules() {
+    let upstream = |extra: serde_json::Value| -> teamgate::config::UpstreamConfig {
+        let mut base =
+            serde_json::json!({"name": "py", "url": "http://127.0.0.1:9/mcp", "auth": "oauth"});
+        for (k, v) in extra.as_object().unwrap() {
+            base[k] = v.clone();
+        }
+        serde_json::from_value(base).unwrap()
+    };
+    let mut config = crate::helpers::test_config();
+    config.tools.http_allowlist = vec!["http://127.0.0.1:9/".into()];
+    config.upstreams = vec![upstream(serde_json::json!({}))];
+    assert!(config.validate().is_ok());
+    let problem = config.oauth_upstreams_problem().expect("needs the portal");
+    assert!(problem.contains("upstreams[0].auth"), "{problem}");
+    assert!(config.credential_keys_problem().is_some(), "needs keys");
+    config.portal = Some(crate::portal_idp::portal_config("http://127.0.0.1:9"));
+    assert!(config.oauth_upstreams_problem().is_none());
+    let refused = [
+        serde_json::json!({"headers": {"authorization": "Bearer x"}}),
+        serde_json::json!({"url": "", "command": "true"}),
+    ];
+    for extra in refused {
+        config.upstreams = vec![upstream(extra.clone())];
+        assert!(config.validate().is_err(), "{extra}");
+    }
+    let mut plain = upstream(serde_json::json!({"oauth": {"scopes": ["mcp"]}}));
+    plain.auth = teamgate::config::UpstreamAuth::None;
+    config.upstreams = vec![plain];
+    assert!(
+        config.validate().is_err(),
+        "oauth keys without auth = oauth"
+    );
+}

@@ -63,7 +63,7 @@ pub(crate) async fn crm() -> String {
 
 /// Everything logged while the test runs (its runtime is this thread's).
 #[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Logs(Arc<Mutex<Vec<u8>>>);
 
 impl Write for Logs {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -84,7 +84,7 @@ impl Logs {
     /// other tests hit the same call sites first), recording until dropped:
     /// lines of tests running meanwhile land here too, which is harmless, as
     /// only this test knows its secrets.
-    fn capture() -> Recording {
+    pub(crate) fn capture() -> Recording {
         use tracing_subscriber::{Layer, filter::filter_fn, layer::SubscriberExt};
         static LOGS: std::sync::OnceLock<Logs> = std::sync::OnceLock::new();
         let logs = LOGS.get_or_init(|| {
@@ -108,10 +108,10 @@ impl Logs {
 }
 
 /// The captured lines, recorded while this lives.
-struct Recording(Logs);
+pub(crate) struct Recording(Logs);
 
 impl Recording {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.0.lock().unwrap()).into_owned()
     }
 }

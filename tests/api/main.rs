@@ -51,6 +51,7 @@ mod tasks_store;
 mod telemetry;
 mod tidy;
 mod upstream_members;
+mod upstream_oauth;
 mod upstream_pins;
 mod upstream_policies;
 mod upstream_relay;

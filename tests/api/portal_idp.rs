@@ -29,6 +29,11 @@ impl Idp {
     /// The provider, its client redirecting to `redirect`. Fails loudly when
     /// Node 22 or the provider is not installed (scripts/install-test-deps.sh).
     pub(crate) async fn start(redirect: &str) -> Self {
+        Self::start_with(redirect, &[]).await
+    }
+
+    /// `start` with more of the script's options.
+    pub(crate) async fn start_with(redirect: &str, options: &[&str]) -> Self {
         let node = repo_path(".cache/bin/node22");
         let provider = repo_path(".cache/oidc-provider/node_modules/oidc-provider");
         assert!(
@@ -38,6 +43,7 @@ impl Idp {
         let mut child = tokio::process::Command::new(node)
             .arg(repo_path("tests/interop/idp_oidc.mjs"))
             .args(["--redirect", redirect])
+            .args(options)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -280,7 +286,7 @@ pub(crate) fn hidden(html: &str, name: &str) -> Option<String> {
     Some(rest.split('"').next()?.to_owned())
 }
 
-fn location(response: &Response, from: &str) -> String {
+pub(crate) fn location(response: &Response, from: &str) -> String {
     let to = response.headers()[header::LOCATION].to_str().unwrap();
     absolute(to, from)
 }

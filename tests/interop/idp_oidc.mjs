@@ -5,6 +5,10 @@
 // Prints `PORT <port>` once listening. Client `teamgate` (secret `portal-test-secret`, code + PKCE).
 // Accounts (any password, through the provider's own login form, devInteractions):
 //   ann (group dev), bob (group ops), cat (group admins), dan (group guests, mapped to no scope).
+// --upstream-oauth SECONDS: also the authorization server of an upstream teamgate connects members
+// to (tests/api/upstream_oauth.rs): dynamic registration (RFC 7591), revocation (RFC 7009), refresh
+// tokens for clients allowed the refresh_token grant, and RFC 8707 resource indicators: an access
+// token for a resource is a JWT (audience: the resource, scope `mcp`) living SECONDS.
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -17,6 +21,19 @@ const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 const redirect = opt('--redirect');
 if (!redirect) { console.error('usage: idp_oidc.mjs --redirect URL'); process.exit(2); }
+
+const upstreamOauth = opt('--upstream-oauth');
+const extra = upstreamOauth ? {
+  ttl: { AccessToken: Number(upstreamOauth) },
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
+} : {};
+const resourceIndicators = {
+  enabled: true,
+  useGrantedResource: () => true,
+  getResourceServerInfo: (ctx, resource) => ({
+    scope: 'mcp', audience: resource, accessTokenFormat: 'jwt', accessTokenTTL: Number(upstreamOauth),
+  }),
+};
 
 const ACCOUNTS = { ann: ['dev'], bob: ['ops'], cat: ['admins'], dan: ['guests'] };
 
@@ -37,7 +54,11 @@ server.listen(0, '127.0.0.1', () => {
     scopes: ['openid', 'profile', 'groups'],
     // The member's claims in the ID token itself (the code flow would otherwise keep them for userinfo).
     conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: true } },
+    features: {
+      devInteractions: { enabled: true },
+      ...(upstreamOauth ? { registration: { enabled: true }, revocation: { enabled: true }, resourceIndicators } : {}),
+    },
+    ...extra,
     pkce: { required: () => true },
     cookies: { keys: ['teamgate-portal-test-cookie-key'] },
     // First-party client: no consent screen; the grant covers what was asked.
@@ -47,6 +68,8 @@ server.listen(0, '127.0.0.1', () => {
       const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
       grant.addOIDCScope('openid profile groups');
       grant.addOIDCClaims(['preferred_username', 'groups']);
+      const resource = ctx.oidc.params?.resource;
+      if (upstreamOauth && typeof resource === 'string') grant.addResourceScope(resource, 'mcp');
       await grant.save();
       return grant;
     },

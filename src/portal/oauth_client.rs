@@ -1,0 +1,239 @@
+//! teamgate as an OAuth client of an upstream's authorization server
+//! (issue 29): the server found through the upstream's RFC 9728 protected
+//! resource metadata and its RFC 8414 (or OpenID) metadata, teamgate's
+//! client registered there once (RFC 7591) unless configured, the code
+//! exchanged with PKCE, tokens revoked (RFC 7009) when a member disconnects.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::PortalError;
+use crate::{config::UpstreamConfig, registry::oauth::TokenSet};
+
+/// How long the authorization server may take to answer.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest metadata or token answer read.
+const MAX_BYTES: usize = 256 * 1024;
+
+/// What the flow needs of the upstream's authorization server.
+#[derive(Debug, Clone)]
+pub(super) struct Server {
+    pub resource: String,
+    pub authorization_endpoint: String,
+    pub token_endpoint: String,
+    pub registration_endpoint: Option<String>,
+    pub revocation_endpoint: Option<String>,
+    pub scopes: Vec<String>,
+}
+
+pub(super) fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .build()
+        .unwrap_or_default()
+}
+
+fn provider(why: impl std::fmt::Display) -> PortalError {
+    PortalError::Provider(why.to_string())
+}
+
+/// A JSON document; `None` when the URL does not answer one with 200.
+async fn json_at(http: &reqwest::Client, url: &str) -> Option<Value> {
+    let response = http
+        .get(url)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let bytes = response.bytes().await.ok()?;
+    (bytes.len() <= MAX_BYTES).then(|| serde_json::from_slice(&bytes).ok())?
+}
+
+/// `<origin>/.well-known/<name><path>`, then `<origin>/.well-known/<name>`.
+fn well_known(url: &url::Url, name: &str) -> Vec<String> {
+    let origin = url.origin().ascii_serialization();
+    let path = url.path().trim_end_matches('/');
+    let mut out = vec![format!("{origin}/.well-known/{name}{path}")];
+    if !path.is_empty() {
+        out.push(format!("{origin}/.well-known/{name}"));
+    }
+    out
+}
+
+/// The `resource_metadata` of a 401's `WWW-Authenticate`, if the upstream sends one.
+async fn challenge_metadata(http: &reqwest::Client, url: &str) -> Option<String> {
+    let response = http
+        .post(url)
+        .header("content-type", "application/json")
+        .body("{}");
+    let response = response.send().await.ok()?;
+    let challenge = response.headers().get("www-authenticate")?.to_str().ok()?;
+    let rest = challenge.split("resource_metadata=\"").nth(1)?;
+    Some(rest.split('"').next()?.to_owned())
+}
+
+/// The upstream's authorization server, as its metadata describe it.
+pub(super) async fn discover(
+    http: &reqwest::Client,
+    upstream: &UpstreamConfig,
+) -> Result<Server, PortalError> {
+    let url = url::Url::parse(&upstream.url).map_err(provider)?;
+    let mut resource = None;
+    let mut candidates = well_known(&url, "oauth-protected-resource");
+    if let Some(from_challenge) = challenge_metadata(http, &upstream.url).await {
+        candidates.insert(0, from_challenge);
+    }
+    for candidate in candidates {
+        if let Some(found) = json_at(http, &candidate).await {
+            resource = Some(found);
+            break;
+        }
+    }
+    let resource = resource.ok_or_else(|| {
+        provider(format!(
+            "{} publishes no protected resource metadata",
+            upstream.name
+        ))
+    })?;
+    let issuer = resource["authorization_servers"][0]
+        .as_str()
+        .ok_or_else(|| {
+            provider(format!(
+                "{}'s metadata names no authorization server",
+                upstream.name
+            ))
+        })?;
+    let issuer_url = url::Url::parse(issuer).map_err(provider)?;
+    let mut metadata = None;
+    for name in ["oauth-authorization-server", "openid-configuration"] {
+        for candidate in well_known(&issuer_url, name) {
+            if let Some(found) = json_at(http, &candidate).await {
+                metadata = Some(found);
+                break;
+            }
+        }
+        if metadata.is_some() {
+            break;
+        }
+    }
+    let metadata = metadata.ok_or_else(|| provider(format!("{issuer} publishes no metadata")))?;
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    let scopes = if upstream.oauth.scopes.is_empty() {
+        (resource["scopes_supported"]
+            .as_array()
+            .into_iter()
+            .flatten())
+        .filter_map(text)
+        .collect()
+    } else {
+        upstream.oauth.scopes.clone()
+    };
+    Ok(Server {
+        resource: text(&resource["resource"]).unwrap_or_else(|| upstream.url.clone()),
+        authorization_endpoint: text(&metadata["authorization_endpoint"])
+            .ok_or_else(|| provider("no authorization_endpoint"))?,
+        token_endpoint: text(&metadata["token_endpoint"])
+            .ok_or_else(|| provider("no token_endpoint"))?,
+        registration_endpoint: text(&metadata["registration_endpoint"]),
+        revocation_endpoint: text(&metadata["revocation_endpoint"]),
+        scopes,
+    })
+}
+
+/// Registers teamgate as a public client redirecting to `redirect`; its client ID.
+pub(super) async fn register(
+    http: &reqwest::Client,
+    server: &Server,
+    redirect: &str,
+) -> Result<String, PortalError> {
+    let endpoint = server.registration_endpoint.as_deref().ok_or_else(|| {
+        provider("the authorization server offers no dynamic registration; set oauth.client_id")
+    })?;
+    let body = json!({
+        "client_name": "teamgate",
+        "redirect_uris": [redirect],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    });
+    let response = http
+        .post(endpoint)
+        .json(&body)
+        .send()
+        .await
+        .map_err(provider)?;
+    let status = response.status();
+    let answer: Value = response.json().await.map_err(provider)?;
+    match answer["client_id"].as_str() {
+        Some(id) if status.is_success() => Ok(id.to_owned()),
+        _ => Err(provider(format!(
+            "registration refused ({status}): {}",
+            answer["error"]
+        ))),
+    }
+}
+
+/// Posts a form to the token endpoint; its JSON answer when successful.
+pub(super) async fn token_request(
+    http: &reqwest::Client,
+    endpoint: &str,
+    form: &[(&str, &str)],
+) -> Result<Value, PortalError> {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form)
+        .finish();
+    let response = http
+        .post(endpoint)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| provider(e.without_url()))?;
+    let status = response.status();
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| provider(e.without_url()))?;
+    let answer: Value = serde_json::from_slice(&bytes[..bytes.len().min(MAX_BYTES)])
+        .map_err(|_| provider(format!("the token endpoint answered {status} without JSON")))?;
+    if !status.is_success() {
+        return Err(provider(format!(
+            "the token endpoint refused: {}",
+            answer["error"]
+        )));
+    }
+    Ok(answer)
+}
+
+/// Best effort: the authorization server told to forget the member's tokens.
+pub(super) async fn revoke(http: &reqwest::Client, set: &TokenSet) {
+    let Some(endpoint) = &set.revocation_endpoint else {
+        return;
+    };
+    let mut tokens = vec![("refresh_token", set.refresh_token.as_deref())];
+    tokens.push(("access_token", Some(set.access_token.as_str())));
+    for (hint, token) in tokens {
+        let Some(token) = token else { continue };
+        let form = [
+            ("token", token),
+            ("token_type_hint", hint),
+            ("client_id", &set.client_id),
+        ];
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        let request = http
+            .post(endpoint)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        if let Err(error) = request.send().await {
+            tracing::info!(error = %error.without_url(), "portal: a token revocation failed");
+        }
+    }
+}

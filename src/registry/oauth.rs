@@ -1,0 +1,116 @@
+//! Members' OAuth tokens for upstreams with `auth = "oauth"` (issue 29):
+//! what the portal's flow stores in the vault, sealed like a slot's value
+//! under the reserved name `oauth:<upstream>`, and what a call reads back
+//! to send `Authorization: Bearer` as the member.
+
+use serde::{Deserialize, Serialize};
+
+/// The vault's name of a member's token set for `upstream`.
+pub fn token_slot(upstream: &str) -> String {
+    format!("oauth:{upstream}")
+}
+
+/// The vault owner of teamgate's own client registrations (no member can
+/// be named this: member names come from sign-in and never hold a space).
+pub const CLIENT_OWNER: &str = "teamgate oauth clients";
+
+/// The portal page that starts the member's flow for `upstream`.
+pub fn start_path(upstream: &str) -> String {
+    format!("/portal/connections/oauth/{upstream}/start")
+}
+
+/// A member's tokens at one upstream's authorization server, with what a
+/// refresh and a revocation need.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct TokenSet {
+    pub access_token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
+    /// Unix seconds; `None`: the server did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
+    pub token_endpoint: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revocation_endpoint: Option<String>,
+    pub client_id: String,
+    /// The RFC 8707 resource the tokens are for (the upstream's URL).
+    pub resource: String,
+}
+
+impl std::fmt::Debug for TokenSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenSet")
+            .field("expires_at", &self.expires_at)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TokenSet {
+    /// The token set of a vault value; `None` when it is not one.
+    pub fn read(value: &str) -> Option<Self> {
+        serde_json::from_str(value).ok()
+    }
+
+    pub fn write(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// Whether the access token ends within `margin` seconds of `now`.
+    pub fn expiring(&self, now: i64, margin: i64) -> bool {
+        self.expires_at.is_some_and(|at| at - margin <= now)
+    }
+
+    /// The fields of a token endpoint's JSON answer over this set (a
+    /// refresh that returns no new refresh token keeps the old one).
+    pub fn updated(&self, answer: &serde_json::Value, now: i64) -> Option<Self> {
+        let access_token = answer["access_token"].as_str()?.to_owned();
+        let refresh_token = (answer["refresh_token"].as_str().map(str::to_owned))
+            .or_else(|| self.refresh_token.clone());
+        let expires_at = answer["expires_in"].as_i64().map(|s| now + s.max(0));
+        Some(Self {
+            access_token,
+            refresh_token,
+            expires_at,
+            ..self.clone()
+        })
+    }
+
+    /// The values to scrub from a result.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut out = vec![self.access_token.clone()];
+        out.extend(self.refresh_token.clone());
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_refresh_keeps_what_it_does_not_replace() {
+        let set = TokenSet {
+            access_token: "a".into(),
+            refresh_token: Some("r".into()),
+            expires_at: Some(100),
+            token_endpoint: "http://as/token".into(),
+            revocation_endpoint: None,
+            client_id: "c".into(),
+            resource: "http://up/mcp".into(),
+        };
+        assert!(set.expiring(50, 60) && !set.expiring(30, 60));
+        let new = set.updated(&json!({"access_token": "b", "expires_in": 10}), 200);
+        let new = new.unwrap();
+        assert_eq!(
+            (new.access_token.as_str(), new.expires_at),
+            ("b", Some(210))
+        );
+        assert_eq!(new.refresh_token.as_deref(), Some("r"));
+        assert!(set.updated(&json!({"error": "x"}), 0).is_none());
+        assert!(TokenSet::read(&set.write()).is_some() && TokenSet::read("{").is_none());
+        assert!(!format!("{set:?}").contains("\"a\""));
+    }
+}

@@ -1,0 +1,148 @@
+//! A member's own access token for an upstream with `auth = "oauth"`
+//! (issue 29): read from the vault where the portal's flow stored it,
+//! refreshed ahead of expiry, dropped when the authorization server
+//! refuses the refresh; a member with none is sent to the portal page that
+//! connects them, through the same path as an empty credential slot.
+
+use std::time::Duration;
+
+use crate::{
+    protocol::{CallToolResponse, text_result},
+    registry::{
+        CallContext, CredentialKind, Slots,
+        oauth::{TokenSet, token_slot},
+    },
+};
+
+/// A token ending within this is refreshed first.
+const REFRESH_AHEAD_SECS: i64 = 60;
+/// How long the authorization server may take to refresh.
+const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest token endpoint answer read.
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// The caller's current token set for `upstream`, refreshed if needed;
+/// else what the call answers instead.
+pub(super) async fn tokens(
+    upstream: &str,
+    slots: &Slots,
+    tool: &str,
+    cx: &CallContext,
+) -> Result<TokenSet, CallToolResponse> {
+    let start = slots.oauth_start(upstream);
+    let error = |text: String| CallToolResponse::from(text_result(text, true));
+    let connect = || {
+        error(format!(
+            "`{tool}` acts on the upstream server {upstream} as you, and you have not connected \
+             your account there. Connect it at {start}, then call the tool again."
+        ))
+    };
+    let secrets = cx
+        .member_secrets()
+        .ok_or_else(|| error(format!("`{tool}` needs a member's OAuth connection")))?;
+    let user = cx.caller().user.clone();
+    let slot = token_slot(upstream);
+    let unreadable = |why: String| {
+        error(format!(
+            "your connection to {upstream} cannot be read ({why}); connect again at {start}"
+        ))
+    };
+    let read = |value: Option<String>| value.and_then(|v| TokenSet::read(&v));
+    let mut set = read(secrets.value(&user, &slot).await.map_err(unreadable)?);
+    if set.is_none() {
+        let message = format!(
+            "`{tool}` acts on {upstream} as you. Open the page to connect your account; \
+             the call goes on once it is connected."
+        );
+        if let Some(answer) = slots.ask_to_set(&slot, (&message, &start), tool, cx).await {
+            return Err(answer);
+        }
+        set = read(secrets.value(&user, &slot).await.map_err(unreadable)?);
+    }
+    let set = set.ok_or_else(connect)?;
+    if !set.expiring(now(), REFRESH_AHEAD_SECS) {
+        cx.credential().report(CredentialKind::MemberOauth);
+        return Ok(set);
+    }
+    let refreshed = match &set.refresh_token {
+        Some(refresh) => refresh_at(&set, refresh).await,
+        None => Err("the access token expired and came with no refresh token".to_owned()),
+    };
+    match refreshed.and_then(|answer| {
+        (set.updated(&answer, now()))
+            .ok_or_else(|| "the authorization server answered no access token".to_owned())
+    }) {
+        Ok(new) => {
+            // A failed write still serves this call; the next refreshes again.
+            let _ = secrets.set(&user, &slot, &new.write()).await;
+            cx.credential().report(CredentialKind::MemberOauth);
+            Ok(new)
+        }
+        Err(why) => {
+            // Another replica may have refreshed first (the old refresh token
+            // is then spent): its tokens serve.
+            let now_stored = secrets.value(&user, &slot).await.ok().flatten();
+            if let Some(other) = read(now_stored).filter(|o| o.access_token != set.access_token) {
+                cx.credential().report(CredentialKind::MemberOauth);
+                return Ok(other);
+            }
+            let _ = secrets.delete(&user, &slot).await;
+            tracing::info!(upstream, member = %user, why, "a member's OAuth refresh failed");
+            Err(error(format!(
+                "your connection to {upstream} ended ({why}). Connect it again at {start}, \
+                 then call the tool again."
+            )))
+        }
+    }
+}
+
+/// The token endpoint's answer to a refresh (RFC 6749 §6), or why not.
+async fn refresh_at(set: &TokenSet, refresh: &str) -> Result<serde_json::Value, String> {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("grant_type", "refresh_token")
+        .append_pair("refresh_token", refresh)
+        .append_pair("client_id", &set.client_id)
+        .append_pair("resource", &set.resource)
+        .finish();
+    let client = upstream_reqwest::Client::builder()
+        .redirect(upstream_reqwest::redirect::Policy::none())
+        .timeout(REFRESH_TIMEOUT)
+        .build()
+        .map_err(|_| "no HTTP client".to_owned())?;
+    let response = client
+        .post(&set.token_endpoint)
+        .header(
+            http::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .header(http::header::ACCEPT, "application/json")
+        .body(body)
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "the authorization server did not answer: {}",
+                e.without_url()
+            )
+        })?;
+    let status = response.status();
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|_| "no answer body".to_owned())?;
+    let answer: serde_json::Value =
+        serde_json::from_slice(&bytes[..bytes.len().min(MAX_ANSWER_BYTES)])
+            .map_err(|_| format!("the authorization server answered {status} without JSON"))?;
+    if !status.is_success() {
+        let code = answer["error"].as_str().unwrap_or("an error");
+        return Err(format!(
+            "the authorization server refused the refresh: {code}"
+        ));
+    }
+    Ok(answer)
+}
+
+fn now() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
