@@ -6,7 +6,7 @@
 //! ann's live MCP session and filters the audit trail. Every page visited
 //! is saved as `target/portal-screenshots/NN-name.png` (not committed).
 
-mod driver;
+pub(crate) mod driver;
 
 use std::{process::Stdio, time::Duration};
 

@@ -38,10 +38,12 @@ impl Drop for Driver {
 }
 
 /// The browser, the portal's base URL and the screenshots taken so far.
-pub(super) struct Chrome {
+pub(crate) struct Chrome {
     pub client: Client,
     pub base: String,
     shots: Vec<PathBuf>,
+    /// Before every screenshot's `NN-name.png`: "" for the portal's walkthrough.
+    prefix: String,
     dir: PathBuf,
     _driver: Driver,
 }
@@ -54,7 +56,14 @@ fn free_port() -> u16 {
 impl Chrome {
     /// chromedriver and a headless chromium. Fails (never skips) when Debian's
     /// chromium or chromium-driver is not installed.
-    pub(super) async fn start(base: &str) -> Self {
+    pub(crate) async fn start(base: &str) -> Self {
+        Self::start_with(base, "").await
+    }
+
+    /// As `start`, the screenshots named `{prefix}NN-name.png`. Only the
+    /// portal's walkthrough (no prefix) removes its earlier screenshots;
+    /// prefixed ones are overwritten by name, so other tests' stay.
+    pub(crate) async fn start_with(base: &str, prefix: &str) -> Self {
         assert!(
             Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
             "{CHROMIUM} and {CHROMEDRIVER} are missing: run scripts/install-test-deps.sh \
@@ -108,35 +117,45 @@ impl Chrome {
             .await
             .expect("a WebDriver session in headless chromium");
         let dir = repo_path("target/portal-screenshots");
-        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
+        if prefix.is_empty() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
         Self {
             client,
             base: base.to_owned(),
             shots: Vec::new(),
+            prefix: prefix.to_owned(),
             dir,
             _driver: driver,
         }
     }
 
-    /// Saves the page as `target/portal-screenshots/NN-name.png`.
-    pub(super) async fn shot(&mut self, name: &str) {
+    /// Saves the page as `target/portal-screenshots/{prefix}NN-name.png`.
+    pub(crate) async fn shot(&mut self, name: &str) {
         let png = self.client.screenshot().await.expect("a screenshot");
-        let path = self
-            .dir
-            .join(format!("{:02}-{name}.png", self.shots.len() + 1));
+        let path = self.dir.join(format!(
+            "{}{:02}-{name}.png",
+            self.prefix,
+            self.shots.len() + 1
+        ));
         std::fs::write(&path, png).unwrap();
         self.shots.push(path);
     }
 
-    pub(super) async fn goto(&self, path: &str) {
+    pub(crate) async fn goto(&self, path: &str) {
         let url = format!("{}{path}", self.base);
         self.client.goto(&url).await.expect("the page loads");
     }
 
     /// The element at `xpath` once it is there (at most 15 s); on timeout the
     /// failure shows the page.
-    pub(super) async fn wait(&self, xpath: &str) -> Element {
+    pub(crate) async fn wait(&self, xpath: &str) -> Element {
         match self
             .client
             .wait()
@@ -151,7 +170,7 @@ impl Chrome {
     }
 
     /// Waits until nothing matches `xpath`.
-    pub(super) async fn wait_gone(&self, xpath: &str) {
+    pub(crate) async fn wait_gone(&self, xpath: &str) {
         let until = Instant::now() + PATIENCE;
         while !self.all(xpath).await.is_empty() {
             assert!(
@@ -163,12 +182,12 @@ impl Chrome {
         }
     }
 
-    pub(super) async fn all(&self, xpath: &str) -> Vec<Element> {
+    pub(crate) async fn all(&self, xpath: &str) -> Vec<Element> {
         self.client.find_all(Locator::XPath(xpath)).await.unwrap()
     }
 
     /// The cells' texts of each table row at `rows`.
-    pub(super) async fn cells(&self, rows: &str) -> Vec<Vec<String>> {
+    pub(crate) async fn cells(&self, rows: &str) -> Vec<Vec<String>> {
         let mut table = Vec::new();
         for row in self.all(rows).await {
             let mut cells = Vec::new();
@@ -182,7 +201,7 @@ impl Chrome {
 
     /// Reloads the page until the rows at `rows` satisfy `ready` (at most
     /// 15 s: the audit trail is written in batches); those rows.
-    pub(super) async fn reload_until(
+    pub(crate) async fn reload_until(
         &self,
         rows: &str,
         ready: impl Fn(&[Vec<String>]) -> bool,
@@ -200,12 +219,12 @@ impl Chrome {
     }
 
     /// The visible text of the first element at `xpath`.
-    pub(super) async fn text(&self, xpath: &str) -> String {
+    pub(crate) async fn text(&self, xpath: &str) -> String {
         self.wait(xpath).await.text().await.unwrap()
     }
 
     /// The URL and the HTML of the page, for failure messages.
-    pub(super) async fn page(&self) -> String {
+    pub(crate) async fn page(&self) -> String {
         let url = self.client.current_url().await.map(|u| u.to_string());
         let html = self.client.source().await.unwrap_or_default();
         format!("{url:?}\n{html}")
@@ -213,7 +232,7 @@ impl Chrome {
 
     /// Signs in as `user` from the portal's sign-in page through the
     /// provider's own login form; ends on the member's tokens page.
-    pub(super) async fn sign_in(&mut self, user: &str) {
+    pub(crate) async fn sign_in(&mut self, user: &str) {
         self.goto("/portal/").await;
         let link = self.wait("//main//a[normalize-space()='Sign in']").await;
         assert_eq!(self.text("//h1").await, "Sign in");
@@ -266,7 +285,7 @@ impl Chrome {
 
     /// Signs out with the header's button, then forgets every cookie (the
     /// provider's session too) so the next sign-in starts afresh.
-    pub(super) async fn sign_out(&mut self) {
+    pub(crate) async fn sign_out(&mut self) {
         self.wait("//header//button[.='Sign out']")
             .await
             .click()
@@ -277,7 +296,7 @@ impl Chrome {
     }
 
     /// Ends the browser; the screenshots taken, each checked to be a PNG.
-    pub(super) async fn close(self) -> Vec<PathBuf> {
+    pub(crate) async fn close(self) -> Vec<PathBuf> {
         let Self {
             client,
             shots,
