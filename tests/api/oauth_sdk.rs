@@ -10,7 +10,7 @@
 //! client's authorization URL is followed by the browser-less browser, and
 //! the code handed back on its stdin.
 
-mod browser;
+pub(crate) mod browser;
 mod cimd_tls;
 
 use std::{process::Stdio, sync::atomic::Ordering, time::Duration};
@@ -102,8 +102,10 @@ async fn run_ts(
             if let Some(url) = line.strip_prefix("AUTHORIZE ")
                 && landed.is_none()
             {
-                landed =
-                    Some(browser::authorize(&app.base(), url, "ann", client_name, label).await);
+                landed = Some(
+                    browser::authorize(&app.base(), url, "ann", client_name, label, SIGNED_IN)
+                        .await,
+                );
             }
         }
     };
@@ -120,6 +122,9 @@ async fn run_ts(
     );
     (output, landed)
 }
+
+/// What ts_oauth.mjs's loopback listener shows once it has the code.
+const SIGNED_IN: &str = "//h1[.='Signed in']";
 
 const TS_CHECKS: [&str; 7] = [
     "ok - first connection is challenged",

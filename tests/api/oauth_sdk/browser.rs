@@ -14,13 +14,15 @@ use crate::portal_browser::driver::Chrome;
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// Follows `url` as `user` through sign-in and consent, expecting the
-/// consent page to name `client_name`; the URL the browser ends on.
-pub(super) async fn authorize(
+/// consent page to name `client_name` and the client's loopback listener to
+/// show `landing` (an XPath); the URL the browser ends on.
+pub(crate) async fn authorize(
     base: &str,
     url: &str,
     user: &str,
     client_name: &str,
     label: &str,
+    landing: &str,
 ) -> String {
     let mut chrome = Chrome::start_with(base, "oauth-").await;
     chrome
@@ -99,10 +101,10 @@ pub(super) async fn authorize(
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(
-        landed.as_str().starts_with("http://127.0.0.1:") && landed.path() == "/callback",
+        landed.as_str().starts_with("http://127.0.0.1:") && landed.path().ends_with("/callback"),
         "the client's loopback redirect URI: {landed}"
     );
-    chrome.wait("//h1[.='Signed in']").await;
+    chrome.wait(landing).await;
     chrome.shot(&format!("{label}-back-at-client")).await;
     chrome.close().await;
     landed.to_string()
