@@ -37,10 +37,12 @@ pub struct AuthorizationServerConfig {
     /// How long fetching a Client ID Metadata Document may take.
     #[serde(default = "default_cimd_timeout", with = "humantime_serde")]
     pub cimd_timeout: Duration,
-    /// TESTING ONLY: also fetch `http://127.0.0.1:<port>/…` client ids.
-    /// Never set this in a deployment.
+    /// TESTING ONLY (off by default): also fetch client ids on a loopback
+    /// host (`127.0.0.1`, `[::1]`, `localhost`) over http, or over https with
+    /// the certificate not checked; other hosts are unaffected. Refused
+    /// unless `server.public_url` is itself on loopback, warned about when on.
     #[serde(default)]
-    pub cimd_allow_http_loopback: bool,
+    pub cimd_testing_loopback: bool,
 }
 
 fn yes() -> bool {
@@ -121,6 +123,12 @@ impl AuthorizationServerConfig {
         if self.cimd_timeout.is_zero() || self.cimd_timeout > Duration::from_secs(30) {
             return invalid("cimd_timeout", "must be above zero and at most 30s");
         }
+        if self.cimd_testing_loopback && !on_loopback(public_url) {
+            return invalid(
+                "cimd_testing_loopback",
+                "is for tests only: it is refused unless server.public_url is on a loopback address",
+            );
+        }
         for (i, host) in self.cimd_hosts.iter().enumerate() {
             let name = host.strip_prefix("*.").unwrap_or(host);
             let ok = !name.is_empty()
@@ -138,6 +146,16 @@ impl AuthorizationServerConfig {
     }
 }
 
+/// Whether `url`'s host is a loopback address (or `localhost`).
+fn on_loopback(url: &str) -> bool {
+    url::Url::parse(url).is_ok_and(|u| match u.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +170,17 @@ mod tests {
         assert!(config.cimd_host_allowed("Apps.Example.com"));
         assert!(!config.cimd_host_allowed("example.com"));
         assert!(!config.cimd_host_allowed("evilclaude.ai"));
+    }
+
+    #[test]
+    fn the_testing_loopback_switch_is_off_by_default_and_refused_off_loopback() {
+        assert!(
+            !serde_json::from_value::<AuthorizationServerConfig>(serde_json::json!({}))
+                .unwrap()
+                .cimd_testing_loopback
+        );
+        assert!(on_loopback("http://127.0.0.1:8080/mcp") && on_loopback("http://[::1]/mcp"));
+        assert!(on_loopback("https://localhost/mcp"));
+        assert!(!on_loopback("https://mcp.example.com/mcp") && !on_loopback("not a url"));
     }
 }

@@ -333,3 +333,25 @@ fn upstream_oauth_configuration_rules() {
         "oauth keys without auth = oauth"
     );
 }
+
+#[test]
+fn the_testing_loopback_cimd_switch_is_refused_off_loopback() {
+    let portal = std::fs::read_to_string(repo_path("config/examples/portal.toml")).unwrap();
+    let snippet = format!("{portal}\ncimd_testing_loopback = true\n");
+    let last_table = portal
+        .rfind("\n[")
+        .map(|i| &portal[i + 1..])
+        .unwrap_or_default();
+    assert!(
+        last_table.starts_with("[authorization_server]"),
+        "the switch lands in [authorization_server]"
+    );
+    let error = load_snippet(&snippet).unwrap_err().to_string();
+    assert!(
+        error.contains("authorization_server.cimd_testing_loopback"),
+        "{error}"
+    );
+    let local = snippet.replace("https://mcp.example.com/mcp", "http://127.0.0.1:8080/mcp");
+    let config = load_snippet(&local).unwrap_or_else(|e| panic!("{e}"));
+    assert!(config.authorization_server.unwrap().cimd_testing_loopback);
+}

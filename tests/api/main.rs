@@ -26,6 +26,7 @@ mod legacy;
 mod modern;
 mod mrtr;
 mod oauth_flow;
+mod oauth_inspector;
 mod oauth_refusals;
 mod oauth_sdk;
 mod portal;

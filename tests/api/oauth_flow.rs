@@ -25,7 +25,7 @@ pub(crate) const REDIRECT: &str = "http://127.0.0.1:9/callback";
 pub(crate) async fn oauth_app(
     adjust: impl FnOnce(&mut serde_json::Map<String, Value>),
 ) -> (TestApp, Idp) {
-    let mut authz = json!({"enabled": true, "cimd_allow_http_loopback": true, "cimd_timeout": "1s", "cimd_max_bytes": 2048});
+    let mut authz = json!({"enabled": true, "cimd_testing_loopback": true, "cimd_timeout": "1s", "cimd_max_bytes": 2048});
     adjust(authz.as_object_mut().unwrap());
     portal_app_with(Arc::new(SystemClock), move |c| {
         c.authorization_server = Some(serde_json::from_value(authz).unwrap());

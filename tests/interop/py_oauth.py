@@ -4,14 +4,16 @@ httpx2 auth of the Streamable HTTP transport) against teamgate as the authorizat
 
     .cache/venv/bin/python tests/interop/py_oauth.py --url http://127.0.0.1:PORT/mcp
 
-Discovery from the 401, registration (RFC 7591), `AUTHORIZE <url>` printed and `CODE <code> <redirect
-URL>` read from stdin (the Rust test plays the browser), token, a tool call, a refresh (the access
+Discovery from the 401, registration (RFC 7591), `AUTHORIZE <url>` printed for the browser (the Rust
+test's headless chromium) and the code taken, as a real CLI client does, by a listener on a loopback
+port of its own (RFC 8252), the redirect URI; token, a tool call, a refresh (the access
 token's expiry moved into the past), revocation (RFC 7009), and the revoked grant refused (the
 client asks for a new authorization). Prints `ok - name` / `not ok - name: reason`, then
 `py-oauth: N passed, M failed`; exit 1 on failure.
 """
 
 import argparse
+import http.server
 import sys
 import time
 import urllib.parse
@@ -23,7 +25,32 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
-REDIRECT = "http://127.0.0.1:9/callback"
+
+class Callback(http.server.BaseHTTPRequestHandler):
+    """The redirect URI: keeps the query of a request to /callback."""
+
+    received = None
+
+    def do_GET(self):
+        parts = urllib.parse.urlsplit(self.path)
+        if parts.path != "/callback":
+            self.send_error(404)
+            return
+        Callback.received = dict(urllib.parse.parse_qsl(parts.query))
+        body = b"<h1>Signed in</h1><p>py-oauth has the code; you can close this window.</p>"
+        self.send_response(200)
+        self.send_header("content-type", "text/html; charset=utf-8")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+listener = http.server.HTTPServer(("127.0.0.1", 0), Callback)
+listener.timeout = 90
+REDIRECT = f"http://127.0.0.1:{listener.server_address[1]}/callback"
 counts = {"passed": 0, "failed": 0, "authorizations": 0}
 
 
@@ -73,10 +100,11 @@ async def redirect_handler(url):
 
 
 async def callback_handler():
-    line = await anyio.to_thread.run_sync(sys.stdin.readline)
-    back = line.split()[2]
-    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(back).query))
-    return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+    deadline = time.monotonic() + 90
+    while Callback.received is None and time.monotonic() < deadline:
+        await anyio.to_thread.run_sync(listener.handle_request)
+    query = Callback.received or {}
+    return AuthorizationCodeResult(code=query.get("code", ""), state=query.get("state"), iss=query.get("iss"))
 
 
 async def call_tool(url, auth):

@@ -2,14 +2,15 @@
 // @modelcontextprotocol/sdk 1.32.x from .cache/ts-client; override with TS_SDK_DIR) against teamgate
 // as the authorization server (issue 28). Driven by tests/api/oauth_sdk.rs:
 //   node22 tests/interop/ts_oauth.mjs --url http://127.0.0.1:PORT/mcp [--cimd CLIENT_ID_URL]
-// Discovery from the 401, registration (RFC 7591, or the Client ID Metadata Document URL given),
-// (the SDK takes only an https CIMD URL: tests/api/oauth_refusals.rs covers CIMD over loopback)
-// then prints `AUTHORIZE <url>` and waits for `CODE <code> <redirect URL>` on stdin (the Rust test plays the
-// browser: sign-in at the identity provider, consent); then token, a tool call, a refresh (the
+// Discovery from the 401, registration (RFC 7591), or the https Client ID Metadata Document URL
+// given (the SDK takes only https ones), then, as a real CLI client does, a loopback listener as
+// the redirect URI (RFC 8252: http://127.0.0.1:<its port>/callback): it prints `AUTHORIZE <url>`
+// for the browser (the Rust test's headless chromium: sign-in at the identity provider, consent)
+// and takes the code from the browser's redirect itself; then token, a tool call, a refresh (the
 // access token spoiled, so the SDK refreshes on the 401), revocation (RFC 7009) and the revoked
 // grant refused. Prints `ok - name` / `not ok - name: reason`, then `ts-oauth: N passed, M failed`.
 import path from 'node:path';
-import readline from 'node:readline';
+import http from 'node:http';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -23,15 +24,29 @@ const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 const url = new URL(opt('--url'));
 const cimd = opt('--cimd');
-const REDIRECT = 'http://127.0.0.1:9/callback';
+
+// The redirect URI: a listener on a free loopback port that takes the first callback's code.
+let gotCode;
+const codeArrived = new Promise((resolve) => { gotCode = resolve; });
+const listener = http.createServer((req, res) => {
+  const back = new URL(req.url, 'http://127.0.0.1');
+  if (back.pathname !== '/callback') { res.writeHead(404).end(); return; }
+  const code = back.searchParams.get('code');
+  res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+  res.end(code ? '<h1>Signed in</h1><p>ts-oauth has the code; you can close this window.</p>'
+    : `<h1>Not signed in</h1><p>${back.searchParams.get('error') ?? 'no code'}</p>`);
+  gotCode({ code, iss: back.searchParams.get('iss'), error: back.searchParams.get('error') });
+});
+await new Promise((resolve) => listener.listen(0, '127.0.0.1', resolve));
+const REDIRECT = `http://127.0.0.1:${listener.address().port}/callback`;
 
 let passed = 0, failed = 0;
 const ok = (name) => { passed++; console.log(`ok - ${name}`); };
 const notOk = (name, why) => { failed++; console.log(`not ok - ${name}: ${why}`); };
 const finish = () => { console.log(`ts-oauth: ${passed} passed, ${failed} failed`); process.exit(failed ? 1 : 0); };
-setTimeout(() => { notOk('overall', 'timed out after 60 s'); finish(); }, 60000).unref();
+setTimeout(() => { notOk('overall', 'timed out after 100 s'); finish(); }, 100000).unref();
 
-// The provider: everything kept in memory, the browser step handed to the test.
+// The provider: everything kept in memory, the browser step handed to the test's browser.
 const state = { info: undefined, tokens: undefined, verifier: undefined, authorizations: 0 };
 const provider = {
   get redirectUrl() { return REDIRECT; },
@@ -54,7 +69,6 @@ const provider = {
   },
 };
 
-const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 const connect = async () => {
   const transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
   const client = new Client({ name: 'ts-oauth', version: '1' });
@@ -75,9 +89,11 @@ try {
 if (cimd ? state.info?.client_id === cimd : state.info?.client_id?.startsWith('tgc_')) ok('client identified');
 else notOk('client identified', JSON.stringify(state.info));
 
-// 2. The code, from the test's browser; the token.
-const line = (await lines.next()).value ?? '';
-const code = line.startsWith('CODE ') ? line.split(' ')[1] : '';
+// 2. The code, from the browser's redirect to the loopback listener (RFC 9207 iss checked); the token.
+const back = await codeArrived;
+if (back.code && back.iss === url.href.replace(/\/$/, '')) ok('code received at the loopback redirect URI');
+else notOk('code received at the loopback redirect URI', JSON.stringify(back));
+const code = back.code ?? '';
 try {
   await transport.finishAuth(code);
   if (state.tokens?.access_token && state.tokens?.refresh_token) ok('code exchanged for tokens');

@@ -118,17 +118,20 @@ fn name_of(doc: &Value, fallback: &str) -> String {
 }
 
 impl AuthServer {
-    /// Whether `client_id` is a metadata document URL this server fetches.
-    fn cimd_url(&self, client_id: &str) -> Option<url::Url> {
+    /// Whether `client_id` is a metadata document URL this server fetches,
+    /// and the client to fetch it with: https on an allowlisted host, or
+    /// (TESTING ONLY, `cimd_testing_loopback`) http or unchecked https on a
+    /// loopback host.
+    fn cimd_url(&self, client_id: &str) -> Option<(url::Url, &reqwest::Client)> {
         let url = url::Url::parse(client_id).ok()?;
         let host = url.host_str()?;
-        let allowed = match url.scheme() {
-            "https" => self.config.cimd_host_allowed(host),
-            "http" => self.config.cimd_allow_http_loopback && host == "127.0.0.1",
-            _ => false,
+        let http = match (url.scheme(), &self.loopback_http) {
+            ("http" | "https", Some(loopback)) if is_loopback(&url) => loopback,
+            ("https", _) if self.config.cimd_host_allowed(host) => &self.http,
+            _ => return None,
         };
-        (allowed && url.path() != "/" && url.fragment().is_none() && url.username().is_empty())
-            .then_some(url)
+        (url.path() != "/" && url.fragment().is_none() && url.username().is_empty())
+            .then_some((url, http))
     }
 
     /// The client `client_id` names: fetched (CIMD) or registered.
@@ -142,13 +145,13 @@ impl AuthServer {
             return Err(unknown());
         }
         if client_id.starts_with("https://") || client_id.starts_with("http://") {
-            let url = self.cimd_url(client_id).ok_or_else(|| {
+            let (url, http) = self.cimd_url(client_id).ok_or_else(|| {
                 OAuthError::bad(
                     "invalid_client",
                     "the client's metadata document is not on a host this server trusts",
                 )
             })?;
-            return self.fetch(url, client_id).await;
+            return self.fetch(http, url, client_id).await;
         }
         let row = portal
             .store
@@ -163,7 +166,12 @@ impl AuthServer {
     }
 
     /// Fetches and checks a Client ID Metadata Document.
-    async fn fetch(&self, url: url::Url, client_id: &str) -> Result<Client, OAuthError> {
+    async fn fetch(
+        &self,
+        http: &reqwest::Client,
+        url: url::Url,
+        client_id: &str,
+    ) -> Result<Client, OAuthError> {
         let refused = |why: &str| {
             tracing::warn!(
                 client_id,
@@ -177,8 +185,7 @@ impl AuthServer {
         };
         let max = self.config.cimd_max_bytes;
         let read = async {
-            let mut response = self
-                .http
+            let mut response = http
                 .get(url)
                 .header("accept", "application/json")
                 .send()

@@ -36,6 +36,9 @@ pub(crate) struct AuthServer {
     pub(super) issuer: Arc<OwnIssuer>,
     /// Fetches Client ID Metadata Documents: no redirects, bounded time.
     pub(super) http: reqwest::Client,
+    /// TESTING ONLY (`cimd_testing_loopback`): fetches loopback documents,
+    /// https with the certificate unchecked. None when the switch is off.
+    pub(super) loopback_http: Option<reqwest::Client>,
 }
 
 impl AuthServer {
@@ -43,16 +46,30 @@ impl AuthServer {
         config: AuthorizationServerConfig,
         issuer: Arc<OwnIssuer>,
     ) -> Result<Self, PortalError> {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(config.cimd_timeout)
-            .connect_timeout(config.cimd_timeout)
-            .build()
-            .map_err(|e| PortalError::Config(format!("HTTP client: {e}")))?;
+        let client = |unchecked: bool| {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(config.cimd_timeout)
+                .connect_timeout(config.cimd_timeout)
+                .danger_accept_invalid_certs(unchecked)
+                .build()
+                .map_err(|e| PortalError::Config(format!("HTTP client: {e}")))
+        };
+        let http = client(false)?;
+        let loopback_http = if config.cimd_testing_loopback {
+            tracing::warn!(
+                "authorization server: cimd_testing_loopback is on (TESTING ONLY): Client ID \
+                 Metadata Documents on loopback hosts are fetched over http, or https unchecked"
+            );
+            Some(client(true)?)
+        } else {
+            None
+        };
         Ok(Self {
             config,
             issuer,
             http,
+            loopback_http,
         })
     }
 }
@@ -139,7 +156,7 @@ async fn metadata(State(portal): State<Arc<Portal>>) -> Result<Response, OAuthEr
         "revocation_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": scopes,
         "client_id_metadata_document_supported": !authz.config.cimd_hosts.is_empty()
-            || authz.config.cimd_allow_http_loopback,
+            || authz.config.cimd_testing_loopback,
         "authorization_response_iss_parameter_supported": true,
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["ES256"],

@@ -44,7 +44,7 @@ pub(crate) struct Chrome {
     shots: Vec<PathBuf>,
     dir: PathBuf,
     /// Names every screenshot of this run starts with.
-    prefix: &'static str,
+    prefix: String,
     _driver: Driver,
 }
 
@@ -59,11 +59,17 @@ impl Chrome {
         Self::start_with_prefix(base, "").await
     }
 
-    /// chromedriver and a headless chromium, screenshots named
-    /// `{prefix}NN-name.png`: an earlier run's screenshots of that prefix are
-    /// removed, other tests' stay. Fails (never skips) when Debian's chromium
-    /// or chromium-driver is not installed.
-    pub(crate) async fn start_with_prefix(base: &str, prefix: &'static str) -> Self {
+    /// Screenshots named `{prefix}NN-name.png`, for a test that owns the
+    /// prefix: an earlier run's screenshots of that prefix are removed,
+    /// other tests' stay.
+    pub(crate) async fn start_with_prefix(base: &str, prefix: &str) -> Self {
+        Self::start_with(base, prefix, true).await
+    }
+
+    /// As `start_with_prefix`; `clean: false` for a prefix several tests
+    /// share, whose screenshots are overwritten by name. Fails (never skips)
+    /// when Debian's chromium or chromium-driver is not installed.
+    pub(crate) async fn start_with(base: &str, prefix: &str, clean: bool) -> Self {
         assert!(
             Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists(),
             "{CHROMIUM} and {CHROMEDRIVER} are missing: run scripts/install-test-deps.sh \
@@ -118,7 +124,7 @@ impl Chrome {
             .expect("a WebDriver session in headless chromium");
         let dir = repo_path("target/portal-screenshots");
         std::fs::create_dir_all(&dir).unwrap();
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten().filter(|_| clean) {
             let name = entry.file_name().to_string_lossy().into_owned();
             let numbered = name.strip_prefix(prefix).is_some_and(|rest| {
                 let b = rest.as_bytes();
@@ -133,7 +139,7 @@ impl Chrome {
             base: base.to_owned(),
             shots: Vec::new(),
             dir,
-            prefix,
+            prefix: prefix.to_owned(),
             _driver: driver,
         }
     }
