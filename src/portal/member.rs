@@ -42,12 +42,25 @@ pub(super) fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
 impl Portal {
     /// Writes one audit record of a portal action by `member`.
     pub(super) async fn audit(&self, member: &Member, method: &str, target: &str, token: &str) {
+        let (user, address) = (member.name(), member.address.as_str());
+        self.record(user, token, address, (method, target)).await;
+    }
+
+    /// One audit record of a portal or authorization-server action by
+    /// `user` from `address` (never a secret in it).
+    pub(super) async fn record(
+        &self,
+        user: &str,
+        token: &str,
+        address: &str,
+        (method, target): (&str, &str),
+    ) {
         let now = self.store.now_ms();
         self.auditor
             .record(AuditRecord {
                 id: record_id(now),
                 at_ms: now,
-                user: member.name().to_owned(),
+                user: user.to_owned(),
                 token_id: token.to_owned(),
                 issuer: self.portal.issuer.clone(),
                 subject: String::new(),
@@ -61,7 +74,7 @@ impl Portal {
                 trace_id: String::new(),
                 upstream: String::new(),
                 credential: String::new(),
-                address: member.address.clone(),
+                address: address.to_owned(),
             })
             .await;
     }

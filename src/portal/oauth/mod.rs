@@ -24,11 +24,7 @@ use axum::{
 use serde_json::json;
 
 use super::{Portal, PortalError};
-use crate::{
-    auth::OwnIssuer,
-    config::AuthorizationServerConfig,
-    store::{AuditRecord, record_id},
-};
+use crate::{auth::OwnIssuer, config::AuthorizationServerConfig};
 
 /// What the authorization server's handlers share (inside `Portal`).
 pub(crate) struct AuthServer {
@@ -232,27 +228,6 @@ impl IntoResponse for OAuthError {
 impl Portal {
     /// One audit record of the authorization server (no secret in it).
     pub(super) async fn audit_oauth(&self, user: &str, method: &str, target: &str, address: &str) {
-        let now = self.store.now_ms();
-        self.auditor
-            .record(AuditRecord {
-                id: record_id(now),
-                at_ms: now,
-                user: user.to_owned(),
-                token_id: String::new(),
-                issuer: self.portal.issuer.clone(),
-                subject: String::new(),
-                session_id: String::new(),
-                protocol_version: String::new(),
-                method: method.to_owned(),
-                target: target.to_owned(),
-                args_digest: String::new(),
-                outcome: "ok".into(),
-                latency_ms: 0,
-                trace_id: String::new(),
-                upstream: String::new(),
-                credential: String::new(),
-                address: address.to_owned(),
-            })
-            .await;
+        self.record(user, "", address, (method, target)).await;
     }
 }
