@@ -10,6 +10,7 @@ mod handler;
 mod known;
 mod listing;
 mod resume;
+mod session_rows;
 mod sessions;
 mod shared;
 mod stamp;

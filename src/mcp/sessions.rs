@@ -36,6 +36,7 @@ use super::{
     EventStore, StreamCloser,
     known::{self, Known, Presence},
     resume::{self, Scoped},
+    session_rows::SessionRows,
 };
 use crate::{
     registry::Caller,
@@ -62,6 +63,8 @@ pub struct Sessions {
     events: Arc<dyn StreamEvents>,
     sse_retry: Duration,
     repo: Arc<dyn SessionRepo>,
+    /// New sessions' rows, committed in groups.
+    rows: SessionRows,
     idle_ttl_ms: i64,
     known: Known,
 }
@@ -82,6 +85,7 @@ impl Sessions {
             inner,
             events,
             sse_retry: settings.sse_retry,
+            rows: SessionRows::new(repo.clone()),
             repo,
             idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
             known: Known::new(PRESENCE_TTL, TOUCH_EVERY),
@@ -125,8 +129,9 @@ impl Sessions {
         self.inner.sessions.read().await.len()
     }
 
-    /// Records a fresh session. Failing to store it is logged, not fatal:
-    /// the session then works on this replica until it idles out.
+    /// Records a fresh session (committed with the others opened meanwhile:
+    /// `session_rows.rs`). Failing to store it is logged, not fatal: the
+    /// session then works on this replica until it idles out.
     async fn record(
         &self,
         id: &SessionId,
@@ -166,9 +171,7 @@ impl Sessions {
             last_seen_ms: now,
             expires_ms: now + self.idle_ttl_ms,
         };
-        if let Err(error) = self.repo.create(&row).await {
-            tracing::error!(%error, "session not stored; it will not survive a restart");
-        }
+        self.rows.store(row).await;
     }
 
     /// A worker for session `id` whose events are recorded under the session.

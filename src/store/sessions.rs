@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use sqlx::Row;
 
-use super::{Store, StoreError, query_error};
+use super::{Store, StoreError, batch, query_error};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
@@ -29,6 +29,8 @@ pub struct SessionRow {
 /// test (`tests/api/store.rs`).
 ///
 /// - `create` fails if the id exists (ids are random; a clash is a bug).
+/// - `create_many` stores all of its rows or none (one transaction), with
+///   `create`'s rule for each.
 /// - `get` never returns an expired row, even before the purge ran.
 /// - `touch` moves `last_seen` to now and `expires` to now + `idle_ttl_ms`;
 ///   it returns false for an unknown or expired session.
@@ -40,6 +42,7 @@ pub trait SessionRepo: Send + Sync {
     /// Now, by the clock expiry decisions use.
     fn clock_ms(&self) -> i64;
     async fn create(&self, row: &SessionRow) -> Result<(), StoreError>;
+    async fn create_many(&self, rows: &[SessionRow]) -> Result<(), StoreError>;
     async fn get(&self, id: &str) -> Result<Option<SessionRow>, StoreError>;
     async fn touch(&self, id: &str, idle_ttl_ms: i64) -> Result<bool, StoreError>;
     async fn set_state(&self, id: &str, state: &str) -> Result<(), StoreError>;
@@ -51,6 +54,9 @@ pub trait SessionRepo: Send + Sync {
 
 const COLUMNS: &str = "id, owner, protocol_version, client_name, client_version, init_params, \
     server_capabilities, state, created_ms, last_seen_ms, expires_ms";
+const FIELDS: usize = 11;
+/// Rows per insert statement at most (a power of two, see batch.rs).
+const MAX_ROWS: usize = 64;
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<SessionRow, sqlx::Error> {
     Ok(SessionRow {
@@ -93,6 +99,37 @@ impl SessionRepo for Store {
         .await
         .map_err(query_error("record a session"))?;
         Ok(())
+    }
+
+    async fn create_many(&self, rows: &[SessionRow]) -> Result<(), StoreError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let error = query_error("record sessions");
+        let mut tx = self.pool().begin().await.map_err(error)?;
+        for chunk in batch::chunks(rows, MAX_ROWS) {
+            let sql = format!(
+                "insert into sessions ({COLUMNS}) values {}",
+                batch::values(self.backend(), chunk.len(), FIELDS)
+            );
+            let mut insert = sqlx::query(&sql);
+            for row in chunk {
+                insert = insert
+                    .bind(&row.id)
+                    .bind(&row.owner)
+                    .bind(&row.protocol_version)
+                    .bind(&row.client_name)
+                    .bind(&row.client_version)
+                    .bind(&row.init_params)
+                    .bind(&row.server_capabilities)
+                    .bind(&row.state)
+                    .bind(row.created_ms)
+                    .bind(row.last_seen_ms)
+                    .bind(row.expires_ms);
+            }
+            insert.execute(&mut *tx).await.map_err(error)?;
+        }
+        tx.commit().await.map_err(error)
     }
 
     async fn get(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {

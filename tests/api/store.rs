@@ -82,6 +82,19 @@ async fn session_contract(store: &Store, clock: &ManualClock, backend: &str) {
     assert!(store.delete("a").await.unwrap());
     assert!(!store.delete("a").await.unwrap());
     assert_eq!(store.count(None).await.unwrap(), 0);
+
+    // A group of new rows is stored whole, or not at all.
+    let now = store.now_ms();
+    let group: Vec<_> = (0..70).map(|i| row(&format!("g{i}"), "ann", now)).collect();
+    store.create_many(&group).await.unwrap();
+    assert_eq!(store.get("g69").await.unwrap(), Some(group[69].clone()));
+    let clash = [row("h", "ann", now), row("g3", "bob", now)];
+    assert!(
+        store.create_many(&clash).await.is_err(),
+        "{backend}: ids are unique in a group too"
+    );
+    assert_eq!(store.get("h").await.unwrap(), None, "{backend}: a failed group stores nothing");
+    assert_eq!(store.count(None).await.unwrap(), 70);
 }
 
 async fn concurrent_writers(store: &Store, backend: &str) {
