@@ -1,44 +1,30 @@
-//! The authentication step of the MCP endpoint (`stack.rs`): resolves the
-//! `Caller` or answers 401.
-
-use std::sync::Arc;
+//! Authentication for the MCP endpoint's caller step (`caller.rs`):
+//! resolves the `Caller`, or the 401 (503 when the token store cannot be
+//! read), audited.
 
 use http::request::Parts;
 
-use axum::{
-    extract::{Request, State},
-    middleware::Next,
-    response::{IntoResponse, Response},
-};
+use axum::response::{IntoResponse, Response};
 
 use super::error::HttpError;
 use crate::{
     audit::record_id,
     auth::{AuthError, AuthState, challenge},
     protocol::{header_text, names},
+    registry::Caller,
     store::AuditRecord,
 };
 
-/// The authentication step (`http/stack.rs`): resolves the `Caller` into the
-/// request's extensions, or answers 401 (503 when the token store cannot be
-/// read).
-pub(super) async fn authenticate(
-    State(state): State<Arc<AuthState>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let (mut parts, body) = request.into_parts();
-    match state.authenticator.authenticate(&parts).await {
-        Ok(caller) => {
-            parts.extensions.insert(caller);
-            next.run(Request::from_parts(parts, body)).await
-        }
-        Err(error) => refuse(&state, parts, error).await,
+/// Who is calling, or the refusal to answer with.
+pub(super) async fn authenticate(state: &AuthState, parts: &Parts) -> Result<Caller, Response> {
+    match state.authenticator.authenticate(parts).await {
+        Ok(caller) => Ok(caller),
+        Err(error) => Err(refuse(state, parts, error).await),
     }
 }
 
-async fn refuse(state: &AuthState, parts: Parts, error: AuthError) -> Response {
-    let resource = state.authenticator.resource(&parts);
+async fn refuse(state: &AuthState, parts: &Parts, error: AuthError) -> Response {
+    let resource = state.authenticator.resource(parts);
     if !matches!(error, AuthError::Missing) {
         // A missing token is the normal first step of discovery; the
         // rest are refusals worth keeping.

@@ -6,6 +6,7 @@
 mod authenticate;
 mod authority;
 mod batch;
+mod caller;
 pub(crate) mod body;
 mod edge;
 pub mod error;

@@ -29,17 +29,17 @@
 //! 10. capacity (tower): over `limits.max_in_flight` requests are refused at
 //!     once (503) instead of queueing; a slot is held until the response head,
 //!     so open streams never count;
-//! 11. rate limits and authentication: unauthenticated traffic is limited per
-//!     client address before any credential is checked, so guessing costs
-//!     quota (`throttle.rs`); then who is calling, 401 before any body is read
-//!     (`authenticate.rs`); then the caller's own quota;
+//! 11. the caller, one layer (`caller.rs`): unauthenticated traffic is
+//!     limited per client address before any credential is checked, so
+//!     guessing costs quota (`throttle.rs`); then who is calling, 401 before
+//!     any body is read (`authenticate.rs`); then the caller's own quota;
 //! 12. the guard reads the body once (size, time, syntax, depth), decides
 //!     the protocol era, and shapes the engine's replies (`guard.rs`);
 //! 13. observe: one span and the measurements per request the engine serves;
 //! 14. the engine (`mcp::Engine`): session owners and caps
 //!     (`mcp/admission.rs`), then rmcp and teamgate's handler.
 
-use std::{any::Any, sync::Arc};
+use std::{any::Any, convert::Infallible, sync::Arc};
 
 use axum::{
     Router,
@@ -48,9 +48,9 @@ use axum::{
     http::{HeaderName, HeaderValue, Method},
     middleware::from_fn_with_state,
     response::{IntoResponse, Response},
-    routing::{any, get},
+    routing::get,
 };
-use tower::{BoxError, ServiceBuilder, limit::GlobalConcurrencyLimitLayer};
+use tower::{BoxError, ServiceBuilder, limit::GlobalConcurrencyLimitLayer, service_fn};
 use tower_http::{
     catch_panic::CatchPanicLayer,
     compression::{CompressionLayer, DefaultPredicate, Predicate, predicate::SizeAbove},
@@ -60,7 +60,7 @@ use tower_http::{
 use tracing::Level;
 
 use super::{
-    HttpParts, METADATA_PATH, authenticate, batch, edge, error::HttpError, guard, health, throttle,
+    HttpParts, METADATA_PATH, batch, caller::CallerLayer, edge, error::HttpError, guard, health,
 };
 use crate::{auth, protocol::Envelope, telemetry};
 
@@ -95,29 +95,29 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         .layer(HandleErrorLayer::new(at_capacity))
         .load_shed()
         .layer(GlobalConcurrencyLimitLayer::new(max_in_flight))
-        .layer(from_fn_with_state(rate_limits.clone(), throttle::anonymous))
-        .layer(from_fn_with_state(auth_step, authenticate::authenticate))
-        .layer(from_fn_with_state(rate_limits, throttle::callers))
+        .layer(CallerLayer::new(rate_limits, auth_step))
         .layer(from_fn_with_state(guard, guard::guard))
         .layer(from_fn_with_state(observer.clone(), telemetry::observe));
+    // Step 14. A plain service, not an axum handler: every step above clones
+    // what is below it per request, and this clone is one `Arc`.
     let engine = Arc::new(mcp);
-    let endpoint = any(move |request: Request| {
+    let endpoint = endpoint_steps.service(service_fn(move |request: Request| {
         let engine = engine.clone();
         async move {
             let id = request
                 .extensions()
                 .get::<Arc<Envelope>>()
                 .and_then(|envelope| envelope.id.clone());
-            engine
+            let response = engine
                 .serve(request)
                 .await
-                .unwrap_or_else(|refusal| HttpError::from(refusal).into_response_with_id(id))
+                .unwrap_or_else(|refusal| HttpError::from(refusal).into_response_with_id(id));
+            Ok::<_, Infallible>(response)
         }
-    })
-    .layer(endpoint_steps);
+    }));
 
     let mut routes = Router::new()
-        .route(&mcp_path, endpoint)
+        .route_service(&mcp_path, endpoint)
         .route(METADATA_PATH, get(auth::protected_resource_metadata))
         .route(
             &format!("{METADATA_PATH}/{{*resource}}"),

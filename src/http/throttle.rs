@@ -1,13 +1,12 @@
-//! Rate-limit steps of the MCP endpoint (`stack.rs`): per client address
-//! before authentication (for requests without valid credentials), per
-//! caller after it.
+//! The MCP endpoint's rate limits, checked by the caller step
+//! (`caller.rs`): per client address before authentication (for requests
+//! without valid credentials), per caller after it.
 
-use std::{net::IpAddr, sync::Arc};
+use std::net::IpAddr;
 
 use axum::{
-    extract::{Request, State},
+    extract::Request,
     http::{StatusCode, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 
@@ -32,13 +31,13 @@ fn spend(limits: &RateLimits, address: Option<IpAddr>, what: &str) -> Option<Res
 
 /// Before authentication: a request with no credentials spends its
 /// address's quota up front; one whose credentials fail spends it after.
-struct Anonymous {
+pub(super) struct Anonymous {
     address: Option<IpAddr>,
     has_credentials: bool,
 }
 
 impl Anonymous {
-    fn of(request: &Request) -> Self {
+    pub(super) fn of(request: &Request) -> Self {
         Self {
             address: address(request),
             has_credentials: request.headers().contains_key(header::AUTHORIZATION),
@@ -48,7 +47,7 @@ impl Anonymous {
     /// A request without credentials spends its address's quota now (the
     /// refusal, once it is spent); one with credentials spends it only if
     /// they fail (`after`).
-    fn check(&self, limits: &RateLimits) -> Option<Response> {
+    pub(super) fn check(&self, limits: &RateLimits) -> Option<Response> {
         if self.has_credentials {
             return None;
         }
@@ -57,7 +56,7 @@ impl Anonymous {
 
     /// A failed authentication costs the address quota: guessing tokens is
     /// limited like anonymous traffic.
-    fn after(&self, limits: &RateLimits, response: Response) -> Response {
+    pub(super) fn after(&self, limits: &RateLimits, response: Response) -> Response {
         if self.has_credentials
             && response.status() == StatusCode::UNAUTHORIZED
             && let Some(refusal) = spend(limits, self.address, "failed authentications")
@@ -68,33 +67,10 @@ impl Anonymous {
     }
 }
 
-/// The step before authentication (`stack.rs`): a request without
-/// credentials spends its address's quota up front, one whose credentials
-/// fail spends it after.
-pub(super) async fn anonymous(
-    State(limits): State<Arc<RateLimits>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let anonymous = Anonymous::of(&request);
-    if let Some(refusal) = anonymous.check(&limits) {
-        return refusal;
-    }
-    let response = next.run(request).await;
-    anonymous.after(&limits, response)
-}
-
-/// The step after authentication: each caller's own quota.
-pub(super) async fn callers(
-    State(limits): State<Arc<RateLimits>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if let Some(caller) = request.extensions().get::<Caller>()
-        && let Err(wait) = limits.check_caller(&caller.user)
-    {
-        let message = format!("{} is over its request rate", caller.user);
-        return HttpError::TooManyRequests(wait, message).into_response();
-    }
-    next.run(request).await
+/// After authentication: the caller's own quota; `Some` refusal once it is
+/// spent.
+pub(super) fn over_quota(limits: &RateLimits, caller: &Caller) -> Option<Response> {
+    let wait = limits.check_caller(&caller.user).err()?;
+    let message = format!("{} is over its request rate", caller.user);
+    Some(HttpError::TooManyRequests(wait, message).into_response())
 }

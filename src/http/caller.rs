@@ -1,0 +1,95 @@
+//! The MCP endpoint's caller step (`stack.rs`, step 11), one tower layer:
+//! unauthenticated traffic spends its address's quota before any credential
+//! is checked, so guessing costs quota (`throttle.rs`); then who is calling,
+//! 401 before any body is read (`authenticate.rs`); then the caller's own
+//! quota. The `Caller` goes into the request's extensions.
+//!
+//! One layer, not three `from_fn` steps: each of those boxes the rest of the
+//! stack and clones it on every request, and three in a row showed in the
+//! profile (`memmove`, `clone_box`; BENCHMARKS.md).
+
+use std::{
+    convert::Infallible,
+    sync::Arc,
+    task::{Context, Poll},
+};
+
+use axum::{extract::Request, response::Response};
+use futures::future::BoxFuture;
+use tower::{Layer, Service};
+
+use super::{authenticate, limits::RateLimits, throttle};
+use crate::auth::AuthState;
+
+/// The caller step's states, shared by every request.
+#[derive(Clone)]
+pub(super) struct CallerLayer {
+    limits: Arc<RateLimits>,
+    auth: Arc<AuthState>,
+}
+
+impl CallerLayer {
+    pub(super) fn new(limits: Arc<RateLimits>, auth: Arc<AuthState>) -> Self {
+        Self { limits, auth }
+    }
+}
+
+impl<S> Layer<S> for CallerLayer {
+    type Service = CallerStep<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CallerStep {
+            inner,
+            limits: self.limits.clone(),
+            auth: self.auth.clone(),
+        }
+    }
+}
+
+/// The step around the rest of the endpoint (`inner`).
+#[derive(Clone)]
+pub(super) struct CallerStep<S> {
+    inner: S,
+    limits: Arc<RateLimits>,
+    auth: Arc<AuthState>,
+}
+
+impl<S> Service<Request> for CallerStep<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The service that was made ready serves this request (tower's rule).
+        let ready = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, ready);
+        let limits = self.limits.clone();
+        let auth = self.auth.clone();
+        Box::pin(async move {
+            let anonymous = throttle::Anonymous::of(&request);
+            if let Some(refusal) = anonymous.check(&limits) {
+                return Ok(refusal);
+            }
+            let (mut parts, body) = request.into_parts();
+            let response = match authenticate::authenticate(&auth, &parts).await {
+                Ok(caller) => match throttle::over_quota(&limits, &caller) {
+                    Some(refusal) => refusal,
+                    None => {
+                        parts.extensions.insert(caller);
+                        inner.call(Request::from_parts(parts, body)).await?
+                    }
+                },
+                Err(refusal) => refusal,
+            };
+            Ok(anonymous.after(&limits, response))
+        })
+    }
+}
