@@ -6,8 +6,8 @@
 mod authenticate;
 mod authority;
 mod batch;
-mod caller;
 pub(crate) mod body;
+mod caller;
 mod edge;
 pub mod error;
 mod forwarded;

@@ -93,7 +93,11 @@ async fn session_contract(store: &Store, clock: &ManualClock, backend: &str) {
         store.create_many(&clash).await.is_err(),
         "{backend}: ids are unique in a group too"
     );
-    assert_eq!(store.get("h").await.unwrap(), None, "{backend}: a failed group stores nothing");
+    assert_eq!(
+        store.get("h").await.unwrap(),
+        None,
+        "{backend}: a failed group stores nothing"
+    );
     assert_eq!(store.count(None).await.unwrap(), 70);
 }
 
