@@ -33,7 +33,22 @@ pub(super) async fn authenticate(
             parts.extensions.insert(caller);
             next.run(Request::from_parts(parts, body)).await
         }
-        Err(error) => refuse(&state, parts, error).await,
+        Err(error) => {
+            // hyper gives up on keep-alive when a refused request's body is
+            // left unread, sometimes after the reply went out without saying
+            // so, and a client reusing the connection then sees it drop. Saying
+            // `Connection: close` up front makes the client open a new one.
+            let unread = http_body::Body::size_hint(&body).exact() != Some(0)
+                && parts.version <= http::Version::HTTP_11;
+            let mut response = refuse(&state, parts, error).await;
+            if unread {
+                response.headers_mut().insert(
+                    http::header::CONNECTION,
+                    http::HeaderValue::from_static("close"),
+                );
+            }
+            response
+        }
     }
 }
 
