@@ -341,7 +341,12 @@ fn upstream_oauth_configuration_rules() {
     assert!(auto.may_detect_oauth() && !plain.may_detect_oauth());
     plain.auth = teamgate::config::UpstreamAuth::Auto;
     config.upstreams = vec![plain.clone()];
-    assert!(config.validate().is_ok(), "oauth keys with auth = auto");
+    config.portal = None;
+    let validated = config.validate();
+    assert!(
+        validated.is_ok(),
+        "oauth keys with auth = auto: {validated:?}"
+    );
     assert!(
         config.oauth_upstreams_problem().is_none(),
         "found at run time"
