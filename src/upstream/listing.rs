@@ -72,11 +72,22 @@ pub(super) async fn run(
     };
     link.set(Status::Down, None, None, Some(WAITING.into()));
     loop {
-        let listed = over_a_member(&members, &link).await;
+        let listed = tokio::select! {
+            () = stop.cancelled() => false,
+            listed = over_a_member(&members, &link) => listed,
+        };
         let retry = async {
             match listed {
                 true => std::future::pending().await,
                 false => tokio::time::sleep(RETRY).await,
+            }
+        };
+        // Once listed, an operator's approval of a changed definition lists
+        // and reviews again (before, the pins were never reviewed).
+        let approval = async {
+            match listed {
+                true => link.pins.approval().await,
+                false => std::future::pending().await,
             }
         };
         tokio::select! {
@@ -86,6 +97,7 @@ pub(super) async fn run(
             }
             () = members.relist.notified() => {}
             () = link.relist.notified() => {}
+            () = approval => {}
             () = retry => {}
         }
     }
@@ -106,8 +118,11 @@ async fn over_a_member(members: &Members, link: &Arc<Link>) -> bool {
         let Ok(entry) = members.entry(&user) else {
             return false;
         };
-        let _setup = entry.lock().await;
-        let set = match super::oauth::stored(name, secrets.as_ref(), &user).await {
+        let stored = {
+            let _setup = entry.lock().await;
+            super::oauth::stored(name, secrets.as_ref(), &user).await
+        };
+        let set = match stored {
             Ok(set) => set,
             Err(why) => {
                 tracing::debug!(upstream = %name, member = %user, why, "no listing with this member's tokens");
