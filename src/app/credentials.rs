@@ -7,14 +7,18 @@ use async_trait::async_trait;
 
 use crate::{
     config::Config,
-    registry::MemberSecrets,
+    registry::{MemberSecrets, oauth::MemberOauth},
     store::{Store, Vault},
+    upstream::Upstreams,
 };
 
-/// The vault of `config`'s keys, or none when no slot is declared; refuses
-/// slots without keys (their values could be neither sealed nor opened).
+/// The vault of `config`'s keys, or none when no slot or oauth upstream is
+/// declared and no key set (an upstream found to want OAuth, `auth =
+/// "auto"`, then stays unavailable); refuses slots without keys (their
+/// values could be neither sealed nor opened).
 pub(crate) fn vault(config: &Config, store: &Store) -> anyhow::Result<Option<Vault>> {
-    if config.credentials.slots.is_empty() && !config.has_oauth_upstreams() {
+    let declared = !config.credentials.slots.is_empty() || config.has_oauth_upstreams();
+    if !declared && config.credentials.keys.is_empty() {
         return Ok(None);
     }
     if let Some(problem) = (config.credential_keys_problem()).or(config.oauth_upstreams_problem()) {
@@ -49,9 +53,30 @@ impl MemberSecrets for VaultSecrets {
             .map(drop)
             .map_err(|e| e.to_string())
     }
+
+    async fn holders(&self, slot: &str, limit: usize) -> Result<Vec<String>, String> {
+        self.0.holders(slot, limit).await.map_err(|e| e.to_string())
+    }
 }
 
 /// As `Shared::with_member_secrets` takes it.
 pub(crate) fn member_secrets(vault: &Vault) -> Arc<dyn MemberSecrets> {
     Arc::new(VaultSecrets(vault.clone()))
+}
+
+/// The upstreams, pinning in the store, with members' OAuth when `[portal]`
+/// is on and a vault keeps their tokens; and which upstreams want it,
+/// shared by the upstreams (which find them) and the portal (where members
+/// connect).
+pub(crate) fn upstreams(
+    config: &Config,
+    store: &Store,
+    vault: Option<&Vault>,
+) -> (Arc<Upstreams>, MemberOauth) {
+    let portal = config.portal.as_ref().is_some_and(|p| p.enabled);
+    let oauth = MemberOauth::new(portal && vault.is_some());
+    let upstreams = Upstreams::new()
+        .with_pins(Arc::new(super::pins::StorePins(store.clone())))
+        .with_member_oauth(oauth.clone(), vault.map(member_secrets));
+    (Arc::new(upstreams), oauth)
 }

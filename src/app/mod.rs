@@ -92,8 +92,8 @@ impl App {
         if relayed {
             bus.set_relay(relay);
         }
-        let upstreams =
-            Arc::new(Upstreams::new().with_pins(Arc::new(pins::StorePins(store.clone()))));
+        let vault = credentials::vault(&config, &store)?;
+        let (upstreams, member_oauth) = credentials::upstreams(&config, &store, vault.as_ref());
         let registry = build_registry(&config, &bus, Some(&upstreams))?;
         let audit_stop = CancellationToken::new();
         let auditor = Auditor::start(store.clone(), config.audit.buffer, audit_stop.clone());
@@ -104,7 +104,6 @@ impl App {
         };
         let limits = rate_limits(&config);
         let tasks = tasks(&store, &config, &engine_shutdown);
-        let vault = credentials::vault(&config, &store)?;
         let mut shared = Shared::new(
             registry,
             bus,
@@ -134,7 +133,7 @@ impl App {
             tokens.clone(),
             auditor.clone(),
             Arc::new(move || live.registry()),
-            vault,
+            (vault, member_oauth),
             own.clone(),
         )?;
         let authenticator = Arc::new(

@@ -49,8 +49,11 @@ pub(crate) fn build_registry(
         let offered = upstreams.reconcile(&config.upstreams, &slots)?;
         for ((provider, secrets), upstream) in offered.into_iter().zip(&config.upstreams) {
             let policies = upstream.policies();
-            // Results of a member's own connection are cached per member.
-            let per_member = (upstream.headers.values()).any(|t| !member_slots(t).is_empty());
+            // Results of a member's own connection (their credential or
+            // OAuth token) are cached per member.
+            let per_member = (upstream.headers.values()).any(|t| !member_slots(t).is_empty())
+                || upstream.auth == crate::config::UpstreamAuth::Oauth
+                || upstream.may_detect_oauth();
             let provider: Arc<dyn ToolProvider> = if policies.is_empty() {
                 provider
             } else {

@@ -56,10 +56,12 @@ pub struct UpstreamConfig {
     pub pin: bool,
     /// `oauth`: each member connects their own account at the upstream's
     /// authorization server (portal, Connections) and their calls carry
-    /// their own access token; `none`: only `headers`.
+    /// their own access token; `auto` (the default): the same once a `url`
+    /// upstream without an `Authorization` header answers 401 with RFC 9728
+    /// metadata; `none`: only `headers`, a 401 stays an error.
     #[serde(default)]
     pub auth: UpstreamAuth,
-    /// With `auth = "oauth"`: the client and scopes teamgate asks for.
+    /// With `auth = "oauth"` or `"auto"`: the client and scopes teamgate asks for.
     #[serde(default)]
     pub oauth: UpstreamOauth,
 }
@@ -68,7 +70,10 @@ pub struct UpstreamConfig {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum UpstreamAuth {
+    /// Member OAuth once the upstream asks for it (a 401 with RFC 9728
+    /// metadata), if it has a `url` and no `Authorization` header.
     #[default]
+    Auto,
     None,
     Oauth,
 }
@@ -227,6 +232,15 @@ impl UpstreamConfig {
             .collect()
     }
 
+    /// Whether a 401 with OAuth metadata switches this upstream to member
+    /// OAuth (`auth = "auto"`, a `url`, no `Authorization` header: an
+    /// operator who set one chose a shared credential, and its 401 is an error).
+    pub fn may_detect_oauth(&self) -> bool {
+        self.auth == UpstreamAuth::Auto
+            && !self.url.is_empty()
+            && !(self.headers.keys()).any(|h| h.eq_ignore_ascii_case("authorization"))
+    }
+
     /// `name` with this upstream's prefix (prompts, and tools not renamed).
     pub fn prefixed(&self, name: &str) -> String {
         match &self.prefix {
@@ -323,11 +337,14 @@ pub(super) fn validate(
                 "an oauth upstream gets each member's own Authorization header".into(),
             ));
         }
-        if upstream.auth == UpstreamAuth::None && upstream.oauth != UpstreamOauth::default() {
+        let oauth_read = upstream.auth == UpstreamAuth::Oauth || upstream.may_detect_oauth();
+        if !oauth_read && upstream.oauth != UpstreamOauth::default() {
             return Err(invalid(
                 i,
                 "oauth",
-                "is only read with auth = \"oauth\"".into(),
+                "is only read with auth = \"oauth\", or \"auto\" on a url upstream without \
+                 an Authorization header"
+                    .into(),
             ));
         }
         if upstream.timeout.is_zero() {

@@ -79,7 +79,13 @@ where
                 return Ok(refusal);
             }
             let (mut parts, body) = request.into_parts();
-            let response = match authenticate::authenticate(&auth, &parts).await {
+            let response = match authenticate::authenticate(
+                &auth,
+                &parts,
+                authenticate::unread(&parts, &body),
+            )
+            .await
+            {
                 Ok(caller) => match throttle::over_quota(&limits, &caller) {
                     Some(refusal) => refusal,
                     None => {

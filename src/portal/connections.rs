@@ -39,7 +39,7 @@ pub(super) async fn list(
         html! {
             p { "Some tools act on other services as you. Put your own credential for each "
                 "service here: it is stored encrypted, used only for your calls, and never shown again." }
-            @if slots.is_empty() && !portal.config.has_oauth_upstreams() { p.muted { "No tool asks for a credential of yours." } }
+            @if slots.is_empty() && super::upstream_oauth::oauth_upstreams(&portal).next().is_none() { p.muted { "No tool asks for a credential of yours." } }
             table id="connections" {
                 thead { tr { th { "Connection" } th { "What to put" } th { "State" } th {} } }
                 tbody {

@@ -37,7 +37,7 @@ use crate::{
     audit::Auditor,
     auth::{OwnIssuer, PersonalTokens},
     config::{Config, PortalConfig},
-    registry::Registry,
+    registry::{Registry, oauth::MemberOauth},
     store::{Store, Vault},
 };
 
@@ -58,6 +58,8 @@ pub struct Portal {
     pub(crate) oidc: oidc::Oidc,
     /// Members' credential values, when slots are declared.
     pub(crate) vault: Option<Vault>,
+    /// Upstreams found at run time to want members' OAuth (`auth = "auto"`).
+    pub(crate) member_oauth: MemberOauth,
     /// `Secure` cookies: the public URL is https.
     pub(crate) secure: bool,
     /// The OAuth authorization server (`oauth/`), when `[authorization_server]` is on.
@@ -72,7 +74,7 @@ impl Portal {
         tokens: Arc<PersonalTokens>,
         auditor: Auditor,
         registry: Arc<dyn Fn() -> Arc<Registry> + Send + Sync>,
-        vault: Option<Vault>,
+        (vault, member_oauth): (Option<Vault>, MemberOauth),
         issuer: Option<Arc<OwnIssuer>>,
     ) -> Result<Option<Arc<Self>>, PortalError> {
         let Some(portal) = config.portal.clone().filter(|p| p.enabled) else {
@@ -95,6 +97,7 @@ impl Portal {
             registry,
             oidc,
             vault,
+            member_oauth,
             authz,
         })))
     }

@@ -1,5 +1,6 @@
 //! `/portal/connections/oauth/...` (issue 29): a member connects their own
-//! account at an upstream with `auth = "oauth"`. Start runs the
+//! account at an upstream with `auth = "oauth"`, or one found to want it
+//! (`auth = "auto"`, a 401 with RFC 9728 metadata). Start runs the
 //! authorization code flow with PKCE at the upstream's authorization server
 //! (`oauth_client.rs`); the callback, bound to the browser session that
 //! started it by its CSRF token, stores the tokens sealed in the vault under
@@ -68,13 +69,21 @@ fn now() -> i64 {
     since.map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// The upstreams members connect to: `auth = "oauth"`, or found to want it.
+pub(super) fn oauth_upstreams(portal: &Portal) -> impl Iterator<Item = &UpstreamConfig> {
+    (portal.config.upstreams.iter()).filter(|u| {
+        u.auth == UpstreamAuth::Oauth
+            || (u.may_detect_oauth() && portal.member_oauth.is_found(&u.name))
+    })
+}
+
 /// The oauth upstream `name` and the vault.
 fn upstream<'p>(
     portal: &'p Portal,
     name: &str,
 ) -> Result<(&'p UpstreamConfig, &'p Vault), PortalError> {
-    let found = (portal.config.upstreams.iter())
-        .find(|u| u.name == name && u.auth == UpstreamAuth::Oauth)
+    let found = oauth_upstreams(portal)
+        .find(|u| u.name == name)
         .ok_or(PortalError::NotFound)?;
     Ok((found, portal.vault.as_ref().ok_or(PortalError::NotFound)?))
 }
@@ -241,6 +250,8 @@ pub(super) async fn callback(
     portal
         .audit(&member, "portal/connections/oauth/connect", &name, "")
         .await;
+    // An upstream that lists nothing without a token is listed over it now.
+    portal.member_oauth.connected(&name);
     Ok(back_to_connections())
 }
 
@@ -277,9 +288,7 @@ fn back_to_connections() -> Response {
 
 /// The Connections page's part for oauth upstreams; `set` is the member's vault names.
 pub(super) fn section(portal: &Portal, member: &Member, set: &[(String, i64)]) -> Markup {
-    let upstreams: Vec<&UpstreamConfig> = (portal.config.upstreams.iter())
-        .filter(|u| u.auth == UpstreamAuth::Oauth)
-        .collect();
+    let upstreams: Vec<&UpstreamConfig> = oauth_upstreams(portal).collect();
     html! {
         @if !upstreams.is_empty() {
             h2 { "Services you sign in to" }

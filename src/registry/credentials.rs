@@ -21,6 +21,9 @@ pub trait MemberSecrets: Send + Sync {
     async fn set(&self, member: &str, slot: &str, value: &str) -> Result<(), String>;
     /// Deletes `member`'s value of `slot` (a token set the server refused).
     async fn delete(&self, member: &str, slot: &str) -> Result<(), String>;
+    /// Up to `limit` members who hold a value of `slot`, most recently set
+    /// first (whose OAuth connection can list an upstream's tools).
+    async fn holders(&self, slot: &str, limit: usize) -> Result<Vec<String>, String>;
 }
 
 /// Which kind of credential served a call, weakest first: a call that used

@@ -1,7 +1,15 @@
 //! Members' OAuth tokens for upstreams with `auth = "oauth"` (issue 29):
 //! what the portal's flow stores in the vault, sealed like a slot's value
 //! under the reserved name `oauth:<upstream>`, and what a call reads back
-//! to send `Authorization: Bearer` as the member.
+//! to send `Authorization: Bearer` as the member. [`MemberOauth`] is what
+//! the upstreams and the portal share at run time: which upstreams were
+//! found to need each member's OAuth (`auth = "auto"`, a 401 with RFC 9728
+//! metadata), and word that a member just connected one.
+
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +25,74 @@ pub const CLIENT_OWNER: &str = "teamgate oauth clients";
 /// The portal page that starts the member's flow for `upstream`.
 pub fn start_path(upstream: &str) -> String {
     format!("/portal/connections/oauth/{upstream}/start")
+}
+
+/// Told the upstream's name when a member connected their account there.
+pub type OnConnected = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Upstreams found at run time to need each member's OAuth, shared by the
+/// upstreams (which find them) and the portal (which connects members);
+/// clones share the state.
+#[derive(Clone, Default)]
+pub struct MemberOauth(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    /// Whether members can connect at all: `[portal]` on and a vault to keep
+    /// their tokens in.
+    possible: bool,
+    /// Found upstreams and the scopes their metadata lists.
+    found: Mutex<BTreeMap<String, Vec<String>>>,
+    connected: Mutex<Option<OnConnected>>,
+}
+
+impl MemberOauth {
+    pub fn new(possible: bool) -> Self {
+        Self(Arc::new(Shared {
+            possible,
+            ..Shared::default()
+        }))
+    }
+
+    /// Whether members can connect their accounts (else an upstream found to
+    /// need OAuth stays unavailable).
+    pub fn possible(&self) -> bool {
+        self.0.possible
+    }
+
+    /// `upstream` answered 401 with OAuth metadata listing `scopes`.
+    pub fn found(&self, upstream: &str, scopes: Vec<String>) {
+        let mut found = self.0.found.lock().expect("member oauth lock");
+        found.insert(upstream.to_owned(), scopes);
+    }
+
+    /// `upstream` stopped (removed, or its configuration changed).
+    pub fn forget(&self, upstream: &str) {
+        self.0
+            .found
+            .lock()
+            .expect("member oauth lock")
+            .remove(upstream);
+    }
+
+    /// Whether `upstream` was found to need OAuth.
+    pub fn is_found(&self, upstream: &str) -> bool {
+        let found = self.0.found.lock().expect("member oauth lock");
+        found.contains_key(upstream)
+    }
+
+    /// Called with the upstream's name whenever a member connects one.
+    pub fn on_connected(&self, on: OnConnected) {
+        *self.0.connected.lock().expect("member oauth lock") = Some(on);
+    }
+
+    /// A member just connected their account at `upstream` (the portal).
+    pub fn connected(&self, upstream: &str) {
+        let on = self.0.connected.lock().expect("member oauth lock").clone();
+        if let Some(on) = on {
+            on(upstream);
+        }
+    }
 }
 
 /// A member's tokens at one upstream's authorization server, with what a

@@ -27,6 +27,8 @@ pub struct SealedRow {
 /// - `delete_credential` is true when a row was there.
 /// - `credential_slots` lists the member's slots and when each was set,
 ///   ordered by slot; never another member's.
+/// - `credential_owners` lists up to `limit` owners of a row of `slot`,
+///   the most recently set first (names only, never a value).
 #[async_trait]
 pub trait CredentialRepo: Send + Sync {
     async fn put_credential(
@@ -38,6 +40,7 @@ pub trait CredentialRepo: Send + Sync {
     async fn credential(&self, owner: &str, slot: &str) -> Result<Option<SealedRow>, StoreError>;
     async fn delete_credential(&self, owner: &str, slot: &str) -> Result<bool, StoreError>;
     async fn credential_slots(&self, owner: &str) -> Result<Vec<(String, i64)>, StoreError>;
+    async fn credential_owners(&self, slot: &str, limit: usize) -> Result<Vec<String>, StoreError>;
 }
 
 #[async_trait]
@@ -112,6 +115,23 @@ impl CredentialRepo for Store {
         .map_err(error)?;
         rows.iter()
             .map(|r| Ok((r.try_get("slot")?, r.try_get("updated_at")?)))
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(error)
+    }
+
+    async fn credential_owners(&self, slot: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        let error = query_error("list a slot's owners");
+        let rows = sqlx::query(
+            "select owner from member_credentials where slot = $1 \
+             order by updated_at desc, owner limit $2",
+        )
+        .bind(slot)
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(self.pool())
+        .await
+        .map_err(error)?;
+        rows.iter()
+            .map(|r| r.try_get("owner"))
             .collect::<Result<_, sqlx::Error>>()
             .map_err(error)
     }

@@ -130,6 +130,11 @@ impl Vault {
         self.store.delete_credential(owner, slot).await
     }
 
+    /// Up to `limit` owners of a value of `slot`, most recently set first.
+    pub async fn holders(&self, slot: &str, limit: usize) -> Result<Vec<String>, StoreError> {
+        self.store.credential_owners(slot, limit).await
+    }
+
     /// The slots `owner` has set and when, ordered by slot.
     pub async fn slots(&self, owner: &str) -> Result<Vec<(String, i64)>, StoreError> {
         self.store.credential_slots(owner).await

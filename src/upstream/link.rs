@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     client::Client,
+    detect::{Wanted, oauth_wanted},
     legacy_sse,
     offer::{self, Offer},
     relay::Relay,
@@ -201,13 +202,15 @@ impl Link {
         }
     }
 
-    /// Connects, serves, reconnects; until `stop`.
-    pub(super) async fn supervise(self: Arc<Self>, stop: CancellationToken) {
+    /// Connects, serves, reconnects; until `stop`, or until a refused
+    /// connection turns out to want each member's OAuth (`detect.rs`,
+    /// `auth = "auto"`): what it wants is returned.
+    pub(super) async fn supervise(self: Arc<Self>, stop: CancellationToken) -> Option<Wanted> {
         let name = self.config.name.clone();
         let mut backoff = FIRST_BACKOFF;
         loop {
             let connected = tokio::select! {
-                () = stop.cancelled() => return,
+                () = stop.cancelled() => return None,
                 connected = tokio::time::timeout(CONNECT_TIMEOUT, self.connect()) => connected,
             };
             match connected {
@@ -241,7 +244,7 @@ impl Link {
                                 ending.cancel();
                                 let _ = waiting.await;
                                 self.set(Status::Down, None, None, Some("stopped".into()));
-                                return;
+                                return None;
                             }
                             _ = &mut waiting => break,
                             () = self.relist.notified() => continue,
@@ -252,6 +255,12 @@ impl Link {
                     self.set(Status::Down, None, None, Some("disconnected".into()));
                 }
                 Ok(Err(error)) => {
+                    if self.config.may_detect_oauth()
+                        && let Some(wanted) =
+                            oauth_wanted(&self.config.url, &self.resolved.headers).await
+                    {
+                        return Some(wanted);
+                    }
                     let error = self.scrubber.text(&format!("{error:#}"));
                     tracing::warn!(upstream = %name, %error, retry_in = ?backoff, "upstream unavailable");
                     self.set(Status::Down, None, None, Some(error));
@@ -262,7 +271,7 @@ impl Link {
                 }
             }
             tokio::select! {
-                () = stop.cancelled() => return,
+                () = stop.cancelled() => return None,
                 () = tokio::time::sleep(backoff) => {}
             }
             backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -351,7 +360,7 @@ fn http_client() -> upstream_reqwest::Client {
 }
 
 /// Every tool the upstream lists, following pages up to `MAX_TOOLS`.
-async fn list_tools(peer: &Peer<RoleClient>) -> anyhow::Result<Vec<Tool>> {
+pub(super) async fn list_tools(peer: &Peer<RoleClient>) -> anyhow::Result<Vec<Tool>> {
     let mut tools = Vec::new();
     let mut cursor = None;
     loop {

@@ -1,18 +1,24 @@
 //! Connections per member to an upstream whose headers name a member's
 //! credential (`${user:NAME}`, issue 29): each member acts upstream as
 //! themselves, never through another member's connection. An upstream with
-//! `auth = "oauth"` gets the same, with the member's own access token
-//! (`oauth.rs`) as its `Authorization` header.
+//! `auth = "oauth"`, or found to want OAuth (`detect.rs`), gets the same,
+//! with the member's own access token (`oauth.rs`) as its `Authorization`
+//! header.
 //!
 //! The upstream's supervised connection (`link.rs`) lists its tools with
-//! the slots' fallbacks, or without those headers. A member's call goes
+//! the slots' fallbacks, or without those headers; an OAuth upstream, which
+//! lists nothing without a token, is listed over a member's connection
+//! (`listing.rs`). A member's call goes
 //! over their own connection, opened lazily with their values (or the
 //! fallbacks), reopened when a value changed, closed after `IDLE` without
 //! calls or when the upstream stops; at most `MAX_OPEN` per upstream.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
@@ -22,8 +28,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::link::{CONNECT_TIMEOUT, Link, Resolved, Status};
 use crate::{
-    protocol::{CallToolResponse, text_result},
-    registry::{CallContext, Slots, Template},
+    protocol::{CallToolResponse, McpError, text_result},
+    registry::{CallContext, MemberSecrets, Slots, Template},
 };
 
 /// A member's connection unused this long is closed.
@@ -38,22 +44,35 @@ pub(super) struct Members {
     /// The headers that name a slot; the others are the link's own.
     templates: Vec<(http::HeaderName, Template)>,
     slots: Slots,
-    /// The upstream's name when it has `auth = "oauth"`: each member's
-    /// calls carry their own access token.
-    oauth: Option<String>,
+    /// The upstream's name.
+    upstream: String,
+    /// Set with `auth = "oauth"` or once the upstream wanted OAuth: each
+    /// member's calls carry their own access token.
+    oauth: AtomicBool,
+    /// Members' tokens, read without a call to list the upstream (`listing.rs`).
+    pub(super) secrets: Option<Arc<dyn MemberSecrets>>,
+    /// Wakes the listing (`listing.rs`): a member connected their account.
+    pub(super) relist: tokio::sync::Notify,
     open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Conn>>>>>,
     /// Cancelled when the upstream stops: every member connection ends.
     stop: CancellationToken,
 }
 
 /// A member's open connection.
-struct Conn {
+pub(super) struct Conn {
     link: Arc<Link>,
     /// Digest of the header values it was opened with.
     digest: [u8; 32],
     last_used: Arc<Mutex<Instant>>,
     /// Ends the connection.
     close: CancellationToken,
+}
+
+/// What a member's prompt or resource request answers instead of going on.
+pub(super) enum Refused {
+    /// Connect first (2026-07-28 `input_required`).
+    Input(rmcp::model::InputRequiredResult),
+    Error(McpError),
 }
 
 /// The member's link for one call, and their values to scrub from its result.
@@ -66,16 +85,36 @@ impl Members {
     pub(super) fn new(
         templates: Vec<(http::HeaderName, Template)>,
         slots: Slots,
-        oauth: Option<String>,
+        (upstream, oauth): (&str, bool),
+        secrets: Option<Arc<dyn MemberSecrets>>,
         stop: CancellationToken,
     ) -> Self {
         Self {
             templates,
             slots,
-            oauth,
+            upstream: upstream.to_owned(),
+            oauth: AtomicBool::new(oauth),
+            secrets,
+            relist: tokio::sync::Notify::new(),
             open: Mutex::default(),
             stop,
         }
+    }
+
+    /// Whether members' calls go over their own connections (else over the
+    /// upstream's own, until it wants OAuth).
+    pub(super) fn active(&self) -> bool {
+        !self.templates.is_empty() || self.oauth()
+    }
+
+    /// Whether each member's calls carry their own access token.
+    pub(super) fn oauth(&self) -> bool {
+        self.oauth.load(Ordering::Relaxed)
+    }
+
+    /// From now on, each member's calls carry their own access token.
+    pub(super) fn oauth_on(&self) {
+        self.oauth.store(true, Ordering::Relaxed);
     }
 
     /// The headers of the supervised connection: each slot's fallback, or
@@ -133,7 +172,8 @@ impl Members {
             })?;
             headers.insert(name.clone(), value);
         }
-        if let Some(upstream) = &self.oauth {
+        if self.oauth() {
+            let upstream = &self.upstream;
             let set = super::oauth::tokens(upstream, &self.slots, tool, cx).await?;
             let bearer = format!("Bearer {}", set.access_token);
             digest.update(&bearer);
@@ -168,12 +208,12 @@ impl Members {
                     .scrubber
                     .with(used.iter().cloned())
                     .text(&format!("{error:#}"));
-                let hint = match &self.oauth {
-                    Some(upstream) => format!(
+                let hint = match self.oauth() {
+                    true => format!(
                         "; if your account there was disconnected, connect it again at {}",
-                        self.slots.oauth_start(upstream)
+                        self.slots.oauth_start(&self.upstream)
                     ),
-                    None => String::new(),
+                    false => String::new(),
                 };
                 return Err(text_result(
                     format!(
@@ -196,6 +236,12 @@ impl Members {
             }
         };
         link.set(Status::Up, None, Some(service.peer().clone()), None);
+        if self.oauth() && shared.status().0 != Status::Up {
+            // The upstream lists nothing without a token: what this member
+            // sees is what the others are offered (`listing.rs`).
+            let (shared, peer) = (shared.clone(), service.peer().clone());
+            tokio::spawn(async move { super::listing::adopt(&shared, &peer).await });
+        }
         let open = Conn {
             link: link.clone(),
             digest,
@@ -212,8 +258,42 @@ impl Members {
         Ok(MemberLink { link, used })
     }
 
+    /// The link a member's prompt or resource request (`what`) goes over:
+    /// their own connection at an OAuth upstream (which answers nothing
+    /// without their token), else the upstream's (with the slots'
+    /// fallbacks, as before members' OAuth); or what the request answers
+    /// instead.
+    pub(super) async fn route(
+        members: Option<&Arc<Members>>,
+        shared: &Arc<Link>,
+        what: &str,
+        cx: &CallContext,
+    ) -> Result<Arc<Link>, Refused> {
+        let Some(members) = members.filter(|m| m.oauth()) else {
+            return Ok(shared.clone());
+        };
+        match members.link_for(shared, what, cx).await {
+            Ok(member) => Ok(member.link),
+            Err(CallToolResponse::InputRequired(input)) => Err(Refused::Input(input)),
+            Err(CallToolResponse::Complete(result)) => {
+                let text = (result.content.iter())
+                    .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Err(Refused::Error(McpError::invalid_request(text, None)))
+            }
+            Err(_) => Err(Refused::Error(McpError::internal_error(
+                "the upstream server could not be reached as you",
+                None,
+            ))),
+        }
+    }
+
     /// The caller's entry; a full table first drops entries whose connection ended.
-    fn entry(&self, user: &str) -> Result<Arc<tokio::sync::Mutex<Option<Conn>>>, &'static str> {
+    pub(super) fn entry(
+        &self,
+        user: &str,
+    ) -> Result<Arc<tokio::sync::Mutex<Option<Conn>>>, &'static str> {
         let mut open = self.open.lock().expect("member links lock");
         if let Some(entry) = open.get(user) {
             return Ok(entry.clone());

@@ -11,9 +11,11 @@
 //! configuration did not change, and starts or stops the others.
 
 mod client;
+mod detect;
 mod forward;
 mod legacy_sse;
 mod link;
+mod listing;
 mod members;
 mod oauth;
 mod offer;
@@ -39,7 +41,8 @@ pub use pins::{Pinned, Pins};
 use crate::{
     config::{UpstreamConfig, member_slots, resolve_env},
     registry::{
-        ChangeBus, PromptProvider, ResourceProvider, Scrubber, Slots, Template, ToolProvider,
+        ChangeBus, MemberSecrets, PromptProvider, ResourceProvider, Scrubber, Slots, Template,
+        ToolProvider, oauth::MemberOauth,
     },
 };
 
@@ -61,7 +64,7 @@ pub type Passed = (Arc<dyn PromptProvider>, Arc<dyn ResourceProvider>);
 /// Every configured upstream, running.
 pub struct Upstreams {
     runtime: tokio::runtime::Handle,
-    running: Mutex<HashMap<String, Running>>,
+    running: Arc<Mutex<HashMap<String, Running>>>,
     /// Set once the registry exists (`App` wires it); until then changes
     /// are picked up by the first build.
     on_change: Arc<OnceLock<OnChange>>,
@@ -73,12 +76,17 @@ pub struct Upstreams {
     bus: Arc<OnceLock<ChangeBus>>,
     /// Where tool definitions are pinned; `None`: nowhere (no database).
     pins: Option<Arc<dyn Pins>>,
+    /// Upstreams found to want members' OAuth, shared with the portal.
+    oauth: MemberOauth,
+    /// Members' tokens, to list an OAuth upstream over a member's connection.
+    secrets: Option<Arc<dyn MemberSecrets>>,
 }
 
 /// A started upstream; dropping it stops the connection (and a stdio
 /// server with it).
 struct Running {
     link: Arc<link::Link>,
+    members: Option<Arc<members::Members>>,
     provider: Arc<tools::UpstreamTools>,
     prompts: Arc<prompts::UpstreamPrompts>,
     resources: Arc<resources::UpstreamResources>,
@@ -101,13 +109,38 @@ impl Upstreams {
         let _ = rustls::crypto::ring::default_provider().install_default();
         Self {
             runtime: tokio::runtime::Handle::current(),
-            running: Mutex::default(),
+            running: Arc::default(),
             on_change: Arc::default(),
             on_call: Arc::default(),
             neighbours: Arc::default(),
             bus: Arc::default(),
             pins: None,
+            oauth: MemberOauth::default(),
+            secrets: None,
         }
+    }
+
+    /// Members' OAuth to upstreams that want it: `oauth` is shared with the
+    /// portal (which tells when a member connected), `secrets` holds the
+    /// members' tokens.
+    pub fn with_member_oauth(
+        mut self,
+        oauth: MemberOauth,
+        secrets: Option<Arc<dyn MemberSecrets>>,
+    ) -> Self {
+        let running = Arc::downgrade(&self.running);
+        oauth.on_connected(Arc::new(move |name| {
+            let Some(running) = running.upgrade() else {
+                return;
+            };
+            let running = running.lock().expect("upstreams lock");
+            if let Some(members) = running.get(name).and_then(|r| r.members.as_ref()) {
+                members.relist.notify_one();
+            }
+        }));
+        self.oauth = oauth;
+        self.secrets = secrets;
+        self
     }
 
     /// Pins every upstream's tool definitions in `pins` (unless its `pin = false`).
@@ -153,8 +186,10 @@ impl Upstreams {
         for config in configs {
             let entry = match fresh.remove(&config.name) {
                 Some(started) => {
-                    let supervise = started.link.clone().supervise(started.stop.clone());
-                    self.runtime.spawn(supervise);
+                    self.oauth.forget(&config.name);
+                    let (link, members) = (started.link.clone(), started.members.clone());
+                    let run = listing::run(link, members, self.oauth.clone(), started.stop.clone());
+                    self.runtime.spawn(run);
                     started
                 }
                 None => running.remove(&config.name).expect("kept above"),
@@ -166,6 +201,7 @@ impl Upstreams {
                 tracing::info!(upstream = %name, "upstream configuration changed; reconnecting");
             } else {
                 tracing::info!(upstream = %name, "upstream removed");
+                self.oauth.forget(name);
             }
         }
         *self.neighbours.links.lock().expect("neighbours lock") =
@@ -226,10 +262,16 @@ impl Upstreams {
             );
         }
         let stop = CancellationToken::new();
-        let oauth =
-            (config.auth == crate::config::UpstreamAuth::Oauth).then(|| config.name.clone());
-        let members = (!member_headers.is_empty() || oauth.is_some()).then(|| {
-            members::Members::new(member_headers, slots.clone(), oauth, stop.child_token())
+        let oauth = config.auth == crate::config::UpstreamAuth::Oauth;
+        let may_oauth = oauth || config.may_detect_oauth();
+        let members = (!member_headers.is_empty() || may_oauth).then(|| {
+            Arc::new(members::Members::new(
+                member_headers,
+                slots.clone(),
+                (&config.name, oauth),
+                self.secrets.clone(),
+                stop.child_token(),
+            ))
         });
         headers.extend(members.iter().flat_map(|m| m.shared_headers()));
         let mut env = Vec::new();
@@ -262,12 +304,13 @@ impl Upstreams {
             self.on_call.clone(),
             pins::Pinning::new(&config.name, self.pins.clone().filter(|_| config.pin)),
         );
-        let provider =
-            tools::UpstreamTools::new(link.clone(), members).with_context(|| key.clone())?;
+        let provider = tools::UpstreamTools::new(link.clone(), members.clone())
+            .with_context(|| key.clone())?;
         let provider = Arc::new(provider);
         let resources = Arc::new(resources::UpstreamResources::new(
             link.clone(),
             self.neighbours.clone(),
+            members.clone(),
         ));
         let (bus, offered) = (self.bus.clone(), Arc::downgrade(&resources));
         let _ = link.resource_events.set(Arc::new(move |event| {
@@ -277,9 +320,10 @@ impl Upstreams {
             }
         }));
         Ok(Running {
-            prompts: Arc::new(prompts::UpstreamPrompts::new(link.clone())),
+            prompts: Arc::new(prompts::UpstreamPrompts::new(link.clone(), members.clone())),
             resources,
             link,
+            members,
             provider,
             secrets,
             stop,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::{
     protocol::{CallToolResponse, text_result},
     registry::{
-        CallContext, CredentialKind, Slots,
+        CallContext, CredentialKind, MemberSecrets, Slots,
         oauth::{TokenSet, token_slot},
     },
 };
@@ -60,10 +60,43 @@ pub(super) async fn tokens(
         set = read(secrets.value(&user, &slot).await.map_err(unreadable)?);
     }
     let set = set.ok_or_else(connect)?;
+    match fresh(upstream, secrets.as_ref(), &user, set).await {
+        Ok(set) => {
+            cx.credential().report(CredentialKind::MemberOauth);
+            Ok(set)
+        }
+        Err(why) => Err(error(format!(
+            "your connection to {upstream} ended ({why}). Connect it again at {start}, \
+             then call the tool again."
+        ))),
+    }
+}
+
+/// `user`'s stored token set for `upstream`, refreshed if needed (to list
+/// the upstream over their connection); why not.
+pub(super) async fn stored(
+    upstream: &str,
+    secrets: &dyn MemberSecrets,
+    user: &str,
+) -> Result<TokenSet, String> {
+    let value = secrets.value(user, &token_slot(upstream)).await?;
+    let set = value.and_then(|v| TokenSet::read(&v));
+    fresh(upstream, secrets, user, set.ok_or("not connected")?).await
+}
+
+/// `set`, refreshed first when it ends within the margin; a refresh the
+/// authorization server refuses drops the member's tokens, and says why.
+async fn fresh(
+    upstream: &str,
+    secrets: &dyn MemberSecrets,
+    user: &str,
+    set: TokenSet,
+) -> Result<TokenSet, String> {
     if !set.expiring(now(), REFRESH_AHEAD_SECS) {
-        cx.credential().report(CredentialKind::MemberOauth);
         return Ok(set);
     }
+    let slot = token_slot(upstream);
+    let read = |value: Option<String>| value.and_then(|v| TokenSet::read(&v));
     let refreshed = match &set.refresh_token {
         Some(refresh) => refresh_at(&set, refresh).await,
         None => Err("the access token expired and came with no refresh token".to_owned()),
@@ -74,24 +107,19 @@ pub(super) async fn tokens(
     }) {
         Ok(new) => {
             // A failed write still serves this call; the next refreshes again.
-            let _ = secrets.set(&user, &slot, &new.write()).await;
-            cx.credential().report(CredentialKind::MemberOauth);
+            let _ = secrets.set(user, &slot, &new.write()).await;
             Ok(new)
         }
         Err(why) => {
-            // Another replica may have refreshed first (the old refresh token
-            // is then spent): its tokens serve.
-            let now_stored = secrets.value(&user, &slot).await.ok().flatten();
+            // Another replica (or call) may have refreshed first (the old
+            // refresh token is then spent): its tokens serve.
+            let now_stored = secrets.value(user, &slot).await.ok().flatten();
             if let Some(other) = read(now_stored).filter(|o| o.access_token != set.access_token) {
-                cx.credential().report(CredentialKind::MemberOauth);
                 return Ok(other);
             }
-            let _ = secrets.delete(&user, &slot).await;
+            let _ = secrets.delete(user, &slot).await;
             tracing::info!(upstream, member = %user, why, "a member's OAuth refresh failed");
-            Err(error(format!(
-                "your connection to {upstream} ended ({why}). Connect it again at {start}, \
-                 then call the tool again."
-            )))
+            Err(why)
         }
     }
 }

@@ -13,6 +13,7 @@ use rmcp::model::{
 
 use super::{
     link::{Link, Status},
+    members::{Members, Refused},
     offer,
 };
 use crate::{
@@ -22,11 +23,13 @@ use crate::{
 
 pub(super) struct UpstreamPrompts {
     link: Arc<Link>,
+    /// Each member's own connection, once members' calls go over theirs.
+    members: Option<Arc<Members>>,
 }
 
 impl UpstreamPrompts {
-    pub(super) fn new(link: Arc<Link>) -> Self {
-        Self { link }
+    pub(super) fn new(link: Arc<Link>, members: Option<Arc<Members>>) -> Self {
+        Self { link, members }
     }
 
     /// The upstream's own name of the exposed prompt `name`, if it lists it.
@@ -76,10 +79,15 @@ impl PromptProvider for UpstreamPrompts {
             .collect();
         let params = GetPromptRequestParams::new(original).with_arguments(arguments);
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        match offer::forward(&self.link, request, Some(cx)).await? {
-            ServerResult::GetPromptResult(result) => Ok(GetPromptResponse::Complete(
-                self.link.scrubber.scrub(result),
-            )),
+        let link = match Members::route(self.members.as_ref(), &self.link, name, cx).await {
+            Ok(link) => link,
+            Err(Refused::Input(input)) => return Ok(GetPromptResponse::InputRequired(input)),
+            Err(Refused::Error(error)) => return Err(error),
+        };
+        match offer::forward(&link, request, Some(cx)).await? {
+            ServerResult::GetPromptResult(result) => {
+                Ok(GetPromptResponse::Complete(link.scrubber.scrub(result)))
+            }
             _ => Err(offer::unexpected(&self.link, "prompts/get")),
         }
     }

@@ -19,6 +19,7 @@ use rmcp::model::{
 
 use super::{
     link::{Link, Status},
+    members::{Members, Refused},
     offer::{self, Offer},
     prompts, uris,
 };
@@ -76,11 +77,21 @@ fn up_offer(link: &Link) -> Arc<Offer> {
 pub(super) struct UpstreamResources {
     link: Arc<Link>,
     neighbours: Arc<Neighbours>,
+    /// Each member's own connection, once members' reads go over theirs.
+    members: Option<Arc<Members>>,
 }
 
 impl UpstreamResources {
-    pub(super) fn new(link: Arc<Link>, neighbours: Arc<Neighbours>) -> Self {
-        Self { link, neighbours }
+    pub(super) fn new(
+        link: Arc<Link>,
+        neighbours: Arc<Neighbours>,
+        members: Option<Arc<Members>>,
+    ) -> Self {
+        Self {
+            link,
+            neighbours,
+            members,
+        }
     }
 
     /// The URI members see for the upstream's `uri`.
@@ -153,8 +164,13 @@ impl ResourceProvider for UpstreamResources {
         let original = self.original(uri).ok_or_else(|| Self::not_found(uri))?;
         let params = ReadResourceRequestParams::new(original.clone());
         let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+        let link = match Members::route(self.members.as_ref(), &self.link, uri, cx).await {
+            Ok(link) => link,
+            Err(Refused::Input(input)) => return Ok(ReadResourceResponse::InputRequired(input)),
+            Err(Refused::Error(error)) => return Err(error),
+        };
         let ServerResult::ReadResourceResult(mut result) =
-            offer::forward(&self.link, request, Some(cx)).await?
+            offer::forward(&link, request, Some(cx)).await?
         else {
             return Err(offer::unexpected(&self.link, "resources/read"));
         };
@@ -169,9 +185,7 @@ impl ResourceProvider for UpstreamResources {
                 *named = uri.to_owned();
             }
         }
-        Ok(ReadResourceResponse::Complete(
-            self.link.scrubber.scrub(result),
-        ))
+        Ok(ReadResourceResponse::Complete(link.scrubber.scrub(result)))
     }
 
     async fn complete(&self, template: &str, argument: &str, prefix: &str) -> Vec<String> {

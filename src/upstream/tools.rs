@@ -31,9 +31,10 @@ use crate::{
 
 pub(super) struct UpstreamTools {
     link: Arc<Link>,
-    /// Set when the upstream's headers name a member's credential: each
-    /// member's calls go over their own connection.
-    members: Option<Members>,
+    /// Set when the upstream's headers name a member's credential or it may
+    /// want members' OAuth: once active, each member's calls go over their
+    /// own connection.
+    members: Option<Arc<Members>>,
     include: GlobSet,
     exclude: GlobSet,
     /// The offer derived from the upstream's current list, rebuilt when
@@ -49,7 +50,7 @@ struct View {
 }
 
 impl UpstreamTools {
-    pub(super) fn new(link: Arc<Link>, members: Option<Members>) -> anyhow::Result<Self> {
+    pub(super) fn new(link: Arc<Link>, members: Option<Arc<Members>>) -> anyhow::Result<Self> {
         let tools = &link.config.tools;
         Ok(Self {
             members,
@@ -243,11 +244,13 @@ impl ToolProvider for UpstreamTools {
         };
         // A member's own connection when the headers name their credential.
         let MemberLink { link, used } = match &self.members {
-            Some(members) => match members.link_for(&self.link, name, cx).await {
-                Ok(member) => member,
-                Err(answer) => return Ok(answer),
-            },
-            None => MemberLink {
+            Some(members) if members.active() => {
+                match members.link_for(&self.link, name, cx).await {
+                    Ok(member) => member,
+                    Err(answer) => return Ok(answer),
+                }
+            }
+            _ => MemberLink {
                 link: self.link.clone(),
                 used: Vec::new(),
             },

@@ -123,6 +123,18 @@ async fn every_bad_credential_is_refused_with_a_challenge() {
     ];
     let missing = app.post(&initialize_body(), &[]).await;
     assert_eq!(missing.status(), 401, "missing");
+    // The refused POST's body was never read: the reply says the connection
+    // closes, so a client does not reuse one hyper is about to drop.
+    assert_eq!(missing.headers()["connection"], "close", "missing");
+    let bodiless = app
+        .client
+        .get(&app.url)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bodiless.status(), 401);
+    assert!(bodiless.headers().get("connection").is_none());
     for (name, authorization) in cases {
         let response = initialize_with(&app, &authorization).await;
         assert_eq!(response.status(), 401, "{name}");

@@ -327,11 +327,36 @@ fn upstream_oauth_configuration_rules() {
     }
     let mut plain = upstream(serde_json::json!({"oauth": {"scopes": ["mcp"]}}));
     plain.auth = teamgate::config::UpstreamAuth::None;
-    config.upstreams = vec![plain];
+    config.upstreams = vec![plain.clone()];
     assert!(
         config.validate().is_err(),
         "oauth keys without auth = oauth"
     );
+    // Unset, auth is "auto": a url upstream without an Authorization header
+    // may want members' OAuth, and reads the oauth keys for it.
+    let auto: teamgate::config::UpstreamConfig =
+        serde_json::from_value(serde_json::json!({"name": "py", "url": "http://127.0.0.1:9/mcp"}))
+            .unwrap();
+    assert_eq!(auto.auth, teamgate::config::UpstreamAuth::Auto);
+    assert!(auto.may_detect_oauth() && !plain.may_detect_oauth());
+    plain.auth = teamgate::config::UpstreamAuth::Auto;
+    config.upstreams = vec![plain.clone()];
+    config.portal = None;
+    let validated = config.validate();
+    assert!(
+        validated.is_ok(),
+        "oauth keys with auth = auto: {validated:?}"
+    );
+    assert!(
+        config.oauth_upstreams_problem().is_none(),
+        "found at run time"
+    );
+    plain
+        .headers
+        .insert("Authorization".into(), "Bearer ${TOKEN}".into());
+    assert!(!plain.may_detect_oauth(), "a shared credential was chosen");
+    config.upstreams = vec![plain];
+    assert!(config.validate().is_err(), "oauth keys that are never read");
 }
 
 #[test]

@@ -37,6 +37,12 @@ async fn rows_contract(store: &Store, backend: &str) {
         .collect();
     assert_eq!(slots, ["github", "jira"], "{backend}: own slots, in order");
     assert_eq!(vault.slots("carl").await.unwrap(), vec![]);
+    // A slot's holders: names only, most recently set first (then by name), at most `limit`.
+    let holders = vault.holders("github", 10).await.unwrap();
+    assert_eq!(holders, ["ann", "bob"], "{backend}: holders");
+    assert_eq!(vault.holders("github", 1).await.unwrap(), ["ann"]);
+    assert_eq!(vault.holders("jira", 10).await.unwrap(), ["ann"]);
+    assert!(vault.holders("none", 10).await.unwrap().is_empty());
 
     // At rest the value is not there in the clear.
     let row = store.credential("ann", "github").await.unwrap().unwrap();

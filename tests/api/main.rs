@@ -53,6 +53,7 @@ mod telemetry;
 mod tidy;
 mod upstream_members;
 mod upstream_oauth;
+mod upstream_oauth_auto;
 mod upstream_pins;
 mod upstream_policies;
 mod upstream_relay;

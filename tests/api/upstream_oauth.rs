@@ -2,12 +2,16 @@
 //! authorization server through the upstream's RFC 9728 metadata, registers
 //! itself there (RFC 7591), and runs each member's authorization code flow
 //! with PKCE from the portal. The upstream (the official Python SDK,
-//! tests/interop/upstream_oauth_py.py) checks each call's bearer token at
-//! the real `oidc-provider`'s JWKS (RFC 9068 JWT access tokens for its resource) and answers their `sub`; the
-//! provider's access tokens live 30 s, under teamgate's 60 s margin, so
-//! every call refreshes first. Disconnecting deletes and revokes the
-//! member's tokens, and no token appears in logs, audit rows, /metrics or
-//! results.
+//! tests/interop/upstream_oauth_py.py) is a protected resource through the
+//! SDK's own auth: every request, listing included, needs a JWT access token
+//! from the real `oidc-provider` for its resource, so its tools are listed
+//! over the first member's connection. Members connect in headless chromium:
+//! signed in at the provider, they consent to teamgate's client on the
+//! provider's own page and land back on the portal. The provider's access
+//! tokens live 30 s, under teamgate's 60 s margin, so every call refreshes
+//! first. Disconnecting deletes and revokes the member's tokens, and no
+//! token appears in logs, audit rows, /metrics or results. Screenshots:
+//! `target/portal-screenshots/upoauth-NN-name.png`.
 
 use std::{
     io::{BufRead, BufReader},
@@ -25,22 +29,25 @@ use teamgate::{
 };
 
 use crate::{
-    credentials::{Logs, call_tool},
+    credentials::{Logs, Recording, call_tool},
     helpers::{TestApp, repo_path, spawn_app_on},
+    portal_browser::driver::Chrome,
     portal_idp::{Browser, Idp, hidden, location, portal_config},
     upstream_pins::python,
 };
 
-const SEALING_KEY: &str = "upstream-oauth-sealing-key-0123456789abcdef";
+pub(crate) const SEALING_KEY: &str = "upstream-oauth-sealing-key-0123456789abcdef";
+/// The `py` row of the Connections page's table of services.
+const ROW: &str = "//table[@id='oauth-connections']/tbody/tr[@id='oauth-py']";
 
 /// The Python upstream, ended when dropped.
-struct Upstream {
+pub(crate) struct Upstream {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Upstream {
-    fn start(python: &str, issuer: &str) -> Self {
+    pub(crate) fn start(python: &str, issuer: &str) -> Self {
         let script = repo_path("tests/interop/upstream_oauth_py.py");
         let mut child = Command::new(python)
             .arg(script)
@@ -71,7 +78,9 @@ impl Drop for Upstream {
     }
 }
 
-async fn app_fronting_oauth(python: &str) -> (TestApp, Idp, Upstream) {
+/// teamgate (with the portal) fronting the protected Python upstream as
+/// `py`, configured with `fields` beside its name and URL.
+pub(crate) async fn app_fronting(python: &str, fields: Value) -> (TestApp, Idp, Upstream) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let redirect = format!("http://{addr}/portal/callback");
@@ -87,10 +96,12 @@ async fn app_fronting_oauth(python: &str) -> (TestApp, Idp, Upstream) {
             c.credentials =
                 serde_json::from_value(json!({"keys": [SEALING_KEY], "slots": []})).unwrap();
             c.tools.http_allowlist = vec![url.clone()];
-            let upstream: UpstreamConfig = serde_json::from_value(json!({
-                "name": "py", "url": url, "auth": "oauth", "oauth": {"scopes": ["mcp"]},
-            }))
-            .unwrap();
+            let mut upstream = json!({"name": "py", "url": url});
+            upstream
+                .as_object_mut()
+                .unwrap()
+                .extend(fields.as_object().unwrap().clone());
+            let upstream: UpstreamConfig = serde_json::from_value(upstream).unwrap();
             c.upstreams = vec![upstream];
         },
         Arc::new(SystemClock),
@@ -99,75 +110,102 @@ async fn app_fronting_oauth(python: &str) -> (TestApp, Idp, Upstream) {
     (app, idp, upstream)
 }
 
-/// Runs the member's connection from the portal's start page through the
-/// provider (already signed in, or by its login form) to the callback.
-async fn connect(app: &TestApp, browser: &Browser, user: &str) -> String {
-    let callback = format!("{}/portal/connections/oauth/callback", app.base());
-    let mut url = format!("{}/portal/connections/oauth/py/start", app.base());
-    for _ in 0..20 {
-        let response = browser.get(&url).await;
-        if response.status().is_redirection() {
-            url = location(&response, &url);
-            if url.starts_with(&callback) {
-                let done = browser.get(&url).await;
-                assert_eq!(
-                    done.status(),
-                    StatusCode::SEE_OTHER,
-                    "{}",
-                    done.text().await.unwrap()
-                );
-                return url;
-            }
-            continue;
-        }
-        let html = response.text().await.unwrap();
-        let action = (html.split("action=\"").nth(1))
-            .and_then(|rest| rest.split('"').next())
-            .unwrap_or_else(|| panic!("a form at {url}: {html}"))
-            .to_owned();
-        let action = url::Url::parse(&url)
-            .unwrap()
-            .join(&action)
-            .unwrap()
-            .to_string();
-        let prompt = if html.contains("name=\"login\"") {
-            "login"
-        } else {
-            "consent"
-        };
-        let posted = browser
-            .post(
-                &action,
-                &[("prompt", prompt), ("login", user), ("password", "any")],
-            )
-            .await;
-        assert!(
-            posted.status().is_redirection(),
-            "{action}: {}",
-            posted.status()
-        );
-        url = location(&posted, &action);
-    }
-    panic!("the connection did not come back to teamgate");
+/// `member` signs in to the portal in `chrome` (at the provider's login
+/// form), opens Connections, presses Connect for `py`, consents to
+/// teamgate's client on the provider's own page, and lands back on the
+/// Connections page, connected; then signs out.
+pub(crate) async fn connect_in_browser(chrome: &mut Chrome, member: &str) {
+    chrome.sign_in(member).await;
+    chrome.goto("/portal/connections").await;
+    assert_eq!(chrome.text(&format!("{ROW}/td[2]")).await, "not connected");
+    chrome.shot(&format!("{member}-not-connected")).await;
+    let connect = chrome.wait(&format!("{ROW}//a[.='Connect']")).await;
+    connect.click().await.unwrap();
+    let consent = "//form[input[@name='prompt' and @value='consent']]//button";
+    let button = chrome.wait(consent).await;
+    let url = chrome.client.current_url().await.unwrap();
+    assert!(
+        !url.as_str().starts_with(&chrome.base),
+        "the provider's consent page, not teamgate's: {url}"
+    );
+    chrome.shot(&format!("{member}-provider-consent")).await;
+    button.click().await.unwrap();
+    let connected = format!("{ROW}/td[2][starts-with(normalize-space(), 'connected ')]");
+    chrome.wait(&connected).await;
+    let url = chrome.client.current_url().await.unwrap();
+    assert_eq!(url.as_str(), format!("{}/portal/connections", chrome.base));
+    chrome.wait(&format!("{ROW}//button[.='Disconnect']")).await;
+    chrome.shot(&format!("{member}-connected")).await;
+    chrome.sign_out().await;
 }
 
-fn start_of(app: &TestApp) -> String {
-    format!("{}/portal/connections/oauth/py/start", app.base())
-}
-
-async fn whoami(app: &TestApp, token: &str) -> Value {
+pub(crate) async fn whoami(app: &TestApp, token: &str) -> Value {
     call_tool(app, token, "py_whoami", json!({})).await
 }
 
-fn text(reply: &Value) -> &str {
+/// `py_whoami` called until teamgate lists it (at most 10 s).
+pub(crate) async fn whoami_once_listed(app: &TestApp, token: &str) -> Value {
+    for _ in 0..100 {
+        let reply = whoami(app, token).await;
+        if !reply.to_string().contains("Unknown tool") {
+            return reply;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("py_whoami was never listed");
+}
+
+pub(crate) fn text(reply: &Value) -> &str {
     reply["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default()
 }
 
-async fn tokens_of(vault: &Vault, member: &str) -> Option<TokenSet> {
+pub(crate) async fn tokens_of(vault: &Vault, member: &str) -> Option<TokenSet> {
     let value = vault.get(member, "oauth:py").await.unwrap()?;
     Some(TokenSet::read(&value).expect("a token set"))
+}
+
+/// A personal token of `member` with `scopes`.
+pub(crate) async fn token(app: &TestApp, member: &str, scopes: &[&str]) -> String {
+    let scopes = scopes.iter().map(|s| s.to_string()).collect();
+    let created = app.tokens.create(member, "t", scopes, None).await.unwrap();
+    created.token
+}
+
+/// No secret in any text; the audit names the member OAuth kind.
+pub(crate) async fn nothing_leaked(
+    app: &TestApp,
+    logs: &Recording,
+    mut seen: Vec<String>,
+    secrets: &[String],
+) {
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let trail = app.store.audit_tail(None, 0, 200).await.unwrap();
+    let kinds: Vec<(&str, &str)> = (trail.iter())
+        .filter(|r| r.method == "tools/call" && r.target == "py_whoami" && r.outcome == "ok")
+        .map(|r| (r.user.as_str(), r.credential.as_str()))
+        .collect();
+    assert!(kinds.len() >= 3, "{kinds:?}");
+    assert!(kinds.iter().all(|k| k.1 == "member_oauth"), "{kinds:?}");
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.method == "portal/connections/oauth/connect" && r.target == "py"),
+        "the connection is audited"
+    );
+    seen.push(serde_json::to_string(&trail).unwrap());
+    let metrics = reqwest::get(format!("{}/metrics", app.base()))
+        .await
+        .unwrap();
+    seen.push(metrics.text().await.unwrap());
+    seen.push(logs.text());
+    assert!(secrets.len() >= 4, "{}", secrets.len());
+    for secret in secrets {
+        for (i, text) in seen.iter().enumerate() {
+            assert!(!text.contains(secret.as_str()), "a token leaked in #{i}");
+        }
+    }
 }
 
 #[tokio::test]
@@ -176,43 +214,33 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
         return;
     };
     let logs = Logs::capture();
-    let (app, idp, _upstream) = app_fronting_oauth(&python).await;
+    let fields = json!({"auth": "oauth", "oauth": {"scopes": ["mcp"]}});
+    let (app, idp, _upstream) = app_fronting(&python, fields).await;
     let vault = Vault::new(app.store.clone(), &[SEALING_KEY]);
-    let scopes = vec!["tools:*".to_owned()];
-    let ann = app
-        .tokens
-        .create("ann", "t", scopes.clone(), None)
-        .await
-        .unwrap()
-        .token;
-    let bob = app
-        .tokens
-        .create("bob", "t", scopes, None)
-        .await
-        .unwrap()
-        .token;
-    let mut seen: Vec<String> = Vec::new();
-    let mut secrets: Vec<String> = Vec::new();
-
-    // Listed without a token; a member not connected is sent to the start page.
-    let mut first = Value::Null;
-    for _ in 0..100 {
-        first = whoami(&app, &ann).await;
-        if !first.to_string().contains("Unknown tool") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(first["result"]["isError"], true, "{first}");
+    let ann = token(&app, "ann", &["tools:*"]).await;
+    let bob = token(&app, "bob", &["tools:*"]).await;
+    let (mut seen, mut secrets) = (Vec::new(), Vec::new());
     let start = format!("{}/portal/connections/oauth/py/start", app.base());
-    assert!(text(&first).contains(&start), "{first}");
 
-    // A client that can open URLs: an `input_required` round naming the
-    // start page, whose retry runs once the member connected.
+    // The upstream lists nothing without a token: no tool until a member connects.
+    let unlisted = whoami(&app, &ann).await;
+    assert!(unlisted.to_string().contains("Unknown tool"), "{unlisted}");
+    let mut chrome = Chrome::start_with_prefix(&app.base(), "upoauth-").await;
+    connect_in_browser(&mut chrome, "ann").await;
+    let first = whoami_once_listed(&app, &ann).await;
+    assert_eq!(text(&first), "ann", "{first}");
+    seen.push(first.to_string());
+
+    // bob sees the tool ann's connection listed, and is sent to connect his
+    // own account: a tool error naming the start page, or an
+    // `input_required` round whose retry runs once he connected.
+    let told = whoami(&app, &bob).await;
+    assert_eq!(told["result"]["isError"], true, "{told}");
+    assert!(text(&told).contains(&start), "{told}");
     let can_open = json!({"_meta": {
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}}
     }});
-    let asked = call_tool(&app, &ann, "py_whoami", can_open.clone()).await;
+    let asked = call_tool(&app, &bob, "py_whoami", can_open.clone()).await;
     assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
     let request = &asked["result"]["inputRequests"]["credential"];
     assert_eq!(request["params"]["mode"], "url", "{asked}");
@@ -220,51 +248,10 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
     let mut retry = can_open;
     retry["inputResponses"] = json!({"credential": {"action": "accept"}});
     retry["requestState"] = asked["result"]["requestState"].clone();
-
-    let ann_browser = Browser::sign_in(&app, "ann").await;
-    let bob_browser = Browser::sign_in(&app, "bob").await;
-    let ann_callback = connect(&app, &ann_browser, "ann").await;
-    let done = call_tool(&app, &ann, "py_whoami", retry).await;
-    assert_eq!(text(&done), "ann", "{done}");
+    connect_in_browser(&mut chrome, "bob").await;
+    let done = call_tool(&app, &bob, "py_whoami", retry).await;
+    assert_eq!(text(&done), "bob", "{done}");
     seen.push(done.to_string());
-    connect(&app, &bob_browser, "bob").await;
-
-    // A callback is taken once, by the session that started it; junk is refused.
-    assert_eq!(
-        ann_browser.get(&ann_callback).await.status(),
-        StatusCode::BAD_REQUEST
-    );
-    let base = format!("{}/portal/connections/oauth/callback", app.base());
-    let _started = ann_browser.get(&start_of(&app)).await;
-    let state_of = |url: &str| {
-        let url = url::Url::parse(url).unwrap();
-        let (_, state) = url.query_pairs().find(|(k, _)| k == "state").unwrap();
-        state.into_owned()
-    };
-    let stolen = format!("{base}?code=x&state={}", state_of(&ann_callback));
-    assert_eq!(
-        bob_browser.get(&stolen).await.status(),
-        StatusCode::BAD_REQUEST
-    );
-    for junk in [
-        "",
-        "?state=nope",
-        "?state=..&code=%00",
-        "?state=py&error=access_denied",
-    ] {
-        let status = ann_browser.get(&format!("{base}{junk}")).await.status();
-        assert!(status.is_client_error(), "{junk}: {status}");
-    }
-    let anonymous = Browser::new().get(&stolen).await.status();
-    assert!(anonymous.is_client_error(), "{anonymous}");
-    let page = ann_browser
-        .get(&format!("{}/portal/connections", app.base()))
-        .await;
-    let page = page.text().await.unwrap();
-    assert!(
-        page.contains("id=\"oauth-py\"") && page.contains("connected "),
-        "{page}"
-    );
 
     // Each member's call carries their own token; each call refreshes a
     // token that ends within the margin.
@@ -282,6 +269,39 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
         }
     }
 
+    // A callback is taken once, by the session that started it; junk is refused.
+    let ann_browser = Browser::sign_in(&app, "ann").await;
+    let bob_browser = Browser::sign_in(&app, "bob").await;
+    let started = ann_browser.get(&start).await;
+    let authorize = url::Url::parse(&location(&started, &start)).unwrap();
+    let (_, state) = authorize.query_pairs().find(|(k, _)| k == "state").unwrap();
+    let base = format!("{}/portal/connections/oauth/callback", app.base());
+    let stolen = format!("{base}?code=x&state={state}");
+    assert_eq!(
+        bob_browser.get(&stolen).await.status(),
+        StatusCode::BAD_REQUEST
+    );
+    let spent = ann_browser.get(&stolen).await.status();
+    assert!(
+        spent.is_client_error() || spent.is_server_error(),
+        "{spent}"
+    );
+    assert_eq!(
+        ann_browser.get(&stolen).await.status(),
+        StatusCode::BAD_REQUEST
+    );
+    for junk in [
+        "",
+        "?state=nope",
+        "?state=..&code=%00",
+        "?state=py&error=access_denied",
+    ] {
+        let status = ann_browser.get(&format!("{base}{junk}")).await.status();
+        assert!(status.is_client_error(), "{junk}: {status}");
+    }
+    let anonymous = Browser::new().get(&stolen).await.status();
+    assert!(anonymous.is_client_error(), "{anonymous}");
+
     // Disconnecting deletes ann's tokens and revokes them at the provider.
     let last = tokens_of(&vault, "ann").await.unwrap();
     let page = ann_browser
@@ -289,6 +309,8 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
         .await;
     let csrf = hidden(&page.text().await.unwrap(), "csrf").unwrap();
     let url = format!("{}/portal/connections/oauth/py/disconnect", app.base());
+    let forged = bob_browser.post(&url, &[("csrf", "x")]).await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
     let gone = ann_browser.post(&url, &[("csrf", &csrf)]).await;
     assert_eq!(gone.status(), StatusCode::SEE_OTHER);
     assert!(tokens_of(&vault, "ann").await.is_none());
@@ -307,8 +329,6 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
     let again = whoami(&app, &ann).await;
     assert_eq!(again["result"]["isError"], true, "{again}");
     assert!(text(&again).contains(&start), "{again}");
-    let forged = bob_browser.post(&url, &[("csrf", "x")]).await;
-    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
     let reply = whoami(&app, &bob).await;
     assert_eq!(text(&reply), "bob", "{reply}");
     seen.push(reply.to_string());
@@ -335,35 +355,12 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
     );
     assert!(tokens_of(&vault, "bob").await.is_none());
     seen.push(ended.to_string());
-
-    // The audit names the kind, never a token.
-    tokio::time::sleep(Duration::from_millis(700)).await;
     let trail = app.store.audit_tail(None, 0, 200).await.unwrap();
-    let kinds: Vec<(&str, &str, &str)> = (trail.iter())
-        .filter(|r| r.method == "tools/call" && r.target == "py_whoami" && r.outcome == "ok")
-        .map(|r| (r.user.as_str(), r.outcome.as_str(), r.credential.as_str()))
-        .collect();
-    assert!(kinds.len() >= 5, "{kinds:?}");
-    assert!(kinds.iter().all(|k| k.2 == "member_oauth"), "{kinds:?}");
-    for method in [
-        "portal/connections/oauth/connect",
-        "portal/connections/oauth/disconnect",
-    ] {
-        assert!(
-            trail.iter().any(|r| r.method == method && r.target == "py"),
-            "{method}"
-        );
-    }
-    seen.push(serde_json::to_string(&trail).unwrap());
-    let metrics = reqwest::get(format!("{}/metrics", app.base()))
-        .await
-        .unwrap();
-    seen.push(metrics.text().await.unwrap());
-    seen.push(logs.text());
-    assert!(secrets.len() >= 8);
-    for secret in &secrets {
-        for (i, text) in seen.iter().enumerate() {
-            assert!(!text.contains(secret.as_str()), "a token leaked in #{i}");
-        }
-    }
+    assert!(
+        trail
+            .iter()
+            .any(|r| r.method == "portal/connections/oauth/disconnect")
+    );
+    chrome.close().await;
+    nothing_leaked(&app, &logs, seen, &secrets).await;
 }

@@ -8,7 +8,8 @@
 // --upstream-oauth SECONDS: also the authorization server of an upstream teamgate connects members
 // to (tests/api/upstream_oauth.rs): dynamic registration (RFC 7591), revocation (RFC 7009), refresh
 // tokens for clients allowed the refresh_token grant, and RFC 8707 resource indicators: an access
-// token for a resource is a JWT (audience: the resource, scope `mcp`) living SECONDS.
+// token for a resource is a JWT (audience: the resource, scope `mcp`) living SECONDS. A member
+// consents to such a client on the provider's own consent page.
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -61,10 +62,12 @@ server.listen(0, '127.0.0.1', () => {
     ...extra,
     pkce: { required: () => true },
     cookies: { keys: ['teamgate-portal-test-cookie-key'] },
-    // First-party client: no consent screen; the grant covers what was asked.
+    // First-party client: no consent screen; the grant covers what was asked. The clients teamgate
+    // registers for an upstream get the provider's own consent page (its devInteractions form).
     async loadExistingGrant(ctx) {
       const id = ctx.oidc.result?.consent?.grantId || ctx.oidc.session.grantIdFor(ctx.oidc.client.clientId);
       if (id) return ctx.oidc.provider.Grant.find(id);
+      if (upstreamOauth && ctx.oidc.client.clientId !== 'teamgate') return undefined;
       const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
       grant.addOIDCScope('openid profile groups');
       grant.addOIDCClaims(['preferred_username', 'groups']);

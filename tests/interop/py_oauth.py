@@ -126,15 +126,7 @@ async def main(url):
     )
     auth = OAuthClientProvider(url, metadata, storage, redirect_handler, callback_handler)
     try:
-        try:
-            count, is_error = await call_tool(url, auth)
-        except BaseException as e:  # noqa: BLE001
-            if not describe(e).startswith("RemoteProtocolError"):
-                raise
-            # Seen once in ten runs: the connection of the first 401 closed as
-            # the next request reused it (open: does teamgate close after a 401
-            # it answered without reading the body?). Retried once.
-            count, is_error = await call_tool(url, auth)
+        count, is_error = await call_tool(url, auth)
         report("signed in and called a tool", None if count and not is_error else f"{count} tools")
     except BaseException as e:  # noqa: BLE001
         report("signed in and called a tool", describe(e))
