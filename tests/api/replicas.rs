@@ -290,7 +290,8 @@ async fn sessions_can_be_listed_and_ended_from_the_command_line() {
 
 #[tokio::test]
 async fn idle_sessions_leave_memory_and_come_back_on_demand() {
-    let app = spawn_app_with(|c| c.store.session_memory_idle = Duration::from_millis(300)).await;
+    // Long enough that five handshakes on a loaded machine finish before it.
+    let app = spawn_app_with(|c| c.store.session_memory_idle = Duration::from_secs(1)).await;
     let subscribers = app.bus.subscribers();
     let sessions: Vec<String> =
         futures::future::join_all((0..5).map(|_| app.initialize("2025-11-25"))).await;
@@ -301,7 +302,7 @@ async fn idle_sessions_leave_memory_and_come_back_on_demand() {
         "each initialized session forwards changes"
     );
     let mut held = 5;
-    for _ in 0..50 {
+    for _ in 0..100 {
         tokio::time::sleep(Duration::from_millis(100)).await;
         held = app.sessions.in_memory().await;
         if held == 0 {
@@ -334,4 +335,52 @@ async fn idle_sessions_leave_memory_and_come_back_on_demand() {
         "and are restored by their next request"
     );
     assert_eq!(app.sessions.in_memory().await, 1);
+}
+
+/// A client slow to send `notifications/initialized` finds its session
+/// restored from the store, as for any later request.
+#[tokio::test]
+async fn a_session_that_left_memory_before_its_initialized_notification_takes_it() {
+    let app = spawn_app_with(|c| c.store.session_memory_idle = Duration::from_millis(100)).await;
+    let response = app
+        .post(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            &[],
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if app.sessions.in_memory().await == 0 {
+            break;
+        }
+    }
+    assert_eq!(app.sessions.in_memory().await, 0);
+    let initialized = app
+        .post(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            &[
+                ("mcp-session-id", &session),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+        )
+        .await;
+    let status = initialized.status();
+    let text = initialized.text().await.unwrap();
+    assert_eq!(status, 202, "{text}");
+    let reply = app
+        .session_call(
+            &session,
+            1,
+            "tools/call",
+            json!({"name": "test_simple_text"}),
+        )
+        .await;
+    assert!(is_simple_text(&reply), "{reply}");
 }
