@@ -4,7 +4,8 @@
 //! (teamgate lists it again and members hear `list_changed`); stopped, it is
 //! down on `/metrics` and its tools leave the lists (members hear it);
 //! started again on the same port, it is listed again and answers as the
-//! member. With `on_unavailable = "error"` its tools stay listed while it
+//! member; `teamgate upstreams list` shows it as `auto` with members'
+//! OAuth in use. With `on_unavailable = "error"` its tools stay listed while it
 //! is down and each call says plainly that it is unavailable.
 
 use std::time::Duration;
@@ -17,7 +18,7 @@ use crate::{
     portal_browser::driver::Chrome,
     sdk::{self, Heard},
     upstream_oauth::{Upstream, app_fronting, connect_in_browser, text, token, whoami},
-    upstream_pins::python,
+    upstream_pins::{cli, python},
 };
 
 /// `py`'s `teamgate_upstream_up` value on `/metrics`.
@@ -93,6 +94,25 @@ async fn upstream_oauth_state_follows_the_server_down_and_back_and_its_list_chan
     chrome.close().await;
     until_names(&app, &bob, |n| n.iter().any(|n| n == "py_whoami")).await;
     until_up_is(&app, "1", 10).await;
+
+    // The operator sees members' OAuth in use, found on an `auto` upstream.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("upstreams.toml");
+    let url = &upstream.url;
+    let file = format!(
+        "[tools]\nhttp_allowlist = [{url:?}]\n[[upstreams]]\nname = \"py\"\nurl = {url:?}\n"
+    );
+    std::fs::write(&config, file).unwrap();
+    let (ok, out, err) = cli(&config, &app.store_url(), &["list"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("auto: oauth, 1 connected"), "{out}");
+    let (ok, out, err) = cli(&config, &app.store_url(), &["list", "--json"]);
+    assert!(ok, "{err}");
+    let shown: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown[0]["auth"], "auto", "{shown}");
+    assert_eq!(shown[0]["oauthInUse"], true, "{shown}");
+    assert_eq!(shown[0]["membersConnected"], 1, "{shown}");
+
     let (_bob_client, mut heard) =
         sdk::connect_as(&format!("{}/mcp", app.base()), Some(&bob), None).await;
 
