@@ -17,8 +17,10 @@ use crate::{
 
 #[derive(Debug, Subcommand)]
 pub enum UpstreamsCommand {
-    /// Each configured upstream: transport, whether it pins, how many tool
-    /// definitions are pinned, and the tools awaiting approval (what changed).
+    /// Each configured upstream: transport, auth (configured, and whether
+    /// members' OAuth is in use: teamgate registered at the server or
+    /// members connected), whether it pins, how many tool definitions are
+    /// pinned, and the tools awaiting approval (what changed).
     List {
         /// Print JSON, with each awaiting tool's pinned and new definitions.
         #[arg(long)]
@@ -40,16 +42,61 @@ pub async fn upstreams(command: UpstreamsCommand, config: Config) -> anyhow::Res
     }
 }
 
+/// How an upstream authenticates, as far as the store tells: its configured
+/// `auth`, and whether members' OAuth is in use (teamgate's registration at
+/// its authorization server or members' tokens kept in the vault: an
+/// `auth = "auto"` upstream found to want OAuth). Values are never read.
+struct Auth {
+    configured: &'static str,
+    in_use: bool,
+    connected: usize,
+}
+
+impl Auth {
+    async fn of(store: &Store, upstream: &UpstreamConfig) -> anyhow::Result<Self> {
+        use crate::{
+            config::UpstreamAuth,
+            registry::oauth::{CLIENT_OWNER, token_slot},
+            store::CredentialRepo,
+        };
+        let configured = match upstream.auth {
+            UpstreamAuth::Auto if !upstream.may_detect_oauth() => "none",
+            UpstreamAuth::Auto => "auto",
+            UpstreamAuth::None => "none",
+            UpstreamAuth::Oauth => "oauth",
+        };
+        let owners = match configured {
+            "none" => Vec::new(),
+            _ => (store.credential_owners(&token_slot(&upstream.name), 10_000)).await?,
+        };
+        let connected = owners.iter().filter(|o| *o != CLIENT_OWNER).count();
+        Ok(Self {
+            configured,
+            in_use: !owners.is_empty(),
+            connected,
+        })
+    }
+
+    fn shown(&self) -> String {
+        match (self.configured, self.in_use) {
+            ("none", _) => "none".into(),
+            ("oauth", _) => format!("oauth, {} connected", self.connected),
+            (_, true) => format!("auto: oauth, {} connected", self.connected),
+            (_, false) => "auto (no OAuth in use)".into(),
+        }
+    }
+}
+
 async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> {
     let mut listed = Vec::new();
     for upstream in &config.upstreams {
         let pins = store.pins(Some(&upstream.name)).await?;
-        listed.push((upstream, pins));
+        listed.push((upstream, pins, Auth::of(store, upstream).await?));
     }
     if json {
         let out: Vec<Value> = listed
             .iter()
-            .map(|(upstream, pins)| {
+            .map(|(upstream, pins, auth)| {
                 let awaiting: Vec<Value> = awaiting(pins)
                     .map(|(row, pending)| {
                         json!({"tool": row.tool, "changed": changed_fields(&row.definition, &pending.definition),
@@ -57,7 +104,8 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
                             "changedMs": pending.changed_ms})
                     })
                     .collect();
-                json!({"name": upstream.name, "transport": transport(upstream), "pin": upstream.pin,
+                json!({"name": upstream.name, "transport": transport(upstream), "auth": auth.configured,
+                    "oauthInUse": auth.in_use, "membersConnected": auth.connected, "pin": upstream.pin,
                     "pinned": pins.len(), "awaiting": awaiting})
             })
             .collect();
@@ -67,11 +115,12 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
     let mut table = Table::new(&[
         ("NAME", 24),
         ("TRANSPORT", 48),
+        ("AUTH", 28),
         ("PIN", 3),
         ("PINNED", 6),
         ("AWAITING APPROVAL", 80),
     ]);
-    for (upstream, pins) in &listed {
+    for (upstream, pins, auth) in &listed {
         let waiting: Vec<String> = awaiting(pins)
             .map(|(row, pending)| {
                 let fields = changed_fields(&row.definition, &pending.definition);
@@ -81,6 +130,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
         table.row(vec![
             upstream.name.clone(),
             transport(upstream),
+            auth.shown(),
             if upstream.pin { "on" } else { "off" }.into(),
             pins.len().to_string(),
             if waiting.is_empty() {

@@ -69,19 +69,19 @@ impl ClientHandler for Client {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(link) = self.0.upgrade() {
-            link.relist.notify_one();
+            link.list_changed();
         }
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(link) = self.0.upgrade() {
-            link.relist.notify_one();
+            link.list_changed();
         }
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(link) = self.0.upgrade() {
-            link.relist.notify_one();
+            link.list_changed();
         }
     }
 

@@ -7,9 +7,19 @@
 
 use std::{pin::Pin, time::Duration};
 
+use std::sync::atomic::Ordering;
+
 use anyhow::{Context, bail};
 use futures::{Sink, Stream, StreamExt};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::{
+    RoleClient, ServiceExt,
+    model::{ClientJsonRpcMessage, ServerJsonRpcMessage},
+    transport::{
+        StreamableHttpClientTransport, streamable_http_client::StreamableHttpClientTransportConfig,
+    },
+};
+
+use super::client::Client;
 use sse_stream::SseStream;
 
 /// Longest line of the event stream: a server cannot make teamgate buffer
@@ -121,4 +131,55 @@ fn bounded_lines<E: std::error::Error + Send + Sync + 'static>(
         }
         Ok(chunk)
     })
+}
+
+impl super::link::Link {
+    /// Streamable HTTP, else (when that handshake fails) the 2024-11-05
+    /// HTTP+SSE transport; once an upstream answered only the latter,
+    /// reconnects go straight to it.
+    pub(super) async fn connect_url(
+        &self,
+        client: Client,
+    ) -> anyhow::Result<rmcp::service::RunningService<RoleClient, Client>> {
+        let url = self.config.url.as_str();
+        let mut modern = None;
+        if !self.legacy.load(Ordering::Relaxed) {
+            let config = StreamableHttpClientTransportConfig::with_uri(url)
+                .custom_headers(self.resolved.headers.clone());
+            let transport = StreamableHttpClientTransport::with_client(http_client(), config);
+            match client.clone().serve(transport).await {
+                Ok(service) => return Ok(service),
+                Err(error) => modern = Some(error),
+            }
+        }
+        let headers = self.resolved.headers.clone().into_iter().collect();
+        let legacy = match connect(url, headers).await {
+            Ok(transport) => client
+                .serve(transport)
+                .await
+                .context("handshake (2024-11-05 HTTP+SSE)"),
+            Err(error) => Err(error),
+        };
+        match (legacy, modern) {
+            (Ok(service), _) => {
+                self.legacy.store(true, Ordering::Relaxed);
+                Ok(service)
+            }
+            (Err(_), Some(modern)) => Err(anyhow::Error::new(modern).context("handshake")),
+            (Err(error), None) => Err(error),
+        }
+    }
+}
+
+/// The HTTP client of a Streamable HTTP upstream. rmcp's own turns
+/// connection pooling off, against stalls when a reply was left unread; a
+/// reply left unread never goes back to the pool, and a connection per call
+/// cost a TCP handshake and teardown each time (through teamgate, about
+/// three in four of the CPU a call took). Redirects are not followed: the
+/// configured URL passed the allowlist, a redirect's target did not.
+fn http_client() -> upstream_reqwest::Client {
+    upstream_reqwest::Client::builder()
+        .redirect(upstream_reqwest::redirect::Policy::none())
+        .build()
+        .unwrap_or_default()
 }

@@ -17,10 +17,7 @@ use rmcp::{
     RoleClient, ServiceExt,
     model::{ProgressNotificationParam, ProgressToken, Tool},
     service::Peer,
-    transport::{
-        StreamableHttpClientTransport, TokioChildProcess,
-        streamable_http_client::StreamableHttpClientTransportConfig,
-    },
+    transport::TokioChildProcess,
 };
 use tokio::{
     io::{AsyncBufReadExt, AsyncReadExt},
@@ -31,7 +28,6 @@ use tokio_util::sync::CancellationToken;
 use super::{
     client::Client,
     detect::{Wanted, oauth_wanted},
-    legacy_sse,
     offer::{self, Offer},
     relay::Relay,
 };
@@ -44,8 +40,8 @@ use crate::{
 pub(super) type ResourceEvents = Arc<dyn Fn(ChangeEvent) + Send + Sync>;
 
 /// First wait before reconnecting; doubled per failure up to `MAX_BACKOFF`.
-const FIRST_BACKOFF: Duration = Duration::from_millis(500);
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
+pub(super) const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+pub(super) const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How long connecting and the handshake may take.
 pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Tools listed per upstream at most (pages are followed up to this).
@@ -106,7 +102,7 @@ pub(super) struct Link {
     /// Wakes the supervisor to list the tools again.
     pub(super) relist: tokio::sync::Notify,
     /// The upstream answered only the 2024-11-05 HTTP+SSE transport.
-    legacy: AtomicBool,
+    pub(super) legacy: AtomicBool,
     on_call: Arc<std::sync::OnceLock<super::OnCall>>,
     /// Members' subscriptions to the upstream's resources (`resources.rs`).
     pub(super) subscribed: offer::Subscribed,
@@ -114,6 +110,8 @@ pub(super) struct Link {
     pub(super) resource_events: OnceLock<ResourceEvents>,
     /// Which tools are withheld for a changed definition (`pins.rs`).
     pub(super) pins: super::pins::Pinning,
+    /// A member's link: the upstream's own, which its list changes relist.
+    parent: OnceLock<std::sync::Weak<Link>>,
 }
 
 impl Link {
@@ -146,12 +144,18 @@ impl Link {
             subscribed: Default::default(),
             resource_events: OnceLock::new(),
             pins,
+            parent: OnceLock::new(),
         })
     }
 
     /// A link like this one with a member's header values (`members.rs`):
     /// its own progress routes and relay, no listing, pinning or changes.
-    pub(super) fn for_member(&self, resolved: Resolved, scrubber: Scrubber) -> Arc<Self> {
+    /// Its `list_changed` notifications relist the upstream's own link.
+    pub(super) fn for_member(
+        self: &Arc<Self>,
+        resolved: Resolved,
+        scrubber: Scrubber,
+    ) -> Arc<Self> {
         let link = Self::new(
             self.config.clone(),
             resolved,
@@ -161,7 +165,17 @@ impl Link {
             super::pins::Pinning::new(&self.config.name, None),
         );
         (link.legacy).store(self.legacy.load(Ordering::Relaxed), Ordering::Relaxed);
+        let _ = link.parent.set(Arc::downgrade(self));
         link
+    }
+
+    /// The upstream said a list changed: the upstream's own link lists it
+    /// again (a member's connection included, `listing.rs`).
+    pub(super) fn list_changed(&self) {
+        match self.parent.get().and_then(std::sync::Weak::upgrade) {
+            Some(parent) => parent.relist.notify_one(),
+            None => self.relist.notify_one(),
+        }
     }
 
     /// A forwarded call ended with `outcome` after `took`.
@@ -190,7 +204,14 @@ impl Link {
                 current.offer = Arc::default();
             }
             current.status = status;
-            current.tools = Arc::new(tools.unwrap_or_default());
+            // `on_unavailable = "error"`: a down upstream's last tools stay
+            // listed, each call answering that it is unavailable.
+            let keep = status != Status::Up
+                && tools.is_none()
+                && self.config.on_unavailable == crate::config::OnUnavailable::Error;
+            if !keep {
+                current.tools = Arc::new(tools.unwrap_or_default());
+            }
             current.peer = peer;
             current.error = error.map(|e| self.scrubber.text(&e));
             gone
@@ -306,57 +327,6 @@ impl Link {
         }
         client.serve(transport).await.context("handshake")
     }
-}
-
-impl Link {
-    /// Streamable HTTP, else (when that handshake fails) the 2024-11-05
-    /// HTTP+SSE transport; once an upstream answered only the latter,
-    /// reconnects go straight to it.
-    async fn connect_url(
-        &self,
-        client: Client,
-    ) -> anyhow::Result<rmcp::service::RunningService<RoleClient, Client>> {
-        let url = self.config.url.as_str();
-        let mut modern = None;
-        if !self.legacy.load(Ordering::Relaxed) {
-            let config = StreamableHttpClientTransportConfig::with_uri(url)
-                .custom_headers(self.resolved.headers.clone());
-            let transport = StreamableHttpClientTransport::with_client(http_client(), config);
-            match client.clone().serve(transport).await {
-                Ok(service) => return Ok(service),
-                Err(error) => modern = Some(error),
-            }
-        }
-        let headers = self.resolved.headers.clone().into_iter().collect();
-        let legacy = match legacy_sse::connect(url, headers).await {
-            Ok(transport) => client
-                .serve(transport)
-                .await
-                .context("handshake (2024-11-05 HTTP+SSE)"),
-            Err(error) => Err(error),
-        };
-        match (legacy, modern) {
-            (Ok(service), _) => {
-                self.legacy.store(true, Ordering::Relaxed);
-                Ok(service)
-            }
-            (Err(_), Some(modern)) => Err(anyhow::Error::new(modern).context("handshake")),
-            (Err(error), None) => Err(error),
-        }
-    }
-}
-
-/// The HTTP client of a Streamable HTTP upstream. rmcp's own turns
-/// connection pooling off, against stalls when a reply was left unread; a
-/// reply left unread never goes back to the pool, and a connection per call
-/// cost a TCP handshake and teardown each time (through teamgate, about
-/// three in four of the CPU a call took). Redirects are not followed: the
-/// configured URL passed the allowlist, a redirect's target did not.
-fn http_client() -> upstream_reqwest::Client {
-    upstream_reqwest::Client::builder()
-        .redirect(upstream_reqwest::redirect::Policy::none())
-        .build()
-        .unwrap_or_default()
 }
 
 /// Every tool the upstream lists, following pages up to `MAX_TOOLS`.

@@ -13,6 +13,14 @@
 //! connection opens, and else retried every `RETRY` while nothing is listed,
 //! over the connection of a member whose tokens the vault keeps (most
 //! recently connected first: after a restart, and on every replica).
+//!
+//! Once listed, the member's connection that listed it is kept and pinged
+//! every `PROBE` (and at once when a member's own connection drops): when
+//! it ends or the ping fails, the upstream is down (its tools leave the
+//! lists, or answer `on_unavailable = "error"`'s clear error) and is listed
+//! again with backoff, as a shared connection is reconnected (`link.rs`).
+//! Its `list_changed` notifications, on that connection or a member's
+//! (`client.rs`), list it again.
 
 use std::{sync::Arc, time::Duration};
 
@@ -20,8 +28,9 @@ use rmcp::{RoleClient, service::Peer};
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    client::Client,
     detect::Wanted,
-    link::{CONNECT_TIMEOUT, Link, Resolved, Status, list_tools},
+    link::{CONNECT_TIMEOUT, FIRST_BACKOFF, Link, MAX_BACKOFF, Resolved, Status, list_tools},
     members::Members,
     offer::Offer,
 };
@@ -29,6 +38,10 @@ use crate::registry::oauth::{CLIENT_OWNER, MemberOauth, token_slot};
 
 /// How often a listing is tried again while nothing is listed.
 const RETRY: Duration = Duration::from_secs(60);
+/// How often the connection that listed the upstream is pinged.
+const PROBE: Duration = Duration::from_secs(5);
+/// How long a ping may take.
+const PING_TIMEOUT: Duration = Duration::from_secs(10);
 /// Members whose connection is tried per listing, at most.
 const TRIED: usize = 5;
 /// What the upstream's state says while no member's connection listed it.
@@ -71,15 +84,35 @@ pub(super) async fn run(
         return;
     };
     link.set(Status::Down, None, None, Some(WAITING.into()));
+    let (mut backoff, mut ever_listed) = (FIRST_BACKOFF, false);
     loop {
-        let listed = tokio::select! {
-            () = stop.cancelled() => false,
-            listed = over_a_member(&members, &link) => listed,
+        let held = tokio::select! {
+            () = stop.cancelled() => None,
+            held = over_a_member(&members, &link) => held,
         };
+        let listed = held.is_some();
+        let was_up = link.status().0 == Status::Up;
+        if listed {
+            backoff = FIRST_BACKOFF;
+        } else if was_up {
+            // Listed before, not now: the upstream is gone (or refuses every
+            // member's token); its tools leave the lists until it is back.
+            tracing::warn!(upstream = %link.config.name, retry_in = ?backoff, "upstream unavailable over members' connections");
+            link.set(
+                Status::Down,
+                None,
+                None,
+                Some("unreachable over members' connections".into()),
+            );
+        }
+        // After being up, retried with backoff; never listed, every `RETRY`.
+        ever_listed |= listed;
+        let lost = !listed && ever_listed;
         let retry = async {
-            match listed {
-                true => std::future::pending().await,
-                false => tokio::time::sleep(RETRY).await,
+            match (&held, lost) {
+                (Some(service), _) => watch(service, &members, &link).await,
+                (None, true) => tokio::time::sleep(backoff).await,
+                (None, false) => tokio::time::sleep(RETRY).await,
             }
         };
         // Once listed, an operator's approval of a changed definition lists
@@ -90,34 +123,69 @@ pub(super) async fn run(
                 false => std::future::pending().await,
             }
         };
-        tokio::select! {
-            () = stop.cancelled() => {
-                link.set(Status::Down, None, None, Some("stopped".into()));
-                return;
+        let stopped = tokio::select! {
+            () = stop.cancelled() => true,
+            () = members.relist.notified() => false,
+            () = link.relist.notified() => false,
+            () = approval => false,
+            () = retry => {
+                if !listed {
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+                false
             }
-            () = members.relist.notified() => {}
-            () = link.relist.notified() => {}
-            () = approval => {}
-            () = retry => {}
+        };
+        if let Some(service) = held {
+            let _ = service.cancel().await;
+        }
+        if stopped {
+            link.set(Status::Down, None, None, Some("stopped".into()));
+            return;
         }
     }
 }
 
+/// Returns when the connection that listed the upstream ends, or a ping
+/// over it (every `PROBE`, or when a member's connection dropped) fails.
+async fn watch(service: &Listing, members: &Members, link: &Link) {
+    let peer = service.peer().clone();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(PROBE) => {}
+            () = members.probe.notified() => {}
+        }
+        if service.is_closed() {
+            break;
+        }
+        let ping = peer.send_request(rmcp::model::PingRequest::default().into());
+        match tokio::time::timeout(PING_TIMEOUT, ping).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => {
+                let error = link.scrubber.text(&format!("{error:#}"));
+                tracing::info!(upstream = %link.config.name, %error, "the upstream did not answer a ping");
+                break;
+            }
+            Err(_) => {
+                tracing::info!(upstream = %link.config.name, "the upstream did not answer a ping in time");
+                break;
+            }
+        }
+    }
+}
+
+type Listing = rmcp::service::RunningService<rmcp::RoleClient, Client>;
+
 /// Lists the upstream over the connection of a member the vault holds
-/// tokens of; whether one did.
-async fn over_a_member(members: &Members, link: &Arc<Link>) -> bool {
+/// tokens of; the connection that did, kept to watch the upstream.
+async fn over_a_member(members: &Members, link: &Arc<Link>) -> Option<Listing> {
     let name = &link.config.name;
-    let Some(secrets) = &members.secrets else {
-        return false;
-    };
+    let secrets = members.secrets.as_ref()?;
     let holders = secrets.holders(&token_slot(name), TRIED + 1).await;
     let holders = holders.unwrap_or_default().into_iter();
     // teamgate's own registration at the server is kept under the same name.
     for user in holders.filter(|u| u != CLIENT_OWNER).take(TRIED) {
         // One setup per member at a time (`members.rs`): a refresh token is used once.
-        let Ok(entry) = members.entry(&user) else {
-            return false;
-        };
+        let entry = members.entry(&user).ok()?;
         let stored = {
             let _setup = entry.lock().await;
             super::oauth::stored(name, secrets.as_ref(), &user).await
@@ -141,11 +209,10 @@ async fn over_a_member(members: &Members, link: &Arc<Link>) -> bool {
         let member = link.for_member(resolved, link.scrubber.with(set.secrets()));
         match tokio::time::timeout(CONNECT_TIMEOUT, member.connect()).await {
             Ok(Ok(service)) => {
-                let listed = adopt(link, service.peer()).await;
-                let _ = service.cancel().await;
-                if listed {
-                    return true;
+                if adopt(link, service.peer()).await {
+                    return Some(service);
                 }
+                let _ = service.cancel().await;
             }
             Ok(Err(error)) => {
                 let error = member.scrubber.text(&format!("{error:#}"));
@@ -156,7 +223,7 @@ async fn over_a_member(members: &Members, link: &Arc<Link>) -> bool {
             }
         }
     }
-    false
+    None
 }
 
 /// Takes the tools, prompts and resources `peer` (a member's connection)

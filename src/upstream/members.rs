@@ -53,6 +53,8 @@ pub(super) struct Members {
     pub(super) secrets: Option<Arc<dyn MemberSecrets>>,
     /// Wakes the listing (`listing.rs`): a member connected their account.
     pub(super) relist: tokio::sync::Notify,
+    /// Told when a member's connection dropped: the listing's pings the upstream now.
+    pub(super) probe: Arc<tokio::sync::Notify>,
     open: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Conn>>>>>,
     /// Cancelled when the upstream stops: every member connection ends.
     stop: CancellationToken,
@@ -96,6 +98,7 @@ impl Members {
             oauth: AtomicBool::new(oauth),
             secrets,
             relist: tokio::sync::Notify::new(),
+            probe: Arc::default(),
             open: Mutex::default(),
             stop,
         }
@@ -253,6 +256,7 @@ impl Members {
             open.link.clone(),
             open.last_used.clone(),
             open.close.clone(),
+            self.probe.clone(),
         ));
         *conn = Some(open);
         Ok(MemberLink { link, used })
@@ -318,6 +322,7 @@ async fn hold(
     link: Arc<Link>,
     last_used: Arc<Mutex<Instant>>,
     close: CancellationToken,
+    probe: Arc<tokio::sync::Notify>,
 ) {
     let ending = service.cancellation_token();
     let mut waiting = std::pin::pin!(service.waiting());
@@ -327,6 +332,7 @@ async fn hold(
             _ = &mut waiting => {
                 link.set(Status::Down, None, None, Some("disconnected".into()));
                 close.cancel();
+                probe.notify_one();
                 return;
             }
             () = tokio::time::sleep(IDLE_CHECK) => {

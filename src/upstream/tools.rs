@@ -245,6 +245,11 @@ impl ToolProvider for UpstreamTools {
         // A member's own connection when the headers name their credential.
         let MemberLink { link, used } = match &self.members {
             Some(members) if members.active() => {
+                // An OAuth upstream found down (`listing.rs`): said plainly.
+                let status = self.link.status().0;
+                if members.oauth() && status != Status::Up {
+                    return Ok(self.unavailable(status.label()));
+                }
                 match members.link_for(&self.link, name, cx).await {
                     Ok(member) => member,
                     Err(answer) => return Ok(answer),

@@ -31,6 +31,13 @@ pub(crate) struct TestApp {
     pub tokens: Arc<teamgate::auth::PersonalTokens>,
 }
 
+impl TestApp {
+    /// The URL of the app's own SQLite store (operator commands run on it).
+    pub(crate) fn store_url(&self) -> String {
+        format!("sqlite://{}/teamgate.db", self._dir.path().display())
+    }
+}
+
 pub(crate) fn repo_path(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
 }

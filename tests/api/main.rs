@@ -54,6 +54,7 @@ mod tidy;
 mod upstream_members;
 mod upstream_oauth;
 mod upstream_oauth_auto;
+mod upstream_oauth_state;
 mod upstream_pins;
 mod upstream_policies;
 mod upstream_relay;

@@ -48,10 +48,15 @@ pub(crate) struct Upstream {
 
 impl Upstream {
     pub(crate) fn start(python: &str, issuer: &str) -> Self {
+        Self::start_on(python, issuer, 0)
+    }
+
+    /// On `port` (0: any free one).
+    pub(crate) fn start_on(python: &str, issuer: &str, port: u16) -> Self {
         let script = repo_path("tests/interop/upstream_oauth_py.py");
         let mut child = Command::new(python)
             .arg(script)
-            .args(["--issuer", issuer])
+            .args(["--issuer", issuer, "--port", &port.to_string()])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -117,7 +117,7 @@ fn description<'a>(listed: &'a [(String, String)], name: &str) -> Option<&'a str
 }
 
 /// Runs `teamgate upstreams ARGS` on `config` and the store at `store_url`.
-fn cli(config: &Path, store_url: &str, args: &[&str]) -> (bool, String, String) {
+pub(crate) fn cli(config: &Path, store_url: &str, args: &[&str]) -> (bool, String, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_teamgate"))
         .args(["upstreams", "--config"])
         .arg(config)

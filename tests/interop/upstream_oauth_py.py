@@ -9,7 +9,8 @@ MCP request, listing included, needs a bearer token, a JWT access token for this
 `WWW-Authenticate: Bearer ... resource_metadata="..."`, its RFC 9728 metadata (naming `--issuer`,
 at /.well-known/oauth-protected-resource/mcp, served by the SDK). Prints
 `listening on http://127.0.0.1:PORT/mcp`. Its tool `whoami` answers the token's `sub`; its prompt
-`greeting` greets it.
+`greeting` greets it. Its tool `more_tools` adds the tool `extra` and tells the calling session
+`notifications/tools/list_changed`. `--port` binds a given port (a test restarting it there).
 """
 
 import argparse
@@ -70,6 +71,15 @@ def build() -> MCPServer:
             raise ValueError(f"the token is refused: {refused}") from None
         return claims["sub"]
 
+    @server.tool(description="Adds the tool `extra` and says the tool list changed.")
+    async def more_tools(ctx: Context) -> str:
+        def extra() -> str:
+            return "extra"
+
+        server.add_tool(extra, name="extra", description="Added by more_tools.")
+        await ctx.session.send_tool_list_changed()
+        return "added"
+
     @server.prompt(description="A greeting for the token's subject.")
     async def greeting(ctx: Context) -> str:
         headers = {k.lower(): v for k, v in dict(ctx.headers or {}).items()}
@@ -80,10 +90,10 @@ def build() -> MCPServer:
     return server
 
 
-async def serve_http() -> None:
+async def serve_http(port: int) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     sock.listen(64)
     global RESOURCE
     RESOURCE = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
@@ -100,8 +110,10 @@ def main() -> None:
     global ISSUER
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--issuer", required=True)
-    ISSUER = parser.parse_args().issuer.rstrip("/")
-    anyio.run(serve_http)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    ISSUER = args.issuer.rstrip("/")
+    anyio.run(serve_http, args.port)
 
 
 if __name__ == "__main__":
