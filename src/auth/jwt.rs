@@ -246,9 +246,16 @@ impl Issuer {
     }
 
     async fn get_json(&self, url: &str) -> anyhow::Result<Value> {
-        let response = self.http.get(url).send().await?.error_for_status()?;
-        let bytes = response.bytes().await?;
-        anyhow::ensure!(bytes.len() <= MAX_JWKS_BYTES, "response too large");
+        let mut response = self.http.get(url).send().await?.error_for_status()?;
+        // Read no further than the limit, rather than all of it and then check.
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await? {
+            anyhow::ensure!(
+                bytes.len() + chunk.len() <= MAX_JWKS_BYTES,
+                "response too large"
+            );
+            bytes.extend_from_slice(&chunk);
+        }
         Ok(serde_json::from_slice(&bytes)?)
     }
 }

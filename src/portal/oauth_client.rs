@@ -50,8 +50,21 @@ async fn json_at(http: &reqwest::Client, url: &str) -> Option<Value> {
     if !response.status().is_success() {
         return None;
     }
-    let bytes = response.bytes().await.ok()?;
-    (bytes.len() <= MAX_BYTES).then(|| serde_json::from_slice(&bytes).ok())?
+    let bytes = capped(response).await.ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The body, read no further than `MAX_BYTES`: `None` when it is longer
+/// (another server's answer must not fill our memory before the timeout).
+async fn capped(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > MAX_BYTES {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 /// `<origin>/.well-known/<name><path>`, then `<origin>/.well-known/<name>`.
@@ -196,11 +209,11 @@ pub(super) async fn token_request(
         .await
         .map_err(|e| provider(e.without_url()))?;
     let status = response.status();
-    let bytes = response
-        .bytes()
+    let bytes = capped(response)
         .await
-        .map_err(|e| provider(e.without_url()))?;
-    let answer: Value = serde_json::from_slice(&bytes[..bytes.len().min(MAX_BYTES)])
+        .map_err(|e| provider(e.without_url()))?
+        .unwrap_or_default();
+    let answer: Value = serde_json::from_slice(&bytes)
         .map_err(|_| provider(format!("the token endpoint answered {status} without JSON")))?;
     if !status.is_success() {
         return Err(provider(format!(

@@ -108,13 +108,41 @@ async fn json_at(client: &upstream_reqwest::Client, url: &str) -> Option<Value> 
     if !response.status().is_success() {
         return None;
     }
-    let bytes = response.bytes().await.ok()?;
-    (bytes.len() <= MAX_BYTES).then(|| serde_json::from_slice(&bytes).ok())?
+    // Read no further than `MAX_BYTES`: the document's address came from
+    // the upstream's own 401.
+    let mut response = response;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await.ok()? {
+        if bytes.len() + chunk.len() > MAX_BYTES {
+            return None;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&bytes).ok()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::metadata_param;
+    use super::{MAX_BYTES, json_at, metadata_param};
+
+    /// A document one byte over the limit is not taken, one at the limit is,
+    /// from a real server on loopback.
+    #[tokio::test]
+    async fn a_metadata_document_is_read_no_further_than_the_limit() {
+        let pad = |len: usize| format!("{{\"p\":\"{}\"}}", "x".repeat(len - 8));
+        let (at, over) = (pad(MAX_BYTES), pad(MAX_BYTES + 1));
+        let app = axum::Router::new()
+            .route("/at", axum::routing::get(move || async move { at }))
+            .route("/over", axum::routing::get(move || async move { over }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        // As `Upstreams::start` does before any upstream client is built.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = upstream_reqwest::Client::new();
+        assert!(json_at(&client, &format!("{base}/at")).await.is_some());
+        assert!(json_at(&client, &format!("{base}/over")).await.is_none());
+    }
 
     #[test]
     fn the_metadata_url_is_read_from_the_challenge() {

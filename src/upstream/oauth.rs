@@ -154,13 +154,22 @@ async fn refresh_at(set: &TokenSet, refresh: &str) -> Result<serde_json::Value, 
             )
         })?;
     let status = response.status();
-    let bytes = response
-        .bytes()
+    // Read no further than `MAX_ANSWER_BYTES`; a longer answer is no JSON we take.
+    let mut response = response;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
         .await
-        .map_err(|_| "no answer body".to_owned())?;
-    let answer: serde_json::Value =
-        serde_json::from_slice(&bytes[..bytes.len().min(MAX_ANSWER_BYTES)])
-            .map_err(|_| format!("the authorization server answered {status} without JSON"))?;
+        .map_err(|_| "no answer body".to_owned())?
+    {
+        if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
+            bytes.clear();
+            break;
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    let answer: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|_| format!("the authorization server answered {status} without JSON"))?;
     if !status.is_success() {
         let code = answer["error"].as_str().unwrap_or("an error");
         return Err(format!(

@@ -47,9 +47,10 @@ async fn rpc(app: &TestApp, token: &str, method: &str, name: &str, mut params: V
     reply(&text)
 }
 
-/// Waits (at most 10 s) until the log holds `needle`.
+/// Waits (at most 30 s: the upstream is a Python process, slow to start on
+/// a loaded machine) until the log holds `needle`.
 async fn logged(logs: &Recording, needle: &str) -> String {
-    for _ in 0..100 {
+    for _ in 0..300 {
         let text = logs.text();
         if text.contains(needle) {
             return text;
