@@ -81,23 +81,13 @@ impl SessionRepo for Store {
     }
 
     async fn create(&self, row: &SessionRow) -> Result<(), StoreError> {
-        sqlx::query(&format!(
+        let sql = format!(
             "insert into sessions ({COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-        ))
-        .bind(&row.id)
-        .bind(&row.owner)
-        .bind(&row.protocol_version)
-        .bind(&row.client_name)
-        .bind(&row.client_version)
-        .bind(&row.init_params)
-        .bind(&row.server_capabilities)
-        .bind(&row.state)
-        .bind(row.created_ms)
-        .bind(row.last_seen_ms)
-        .bind(row.expires_ms)
-        .execute(self.pool())
-        .await
-        .map_err(query_error("record a session"))?;
+        );
+        bind_row(sqlx::query(&sql), row)
+            .execute(self.pool())
+            .await
+            .map_err(query_error("record a session"))?;
         Ok(())
     }
 
@@ -114,18 +104,7 @@ impl SessionRepo for Store {
             );
             let mut insert = sqlx::query(&sql);
             for row in chunk {
-                insert = insert
-                    .bind(&row.id)
-                    .bind(&row.owner)
-                    .bind(&row.protocol_version)
-                    .bind(&row.client_name)
-                    .bind(&row.client_version)
-                    .bind(&row.init_params)
-                    .bind(&row.server_capabilities)
-                    .bind(&row.state)
-                    .bind(row.created_ms)
-                    .bind(row.last_seen_ms)
-                    .bind(row.expires_ms);
+                insert = bind_row(insert, row);
             }
             insert.execute(&mut *tx).await.map_err(error)?;
         }
@@ -219,4 +198,23 @@ impl SessionRepo for Store {
             .map_err(query_error("purge expired sessions"))?;
         Ok(done.rows_affected())
     }
+}
+
+/// Binds one row's values in `COLUMNS` order, for both inserts.
+fn bind_row<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    row: &'q SessionRow,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    query
+        .bind(&row.id)
+        .bind(&row.owner)
+        .bind(&row.protocol_version)
+        .bind(&row.client_name)
+        .bind(&row.client_version)
+        .bind(&row.init_params)
+        .bind(&row.server_capabilities)
+        .bind(&row.state)
+        .bind(row.created_ms)
+        .bind(row.last_seen_ms)
+        .bind(row.expires_ms)
 }
