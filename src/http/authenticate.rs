@@ -4,10 +4,7 @@
 
 use http::request::Parts;
 
-use axum::{
-    body::Body,
-    response::{IntoResponse, Response},
-};
+use axum::response::{IntoResponse, Response};
 
 use super::error::HttpError;
 use crate::{
@@ -18,34 +15,11 @@ use crate::{
     store::AuditRecord,
 };
 
-/// Whether a refusal would leave `body` unread on an HTTP/1.x connection.
-pub(super) fn unread(parts: &Parts, body: &Body) -> bool {
-    http_body::Body::size_hint(body).exact() != Some(0) && parts.version <= http::Version::HTTP_11
-}
-
-/// Who is calling, or the refusal to answer with; `unread`: the request's
-/// body would be left unread by a refusal ([`unread`]).
-pub(super) async fn authenticate(
-    state: &AuthState,
-    parts: &Parts,
-    unread: bool,
-) -> Result<Caller, Response> {
+/// Who is calling, or the refusal to answer with.
+pub(super) async fn authenticate(state: &AuthState, parts: &Parts) -> Result<Caller, Response> {
     match state.authenticator.authenticate(parts).await {
         Ok(caller) => Ok(caller),
-        Err(error) => {
-            // hyper gives up on keep-alive when a refused request's body is
-            // left unread, sometimes after the reply went out without saying
-            // so, and a client reusing the connection then sees it drop. Saying
-            // `Connection: close` up front makes the client open a new one.
-            let mut response = refuse(state, parts, error).await;
-            if unread {
-                response.headers_mut().insert(
-                    http::header::CONNECTION,
-                    http::HeaderValue::from_static("close"),
-                );
-            }
-            Err(response)
-        }
+        Err(error) => Err(refuse(state, parts, error).await),
     }
 }
 

@@ -75,27 +75,43 @@ where
         let auth = self.auth.clone();
         Box::pin(async move {
             let anonymous = throttle::Anonymous::of(&request);
-            if let Some(refusal) = anonymous.check(&limits) {
-                return Ok(refusal);
-            }
+            let unread = unread(&request);
             let (mut parts, body) = request.into_parts();
-            let response = match authenticate::authenticate(
-                &auth,
-                &parts,
-                authenticate::unread(&parts, &body),
-            )
-            .await
-            {
-                Ok(caller) => match throttle::over_quota(&limits, &caller) {
-                    Some(refusal) => refusal,
-                    None => {
-                        parts.extensions.insert(caller);
-                        inner.call(Request::from_parts(parts, body)).await?
-                    }
+            let admitted = match anonymous.check(&limits) {
+                Some(refusal) => Err(refusal),
+                None => match authenticate::authenticate(&auth, &parts).await {
+                    Ok(caller) => throttle::over_quota(&limits, &caller).map_or(Ok(caller), Err),
+                    Err(refusal) => Err(refusal),
                 },
+            };
+            let response = match admitted {
+                Ok(caller) => {
+                    parts.extensions.insert(caller);
+                    inner.call(Request::from_parts(parts, body)).await?
+                }
+                Err(refusal) if unread => close(refusal),
                 Err(refusal) => refusal,
             };
             Ok(anonymous.after(&limits, response))
         })
     }
+}
+
+/// Whether a refusal here leaves the request's body unread on an HTTP/1.x
+/// connection (decided before any await: a `Body` is not `Sync`).
+fn unread(request: &Request) -> bool {
+    http_body::Body::size_hint(request.body()).exact() != Some(0)
+        && request.version() <= http::Version::HTTP_11
+}
+
+/// hyper gives up on keep-alive when a refused request's body is left
+/// unread, sometimes after the reply went out without saying so, and a client
+/// reusing the connection then sees it drop. Saying `Connection: close` up
+/// front makes the client open a new one.
+fn close(mut refusal: Response) -> Response {
+    refusal.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    refusal
 }

@@ -229,6 +229,8 @@ async fn one_callers_burst_gets_429_while_another_is_served() {
     let last = statuses.pop().unwrap();
     assert!(statuses.iter().all(|r| r.status() == 200));
     assert_eq!(last.status(), 429);
+    // Refused before its body was read: the connection is not reused.
+    assert_eq!(last.headers()["connection"], "close");
     let retry: u64 = last.headers()["retry-after"]
         .to_str()
         .unwrap()
