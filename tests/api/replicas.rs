@@ -235,15 +235,16 @@ async fn sessions_can_be_listed_and_ended_from_the_command_line() {
     let db = TestDb::sqlite();
     let app = on(&db.url).await;
     let session = app.initialize("2025-06-18").await;
+    // Awaited: the server runs on this test's runtime and must go on
+    // committing while the command waits for the database.
     let cli = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_teamgate"))
+        tokio::process::Command::new(env!("CARGO_BIN_EXE_teamgate"))
             .args(args)
             .env("TEAMGATE__STORE__URL", &db.url)
             .current_dir(crate::helpers::repo_path(""))
             .output()
-            .unwrap()
     };
-    let listed = cli(&["sessions", "list", "--json"]);
+    let listed = cli(&["sessions", "list", "--json"]).await.unwrap();
     assert!(
         listed.status.success(),
         "{}",
@@ -260,7 +261,7 @@ async fn sessions_can_be_listed_and_ended_from_the_command_line() {
     assert_eq!(row["protocolVersion"], "2025-06-18");
     assert_eq!(row["client"]["name"], "teamgate-tests");
 
-    let ended = cli(&["sessions", "end", &session]);
+    let ended = cli(&["sessions", "end", &session]).await.unwrap();
     assert!(ended.status.success());
     // Every replica, this one included, stops serving it within the presence cache time.
     let mut status = 200;
@@ -283,7 +284,11 @@ async fn sessions_can_be_listed_and_ended_from_the_command_line() {
     }
     assert_eq!(status, 404);
     assert!(
-        !cli(&["sessions", "end", &session]).status.success(),
+        !cli(&["sessions", "end", &session])
+            .await
+            .unwrap()
+            .status
+            .success(),
         "ending twice is an error"
     );
 }

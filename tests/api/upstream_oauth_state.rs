@@ -103,10 +103,10 @@ async fn upstream_oauth_state_follows_the_server_down_and_back_and_its_list_chan
         "[tools]\nhttp_allowlist = [{url:?}]\n[[upstreams]]\nname = \"py\"\nurl = {url:?}\n"
     );
     std::fs::write(&config, file).unwrap();
-    let (ok, out, err) = cli(&config, &app.store_url(), &["list"]);
+    let (ok, out, err) = cli(&config, &app.store_url(), &["list"]).await;
     assert!(ok, "{err}");
     assert!(out.contains("auto: oauth, 1 connected"), "{out}");
-    let (ok, out, err) = cli(&config, &app.store_url(), &["list", "--json"]);
+    let (ok, out, err) = cli(&config, &app.store_url(), &["list", "--json"]).await;
     assert!(ok, "{err}");
     let shown: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(shown[0]["auth"], "auto", "{shown}");

@@ -117,14 +117,18 @@ fn description<'a>(listed: &'a [(String, String)], name: &str) -> Option<&'a str
 }
 
 /// Runs `teamgate upstreams ARGS` on `config` and the store at `store_url`.
-pub(crate) fn cli(config: &Path, store_url: &str, args: &[&str]) -> (bool, String, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_teamgate"))
+/// Awaited, not blocking: the server under test runs on this test's
+/// runtime, and a blocked runtime cannot commit a write it began, so the
+/// CLI would wait on SQLite's lock until its busy timeout (seen in CI).
+pub(crate) async fn cli(config: &Path, store_url: &str, args: &[&str]) -> (bool, String, String) {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_teamgate"))
         .args(["upstreams", "--config"])
         .arg(config)
         .args(args)
         .current_dir(repo_path(""))
         .env("TEAMGATE__STORE__URL", store_url)
         .output()
+        .await
         .expect("teamgate upstreams runs");
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
     (
@@ -216,19 +220,19 @@ async fn withheld_until_approved(python: &str, script: &str, store_url: &str) {
     assert!(pending.definition.contains(rewritten), "{pending:?}");
 
     // The operator's view and errors.
-    let (ok, out, err) = cli(&config, &store_url, &["list"]);
+    let (ok, out, err) = cli(&config, &store_url, &["list"]).await;
     assert!(ok, "{err}");
     assert!(out.contains("describe (description)"), "{out}");
     assert!(out.contains("stdio"), "{out}");
-    let (ok, _, err) = cli(&config, &store_url, &["approve", "nope"]);
+    let (ok, _, err) = cli(&config, &store_url, &["approve", "nope"]).await;
     assert!(!ok && err.contains("no upstream named \"nope\""), "{err}");
-    let (ok, _, err) = cli(&config, &store_url, &["approve", "py", "py_describe"]);
+    let (ok, _, err) = cli(&config, &store_url, &["approve", "py", "py_describe"]).await;
     assert!(!ok && err.contains("has no tool \"py_describe\""), "{err}");
-    let (ok, _, err) = cli(&config, &store_url, &["approve", "py", "headers"]);
+    let (ok, _, err) = cli(&config, &store_url, &["approve", "py", "headers"]).await;
     assert!(!ok && err.contains("no changed definition"), "{err}");
 
     // Approved: the running server offers the new definition again.
-    let (ok, out, err) = cli(&config, &store_url, &["approve", "py", "describe"]);
+    let (ok, out, err) = cli(&config, &store_url, &["approve", "py", "describe"]).await;
     assert!(ok, "{err}");
     assert!(out.contains("approved py tool describe"), "{out}");
     let listed = until(&client, "py_describe back", |l| {
@@ -238,7 +242,7 @@ async fn withheld_until_approved(python: &str, script: &str, store_url: &str) {
     assert_eq!(description(&listed, "py_describe"), Some(rewritten));
     let echoed = sdk::call(&client, "py_describe", json!({"text": "back"})).await;
     assert_eq!(sdk::text(&echoed), "back");
-    let (_, out, _) = cli(&config, &store_url, &["list", "--json"]);
+    let (_, out, _) = cli(&config, &store_url, &["list", "--json"]).await;
     let shown: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(shown[0]["pinned"], 3);
     assert_eq!(shown[0]["awaiting"], json!([]));
