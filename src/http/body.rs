@@ -3,7 +3,9 @@
 
 use axum::{
     body::{Body, Bytes},
-    http::{HeaderMap, header},
+    extract::Request,
+    http::{self, HeaderMap, header},
+    response::Response,
 };
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Deserialize;
@@ -107,6 +109,25 @@ pub(crate) fn json_depth(bytes: &[u8]) -> usize {
         }
     }
     max
+}
+
+/// Whether a refusal leaves the request's body unread on an HTTP/1.x
+/// connection (decided before any await: a `Body` is not `Sync`).
+pub(super) fn unread(request: &Request) -> bool {
+    http_body::Body::size_hint(request.body()).exact() != Some(0)
+        && request.version() <= http::Version::HTTP_11
+}
+
+/// hyper gives up on keep-alive when a refused request's body is left
+/// unread, sometimes after the reply went out without saying so, and a client
+/// reusing the connection then sees it drop. Saying `Connection: close` up
+/// front makes the client open a new one.
+pub(super) fn close(mut refusal: Response) -> Response {
+    refusal.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    refusal
 }
 
 #[cfg(test)]

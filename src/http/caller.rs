@@ -18,7 +18,12 @@ use axum::{extract::Request, response::Response};
 use futures::future::BoxFuture;
 use tower::{Layer, Service};
 
-use super::{authenticate, limits::RateLimits, throttle};
+use super::{
+    authenticate,
+    body::{close, unread},
+    limits::RateLimits,
+    throttle,
+};
 use crate::auth::AuthState;
 
 /// The caller step's states, shared by every request.
@@ -95,23 +100,4 @@ where
             Ok(anonymous.after(&limits, response))
         })
     }
-}
-
-/// Whether a refusal here leaves the request's body unread on an HTTP/1.x
-/// connection (decided before any await: a `Body` is not `Sync`).
-fn unread(request: &Request) -> bool {
-    http_body::Body::size_hint(request.body()).exact() != Some(0)
-        && request.version() <= http::Version::HTTP_11
-}
-
-/// hyper gives up on keep-alive when a refused request's body is left
-/// unread, sometimes after the reply went out without saying so, and a client
-/// reusing the connection then sees it drop. Saying `Connection: close` up
-/// front makes the client open a new one.
-fn close(mut refusal: Response) -> Response {
-    refusal.headers_mut().insert(
-        http::header::CONNECTION,
-        http::HeaderValue::from_static("close"),
-    );
-    refusal
 }

@@ -10,6 +10,7 @@ use std::{
 
 use super::{
     authority::{OriginRule, origin_rule, parse_origin, split_authority},
+    body,
     error::HttpError,
     forwarded::Proxies,
 };
@@ -198,15 +199,24 @@ pub(super) async fn check(
         request.headers(),
         request.uri().authority().map(|a| a.as_str()),
     );
+    // A refusal here leaves the body unread: say so (see `body::close`).
+    let refuse = |refusal: HttpError, request: &Request| {
+        let response = refusal.into_response();
+        if body::unread(request) {
+            body::close(response)
+        } else {
+            response
+        }
+    };
     if !config.host_allowed(&client.host) {
-        return HttpError::Forbidden {
+        let refusal = HttpError::Forbidden {
             challenge: String::new(),
             message: format!(
                 "Host {:?} is not served here (DNS-rebinding protection)",
                 client.host
             ),
-        }
-        .into_response();
+        };
+        return refuse(refusal, &request);
     }
     let mut origins = request.headers().get_all(header::ORIGIN).iter();
     if let Some(origin) = origins.next() {
@@ -220,11 +230,11 @@ pub(super) async fn check(
         let cookieless = any_origin(request.uri().path());
         if origins.next().is_some() || !(portal_form || cookieless || config.origin_allowed(origin))
         {
-            return HttpError::Forbidden {
+            let refusal = HttpError::Forbidden {
                 challenge: String::new(),
                 message: format!("Origin {origin:?} is not allowed"),
-            }
-            .into_response();
+            };
+            return refuse(refusal, &request);
         }
     }
     request.extensions_mut().insert(client);

@@ -91,6 +91,10 @@ async fn hosts_and_origins_are_checked_before_authentication() {
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let response = raw(&app, &headers).await;
         assert_eq!(response.status().as_u16(), status, "{name}");
+        // Refused before its body was read: the client is told not to reuse
+        // the connection (the 401s come from the caller layer, tested there).
+        let close = response.headers().get("connection").map(|v| v.as_bytes());
+        assert_eq!(close, Some(&b"close"[..]), "{name}");
         if status == 403 {
             let body: Value = response.json().await.unwrap();
             assert_eq!(body["jsonrpc"], "2.0", "{name}");
