@@ -147,7 +147,8 @@ pub(crate) fn text(result: &Value) -> &str {
 /// Waits (bounded) until the client hears `wanted`; returns what it heard.
 pub(crate) async fn hear(rx: &mut mpsc::UnboundedReceiver<Heard>, wanted: &Heard) -> Vec<Heard> {
     let mut heard = Vec::new();
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    // Generous: a change crosses an upstream and back on a loaded machine.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let next = tokio::time::timeout_at(deadline, rx.recv())
             .await

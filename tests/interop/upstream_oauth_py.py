@@ -10,7 +10,7 @@ MCP request, listing included, needs a bearer token, a JWT access token for this
 at /.well-known/oauth-protected-resource/mcp, served by the SDK). Prints
 `listening on http://127.0.0.1:PORT/mcp`. Its tool `whoami` answers the token's `sub`; its prompt
 `greeting` greets it. Its tool `more_tools` adds the tool `extra` and tells the calling session
-`notifications/tools/list_changed`. `--port` binds a given port (a test restarting it there).
+`notifications/tools/list_changed` on the call's own stream. `--port` binds a given port (a test restarting it there).
 """
 
 import argparse
@@ -22,6 +22,7 @@ import urllib.request
 import anyio
 import jwt
 import uvicorn
+from mcp import types
 from mcp.server import MCPServer
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -77,7 +78,9 @@ def build() -> MCPServer:
             return "extra"
 
         server.add_tool(extra, name="extra", description="Added by more_tools.")
-        await ctx.session.send_tool_list_changed()
+        # On this call's own stream: said on the standalone GET stream, it is
+        # dropped whenever the caller's connection has not opened that yet.
+        await ctx.session.send_notification(types.ToolListChangedNotification(), related_request_id=ctx.request_id)
         return "added"
 
     @server.prompt(description="A greeting for the token's subject.")
