@@ -232,7 +232,7 @@ impl Store {
             return Ok(());
         }
         let error = query_error("append audit records");
-        let mut tx = self.pool().begin().await.map_err(error)?;
+        let mut tx = self.writer().begin().await.map_err(error)?;
         for chunk in batch::chunks(records, MAX_ROWS) {
             let sql = format!(
                 "insert into audit ({COLUMNS}) values {}",
@@ -300,7 +300,7 @@ impl Store {
     pub async fn purge_audit(&self, before_ms: i64) -> Result<u64, StoreError> {
         let done = sqlx::query("delete from audit where id < $1")
             .bind(id_at(before_ms))
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("apply audit retention"))?;
         Ok(done.rows_affected())

@@ -63,7 +63,7 @@ impl CredentialRepo for Store {
         .bind(&row.nonce)
         .bind(&row.ciphertext)
         .bind(row.updated_at)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("store a member's credential"))?;
         Ok(())
@@ -98,7 +98,7 @@ impl CredentialRepo for Store {
         let done = sqlx::query("delete from member_credentials where owner = $1 and slot = $2")
             .bind(owner)
             .bind(slot)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("delete a member's credential"))?;
         Ok(done.rows_affected() > 0)

@@ -80,7 +80,7 @@ impl SqlEventStore {
     /// Deletes events past the retention age or beyond the retained count.
     pub async fn purge(&self) -> Result<u64, StoreError> {
         let cutoff = self.store.now_ms() - self.retention.max_age.as_millis() as i64;
-        let pool = self.store.pool();
+        let pool = self.store.writer();
         let mut removed = sqlx::query("delete from stream_events where created_ms < $1")
             .bind(cutoff)
             .execute(pool)
@@ -242,7 +242,7 @@ async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), s
     if batch.is_empty() {
         return Ok(());
     }
-    let mut tx = store.pool().begin().await?;
+    let mut tx = store.writer().begin().await?;
     for chunk in batch::chunks(batch, MAX_ROWS) {
         let sql = format!(
             "insert into stream_events (id, stream_id, replica, position, payload, created_ms) \

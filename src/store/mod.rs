@@ -97,6 +97,12 @@ const AUDIT_WRITERS: usize = 4;
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
+    /// Where every write goes. On SQLite, one connection of its own: the
+    /// database takes one writer at a time, and writers queued here wake as
+    /// soon as the last one commits, where on the shared pool they met the
+    /// lock held and slept in SQLite's busy handler (1, 2, 5, 10 ms...),
+    /// which was most of an `initialize`'s time. On PostgreSQL, `pool`.
+    writer: AnyPool,
     backend: Backend,
     clock: Arc<dyn Clock>,
 }
@@ -123,33 +129,20 @@ impl Store {
             sqlite_file(&url)?;
         }
         let options = AnyConnectOptions::from_str(&url).map_err(connect)?;
-        let pool = AnyPoolOptions::new()
-            // SQLite has one writer at a time; more connections only queue on its lock.
-            .max_connections(if backend == Backend::Sqlite { 4 } else { 16 })
-            .acquire_timeout(Duration::from_secs(5))
-            .after_connect(move |conn, _meta| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        // WAL lets readers run beside the writer; the busy timeout
-                        // waits for the lock instead of failing at once.
-                        sqlx::query("pragma journal_mode = wal")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("pragma busy_timeout = 5000")
-                            .execute(&mut *conn)
-                            .await?;
-                        sqlx::query("pragma synchronous = normal")
-                            .execute(&mut *conn)
-                            .await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect_with(options)
+        let pool = pool_options(backend, if backend == Backend::Sqlite { 4 } else { 16 })
+            .connect_with(options.clone())
             .await
             .map_err(connect)?;
+        let writer = match backend {
+            Backend::Sqlite => pool_options(backend, 1)
+                .connect_with(options)
+                .await
+                .map_err(connect)?,
+            Backend::Postgres => pool.clone(),
+        };
         Ok(Self {
             pool,
+            writer,
             backend,
             clock,
         })
@@ -195,9 +188,41 @@ impl Store {
         )
     }
 
+    /// Reads.
     pub(crate) fn pool(&self) -> &AnyPool {
         &self.pool
     }
+
+    /// Writes: every insert, update and delete, and every transaction.
+    pub(crate) fn writer(&self) -> &AnyPool {
+        &self.writer
+    }
+}
+
+/// A pool of at most `connections`, each set up for `backend`.
+fn pool_options(backend: Backend, connections: u32) -> AnyPoolOptions {
+    AnyPoolOptions::new()
+        .max_connections(connections)
+        .acquire_timeout(Duration::from_secs(5))
+        .after_connect(move |conn, _meta| {
+            Box::pin(async move {
+                if backend == Backend::Sqlite {
+                    // WAL lets readers run beside the writer; the busy timeout
+                    // waits for the lock (another process's, or a reader
+                    // checkpointing) instead of failing at once.
+                    sqlx::query("pragma journal_mode = wal")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("pragma busy_timeout = 5000")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("pragma synchronous = normal")
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                Ok(())
+            })
+        })
 }
 
 /// The file a `sqlite:` URL names. An in-memory database is refused: each

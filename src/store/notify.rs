@@ -55,7 +55,7 @@ where
             let sent = sqlx::query("select pg_notify($1, $2)")
                 .bind(CHANNEL)
                 .bind(payload)
-                .execute(sender_store.pool())
+                .execute(sender_store.writer())
                 .await;
             if let Err(error) = sent {
                 tracing::warn!(%error, "change not sent to other replicas");

@@ -157,7 +157,7 @@ impl OAuthRepo for Store {
         .bind(&key.public_x)
         .bind(&key.public_y)
         .bind(key.created_ms)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("add a signing key"))?;
         Ok(())
@@ -166,7 +166,7 @@ impl OAuthRepo for Store {
     async fn purge_oauth_keys(&self, before_ms: i64) -> Result<u64, StoreError> {
         let done = sqlx::query("delete from oauth_keys where created_ms < $1")
             .bind(before_ms)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("purge signing keys"))?;
         Ok(done.rows_affected())
@@ -181,7 +181,7 @@ impl OAuthRepo for Store {
         .bind(&client.name)
         .bind(to_json(&client.redirect_uris))
         .bind(client.created_ms)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("register an OAuth client"))?;
         Ok(())
@@ -212,7 +212,7 @@ impl OAuthRepo for Store {
         code: &OAuthCodeRow,
     ) -> Result<(), StoreError> {
         let error = query_error("record an OAuth grant");
-        let mut tx = self.pool().begin().await.map_err(error)?;
+        let mut tx = self.writer().begin().await.map_err(error)?;
         sqlx::query(&format!(
             "insert into oauth_grants ({GRANT_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8)"
         ))
@@ -274,7 +274,7 @@ impl OAuthRepo for Store {
         .bind(self.now_ms())
         .bind(id)
         .bind(member.unwrap_or_default())
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("revoke an OAuth grant"))?;
         Ok(done.rows_affected() > 0)
@@ -301,7 +301,7 @@ impl OAuthRepo for Store {
         )
         .bind(now)
         .bind(code_hash)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(error)?;
         if marked.rows_affected() != 1 {
@@ -333,13 +333,13 @@ impl OAuthRepo for Store {
         .bind(token_hash)
         .bind(grant_id)
         .bind(expires_ms)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(error)?;
         sqlx::query("update oauth_grants set last_used_ms = $1 where id = $2")
             .bind(self.now_ms())
             .bind(grant_id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(error)?;
         Ok(())
@@ -363,7 +363,7 @@ impl OAuthRepo for Store {
         )
         .bind(now)
         .bind(token_hash)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(error)?;
         if marked.rows_affected() != 1 {

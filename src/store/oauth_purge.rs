@@ -47,7 +47,7 @@ impl Store {
         ] {
             let done = sqlx::query(sql)
                 .bind(at)
-                .execute(self.pool())
+                .execute(self.writer())
                 .await
                 .map_err(error)?;
             deleted += done.rows_affected();

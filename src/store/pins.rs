@@ -105,7 +105,7 @@ impl PinRepo for Store {
         .bind(hash)
         .bind(definition)
         .bind(self.now_ms())
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(error)?;
         let row = sqlx::query(&format!(
@@ -138,7 +138,7 @@ impl PinRepo for Store {
         .bind(at)
         .bind(upstream)
         .bind(tool)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("record an upstream tool's changed definition"))?;
         Ok(done.rows_affected() > 0)
@@ -157,7 +157,7 @@ impl PinRepo for Store {
         if let Some(tool) = tool {
             query = query.bind(tool);
         }
-        let rows = query.fetch_all(self.pool()).await.map_err(error)?;
+        let rows = query.fetch_all(self.writer()).await.map_err(error)?;
         let mut tools = rows
             .iter()
             .map(|row| row.try_get::<String, _>("tool"))

@@ -101,7 +101,7 @@ impl PortalSessions for Store {
         .bind(state)
         .bind(verifier)
         .bind(nonce)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("create a portal session"))?;
         Ok(())
@@ -120,7 +120,7 @@ impl PortalSessions for Store {
         .bind(now)
         .bind(id_hash)
         .bind(now - idle_ms)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("look up a portal session"))?;
         if touched.rows_affected() == 0 {
@@ -160,7 +160,7 @@ impl PortalSessions for Store {
         )
         .bind(id_hash)
         .bind(state)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(error)?;
         if cleared.rows_affected() != 1 {
@@ -175,7 +175,7 @@ impl PortalSessions for Store {
     async fn end_portal_session(&self, id_hash: &str) -> Result<bool, StoreError> {
         let done = sqlx::query("delete from portal_sessions where id_hash = $1")
             .bind(id_hash)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("end a portal session"))?;
         Ok(done.rows_affected() > 0)
@@ -187,7 +187,7 @@ impl PortalSessions for Store {
             sqlx::query("delete from portal_sessions where expires_ms <= $1 or last_seen_ms <= $2")
                 .bind(now)
                 .bind(now - idle_ms)
-                .execute(self.pool())
+                .execute(self.writer())
                 .await
                 .map_err(query_error("purge portal sessions"))?;
         Ok(done.rows_affected())
@@ -205,7 +205,7 @@ impl Store {
         .bind(self.now_ms())
         .bind(id)
         .bind(member)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("revoke a token"))?;
         Ok(done.rows_affected() > 0)

@@ -85,7 +85,7 @@ impl SessionRepo for Store {
             "insert into sessions ({COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
         );
         bind_row(sqlx::query(&sql), row)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("record a session"))?;
         Ok(())
@@ -96,7 +96,7 @@ impl SessionRepo for Store {
             return Ok(());
         }
         let error = query_error("record sessions");
-        let mut tx = self.pool().begin().await.map_err(error)?;
+        let mut tx = self.writer().begin().await.map_err(error)?;
         for chunk in batch::chunks(rows, MAX_ROWS) {
             let sql = format!(
                 "insert into sessions ({COLUMNS}) values {}",
@@ -132,7 +132,7 @@ impl SessionRepo for Store {
             .bind(now)
             .bind(now.saturating_add(idle_ttl_ms))
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("refresh a session"))?;
         Ok(done.rows_affected() > 0)
@@ -142,7 +142,7 @@ impl SessionRepo for Store {
         sqlx::query("update sessions set state = $1 where id = $2")
             .bind(state)
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("save session settings"))?;
         Ok(())
@@ -151,7 +151,7 @@ impl SessionRepo for Store {
     async fn delete(&self, id: &str) -> Result<bool, StoreError> {
         let done = sqlx::query("delete from sessions where id = $1")
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("end a session"))?;
         Ok(done.rows_affected() > 0)
@@ -193,7 +193,7 @@ impl SessionRepo for Store {
     async fn purge_expired(&self) -> Result<u64, StoreError> {
         let done = sqlx::query("delete from sessions where expires_ms <= $1")
             .bind(self.now_ms())
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("purge expired sessions"))?;
         Ok(done.rows_affected())

@@ -17,7 +17,7 @@ impl Store {
             .bind(key)
             .bind(make())
             .bind(self.now_ms())
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("save a setting"))?;
         let row = sqlx::query("select value from settings where key = $1")

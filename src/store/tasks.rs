@@ -148,7 +148,7 @@ impl Store {
         .bind(text(responses))
         .bind(self.now_ms())
         .bind(id)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("record a task's input"))?;
         Ok(())
@@ -190,7 +190,7 @@ impl TaskRepo for Store {
         .bind(&row.replica)
         .bind(row.heartbeat_ms)
         .bind(i64::from(row.cancel_requested))
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(error)?;
         Ok(true)
@@ -221,7 +221,7 @@ impl TaskRepo for Store {
         .bind(outcome)
         .bind(self.now_ms())
         .bind(id)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("finish a task"))?;
         Ok(done.rows_affected() > 0)
@@ -234,7 +234,7 @@ impl TaskRepo for Store {
         sqlx::query("update tasks set cancel_requested = 1 where id = $1 and owner = $2")
             .bind(id)
             .bind(owner)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("ask to cancel a task"))?;
         Ok(true)
@@ -249,7 +249,7 @@ impl TaskRepo for Store {
                 .bind(now)
                 .bind(id)
                 .bind(replica)
-                .execute(self.pool())
+                .execute(self.writer())
                 .await
                 .map_err(error)?;
             if self
@@ -306,7 +306,7 @@ impl TaskRepo for Store {
         }
         sqlx::query("update tasks set input_responses = null, input_requests = null where id = $1")
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("take a task's input"))?;
         Ok(row.input_responses)
@@ -315,7 +315,7 @@ impl TaskRepo for Store {
     async fn delete_task(&self, id: &str) -> Result<(), StoreError> {
         sqlx::query("delete from tasks where id = $1")
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("delete a task"))?;
         Ok(())
@@ -341,12 +341,12 @@ impl TaskRepo for Store {
         .bind(lost)
         .bind(now)
         .bind(stale_before_ms)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(error)?;
         let deleted = sqlx::query("delete from tasks where created_ms + ttl_ms <= $1")
             .bind(now)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(error)?;
         Ok((failed.rows_affected(), deleted.rows_affected()))

@@ -64,7 +64,7 @@ impl Store {
         .bind(token.expires_ms)
         .bind(token.last_used_ms)
         .bind(token.revoked_ms)
-        .execute(self.pool())
+        .execute(self.writer())
         .await
         .map_err(query_error("create a token"))?;
         Ok(())
@@ -100,7 +100,7 @@ impl Store {
             sqlx::query("update tokens set revoked_ms = $1 where id = $2 and revoked_ms is null")
                 .bind(self.now_ms())
                 .bind(id)
-                .execute(self.pool())
+                .execute(self.writer())
                 .await
                 .map_err(query_error("revoke a token"))?;
         Ok(done.rows_affected() > 0)
@@ -125,7 +125,7 @@ impl Store {
         sqlx::query("update tokens set last_used_ms = $1 where id = $2")
             .bind(self.now_ms())
             .bind(id)
-            .execute(self.pool())
+            .execute(self.writer())
             .await
             .map_err(query_error("record token use"))?;
         Ok(())
