@@ -120,11 +120,44 @@ pub(crate) async fn connect_as(
         config = config.auth_header(token);
     }
     let transport = StreamableHttpClientTransport::from_config(config);
+    let before = open_streams(url).await;
     let client = TestClient { confirm, heard: tx }
         .serve(transport)
         .await
         .expect("the SDK client connects");
+    if let Some(before) = before {
+        until_get_stream_open(url, before).await;
+    }
     (client, rx)
+}
+
+/// The server's open SSE streams (`/metrics`), when it serves them there.
+async fn open_streams(url: &str) -> Option<f64> {
+    let mut metrics = reqwest::Url::parse(url).ok()?;
+    metrics.set_path("/metrics");
+    let text = reqwest::get(metrics).await.ok()?.text().await.ok()?;
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("teamgate_mcp_streams_active"))?;
+    line.rsplit(' ').next()?.parse().ok()
+}
+
+/// Waits (at most 10 s) until the client's standalone GET stream is open: the
+/// SDK opens it after `initialize` returns, and a change said before it is
+/// open never reaches the client (the server has nowhere to send it). Seen
+/// two readings in a row, so the `initialize` reply's own stream, closing,
+/// is not taken for it.
+async fn until_get_stream_open(url: &str, before: f64) {
+    let mut seen = 0;
+    for _ in 0..100 {
+        let open = open_streams(url).await.unwrap_or_default();
+        seen = if open > before { seen + 1 } else { 0 };
+        if seen == 2 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the SDK client's GET stream did not open within 10 s");
 }
 
 /// Calls a tool and returns its result as wire JSON.
