@@ -114,6 +114,9 @@ pub(crate) async fn connect_as(
     token: Option<&str>,
     confirm: Option<bool>,
 ) -> (Client, mpsc::UnboundedReceiver<Heard>) {
+    // rmcp's reqwest is built without a TLS provider; the server in this
+    // process installs one, but a test of the real binary may come first.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let (tx, rx) = mpsc::unbounded_channel();
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     if let Some(token) = token {
