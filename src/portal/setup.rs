@@ -26,7 +26,7 @@ pub(super) fn setups(url: &str, token: &str) -> Vec<(&'static str, &'static str,
             "MCP Inspector",
             "run in a terminal (Node 22.19+)",
             format!(
-                "npx @modelcontextprotocol/inspector --cli {url} --transport http \\\n  --header \"Authorization: {header}\" --method tools/list"
+                "npx @modelcontextprotocol/inspector@2 --cli {url} --transport http \\\n  --header \"Authorization: {header}\" --method tools/list"
             ),
         ),
     ]

@@ -17,6 +17,8 @@ use crate::{
     sdk::{self, call},
 };
 
+
+mod docs;
 mod operations;
 
 fn teamgate(cwd: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {

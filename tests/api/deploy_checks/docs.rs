@@ -1,0 +1,104 @@
+//! What a newcomer copies from the documentation works as copied (issue 51):
+//! every `npx` command of an official MCP package pins its major version, and
+//! README's nginx excerpt is the tested `deploy/nginx/teamgate.conf`, which
+//! proxies every path (portal, authorization server, metadata), not `/mcp` alone.
+
+use std::path::Path;
+
+use crate::helpers::repo_path;
+
+/// Text files a user copies commands from: README, docs/, deploy/, and the
+/// portal's setup snippets (Rust source that renders them).
+fn copied_from() -> Vec<(String, String)> {
+    let mut files = vec![
+        "README.md".to_owned(),
+        "deploy/README.md".to_owned(),
+        "src/portal/setup.rs".to_owned(),
+    ];
+    for dir in ["docs"] {
+        for entry in std::fs::read_dir(repo_path(dir)).expect("docs/ exists") {
+            let path = entry.expect("a docs entry").path();
+            if path.extension().is_some_and(|ext| ext == "md") {
+                let relative = path.strip_prefix(repo_path("")).expect("under the repo");
+                files.push(relative.to_string_lossy().into_owned());
+            }
+        }
+    }
+    files
+        .into_iter()
+        .filter(|file| Path::new(&repo_path(file)).exists())
+        .map(|file| {
+            let text = std::fs::read_to_string(repo_path(&file)).expect("readable");
+            (file, text)
+        })
+        .collect()
+}
+
+#[test]
+fn every_npx_command_of_an_mcp_package_pins_its_major_version() {
+    let mut unpinned = Vec::new();
+    let mut seen = 0;
+    for (file, text) in copied_from() {
+        for (number, line) in text.lines().enumerate() {
+            let mut rest = line;
+            while let Some(at) = rest.find("npx @modelcontextprotocol/") {
+                let package = rest[at + 4..]
+                    .split(|c: char| c.is_whitespace() || c == '`' || c == '"')
+                    .next()
+                    .unwrap_or_default();
+                seen += 1;
+                // "@scope/name@2": a second '@' names the version.
+                if package.matches('@').count() < 2 {
+                    unpinned.push(format!("{file}:{}: {package}", number + 1));
+                }
+                rest = &rest[at + 4..];
+            }
+        }
+    }
+    assert!(seen >= 4, "the Inspector commands were found ({seen})");
+    assert!(
+        unpinned.is_empty(),
+        "npx picks an old major on old Node (Inspector 0.15 on Node 20): pin it in {unpinned:#?}"
+    );
+}
+
+#[test]
+fn readme_nginx_excerpt_is_the_tested_configuration_and_proxies_every_path() {
+    let readme = std::fs::read_to_string(repo_path("README.md")).expect("README");
+    let conf =
+        std::fs::read_to_string(repo_path("deploy/nginx/teamgate.conf")).expect("nginx conf");
+    let start = readme.find("```nginx").expect("README has an nginx block");
+    let block = &readme[start + 8..];
+    let block = &block[..block.find("```").expect("the block ends")];
+    assert!(
+        block.contains("location / {"),
+        "the excerpt proxies every path:\n{block}"
+    );
+    assert!(!block.contains("location /mcp"), "not /mcp alone:\n{block}");
+    let directives = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|line| line.split('#').next().unwrap_or_default().trim().to_owned())
+            .filter(|line| !line.is_empty())
+            .collect()
+    };
+    let tested = directives(&conf);
+    for line in directives(block) {
+        let one_line = line.starts_with("location ") && line.ends_with('}');
+        let found = if one_line {
+            // `location = /metrics { return 404; }` is two lines in the file.
+            let (head, body) = line.split_once('{').expect("a block");
+            tested
+                .iter()
+                .any(|t| t == &format!("{}{{", head.trim_end()) || t.starts_with(head.trim_end()))
+                && tested
+                    .iter()
+                    .any(|t| t == body.trim_end_matches('}').trim())
+        } else {
+            tested.iter().any(|t| t == &line)
+        };
+        assert!(
+            found,
+            "README's nginx line `{line}` is not in deploy/nginx/teamgate.conf"
+        );
+    }
+}
