@@ -91,7 +91,9 @@ pub struct ConfigArgs {
         long = "config",
         value_name = "FILE",
         env = "TEAMGATE_CONFIG",
-        value_delimiter = ':'
+        value_delimiter = ':',
+        // Accepted after a sub-subcommand too (`teamgate upstreams list --config x`).
+        global = true
     )]
     pub files: Vec<PathBuf>,
 }
@@ -126,7 +128,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Token { command, config } => admin::tokens(command, config.load(None)?).await,
         Command::Audit { command, config } => admin::audit(command, config.load(None)?).await,
         Command::Upstreams { command, config } => {
-            cli_upstreams::upstreams(command, config.load(None)?).await
+            let loaded = config.load(None)?;
+            if loaded.upstreams.is_empty() {
+                // Say which configuration was read: the usual cause is a CLI
+                // run without the server's --config / TEAMGATE_CONFIG.
+                eprintln!(
+                    "no [[upstreams]] configured; this command read {}",
+                    config.sources().describe()
+                );
+            }
+            cli_upstreams::upstreams(command, loaded).await
         }
         Command::CheckConfig { config } => check_config(&config.load(None)?),
     }

@@ -141,9 +141,6 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
         ]);
     }
     print!("{}", table.render());
-    if config.upstreams.is_empty() {
-        eprintln!("no [[upstreams]] configured");
-    }
     Ok(())
 }
 

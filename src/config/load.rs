@@ -67,6 +67,23 @@ impl ConfigSources {
         }
     }
 
+    /// What a load reads, in order, for messages that say which
+    /// configuration a command saw ("no [[upstreams]] configured in ...").
+    pub fn describe(&self) -> String {
+        let mut read = vec!["the built-in defaults".to_owned()];
+        if self.read_default_file && Path::new("config/default.toml").is_file() {
+            read.push("config/default.toml (working directory)".to_owned());
+        }
+        read.extend(self.files.iter().map(|path| path.display().to_string()));
+        if self.read_env {
+            read.push("TEAMGATE__* environment variables".to_owned());
+        }
+        if self.files.is_empty() {
+            read.push("no --config file or TEAMGATE_CONFIG (give the server's)".to_owned());
+        }
+        read.join(", ")
+    }
+
     pub fn load(&self) -> Result<Config, ConfigError> {
         self.load_with(|figment| figment)
     }

@@ -17,7 +17,7 @@ use crate::{
     sdk::{self, call},
 };
 
-
+mod cli;
 mod docs;
 mod operations;
 
