@@ -44,7 +44,7 @@ pub struct UpstreamConfig {
     #[serde(default)]
     pub scopes: Vec<String>,
     /// How long one call may take.
-    #[serde(default = "default_timeout", with = "humantime_serde")]
+    #[serde(default = "default_timeout", with = "crate::config::duration")]
     pub timeout: Duration,
     /// While the upstream is unreachable: `hide` its tools, or keep them
     /// listed and answer each call with a tool `error`.
@@ -138,14 +138,14 @@ pub struct ToolOverride {
     /// Cache results this long; only with `read_only = true`.
     #[serde(
         default,
-        with = "humantime_serde",
+        with = "crate::config::duration",
         skip_serializing_if = "Option::is_none"
     )]
     pub cache_ttl: Option<Duration>,
     /// Instead of the upstream's `timeout`.
     #[serde(
         default,
-        with = "humantime_serde",
+        with = "crate::config::duration",
         skip_serializing_if = "Option::is_none"
     )]
     pub timeout: Option<Duration>,
