@@ -20,6 +20,7 @@ use crate::{
 mod cli;
 mod docs;
 mod operations;
+mod stages;
 
 fn teamgate(cwd: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
