@@ -156,6 +156,7 @@ fn check_config(config: &Config) -> anyhow::Result<()> {
     problems.extend(config.credential_keys_problem());
     problems.extend(config.oauth_upstreams_problem());
     problems.extend(config.missing_on_disk());
+    problems.extend(config.unset_environment());
     if let Err(error) = crate::app::edge_config(config) {
         problems.push(format!("{error:#}"));
     }

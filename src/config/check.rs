@@ -66,6 +66,36 @@ impl Config {
         }
         missing
     }
+
+    /// The environment variables an upstream reads at start that are not set
+    /// (`${NAME}` in a shared header, `env`, `secret_env`): `serve` refuses
+    /// to start that upstream. Values are read only to test they exist.
+    pub fn unset_environment(&self) -> Vec<String> {
+        let mut unset = Vec::new();
+        for upstream in &self.upstreams {
+            let key = format!("upstreams[{}]", upstream.name);
+            for (name, template) in &upstream.headers {
+                if super::member_slots(template).is_empty()
+                    && let Err(error) = super::resolve_env(
+                        template,
+                        &format!("{key}.headers.{name}"),
+                        &mut Vec::new(),
+                    )
+                {
+                    unset.push(format!("{error:#}"));
+                }
+            }
+            let variables = [("env", &upstream.env), ("secret_env", &upstream.secret_env)];
+            for (field, names) in variables {
+                for name in names.iter().filter(|name| std::env::var_os(name).is_none()) {
+                    unset.push(format!(
+                        "{key}.{field}: environment variable {name} is not set"
+                    ));
+                }
+            }
+        }
+        unset
+    }
 }
 
 /// A relative path was not in a `--config` file's folder: say where it was looked for.

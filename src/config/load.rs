@@ -113,11 +113,13 @@ impl ConfigSources {
         let figment = last(figment);
         let mut config: Config = figment.extract().map_err(|errors| {
             let secrets = secret_values(&figment);
-            let mut message = errors
-                .into_iter()
-                .map(|e| describe(&e))
-                .collect::<Vec<_>>()
-                .join("; ");
+            let (errors, rest) = super::every_error::collect(&figment, errors);
+            let mut messages: Vec<String> = errors.iter().map(|e| describe(e, &figment)).collect();
+            // With those taken out, the rules across keys are checked too.
+            if let Some(Err(invalid)) = rest.map(|config| config.validate()) {
+                messages.push(invalid.to_string().replace("invalid configuration: ", ""));
+            }
+            let mut message = messages.join("; ");
             for secret in secrets {
                 message = message.replace(&secret, "<redacted>");
             }
@@ -131,9 +133,16 @@ impl ConfigSources {
 
 /// "`<problem>` for key `server.listen` in <where>", where <where> names the
 /// file or the exact environment variable to fix.
-fn describe(error: &figment::Error) -> String {
-    let key = error.path.join(".").to_lowercase();
-    let source = match &error.metadata {
+fn describe(error: &figment::Error, figment: &Figment) -> String {
+    let key = dotted(&error.path).to_lowercase();
+    // Errors after the first are found on a copy of the merged values: the
+    // original figment still knows which file or variable each key (or the
+    // nearest table holding it) came from.
+    let metadata = (1..=error.path.len())
+        .rev()
+        .find_map(|n| figment.find_metadata(&error.path[..n].join(".")))
+        .or(error.metadata.as_ref());
+    let source = match metadata {
         Some(meta) if meta.name.contains("environment") => format!(
             "environment variable {ENV_PREFIX}{}",
             error.path.join("__").to_uppercase()
@@ -155,6 +164,22 @@ fn describe(error: &figment::Error) -> String {
     }
 }
 
+/// `tools.http[0].name`: the key style of every message.
+fn dotted(path: &[String]) -> String {
+    let mut key = String::new();
+    for part in path {
+        if part.parse::<usize>().is_ok() {
+            key.push_str(&format!("[{part}]"));
+        } else {
+            if !key.is_empty() {
+                key.push('.');
+            }
+            key.push_str(part);
+        }
+    }
+    key
+}
+
 /// The error without the text value it found: a secret put where a list or
 /// a number belongs would be printed otherwise. The key and the source say
 /// where to look.
@@ -166,8 +191,10 @@ fn without_values(kind: &Kind) -> String {
         other => other.clone(),
     };
     match kind {
-        Kind::InvalidType(actual, expected) => Kind::InvalidType(hide(actual), expected.clone()),
-        Kind::InvalidValue(actual, expected) => Kind::InvalidValue(hide(actual), expected.clone()),
+        Kind::InvalidType(actual, expected) => Kind::InvalidType(hide(actual), in_words(expected)),
+        Kind::InvalidValue(actual, expected) => {
+            Kind::InvalidValue(hide(actual), in_words(expected))
+        }
         Kind::Unsupported(actual) => Kind::Unsupported(hide(actual)),
         Kind::UnsupportedKey(actual, expected) => {
             Kind::UnsupportedKey(hide(actual), expected.clone())
@@ -175,6 +202,18 @@ fn without_values(kind: &Kind) -> String {
         other => other.clone(),
     }
     .to_string()
+}
+
+/// Rust's type names in words an operator knows: `usize` is "a whole number".
+fn in_words(expected: &str) -> String {
+    match expected {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number (0 or more)",
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        "a boolean" | "bool" => "true or false",
+        other => other,
+    }
+    .to_owned()
 }
 
 /// Text values at the keys that hold secrets, as loaded (whatever their

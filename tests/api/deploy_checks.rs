@@ -17,6 +17,7 @@ use crate::{
     sdk::{self, call},
 };
 
+mod all_at_once;
 mod cli;
 mod docs;
 mod operations;

@@ -1,0 +1,75 @@
+//! `check-config` reports every problem `serve` would, in one run (issue 51
+//! item 4): several unknown or mistyped keys at once, each with its file,
+//! and an upstream's `${NAME}` header, `env` or `secret_env` that is unset.
+
+use super::{stderr, teamgate, write};
+
+#[test]
+fn every_unknown_and_mistyped_key_is_reported_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    write(
+        &file,
+        "[server]\nlistn = \"127.0.0.1:9000\"\nmax_body_bytes = \"big\"\n\
+         [mcp]\nsrever_name = \"team\"\n\
+         [[tools.http]]\nname = \"lookup\"\ndescription = \"d\"\nurl = \"https://x.example.com\"\nmethd = \"GET\"\n",
+    );
+    let args = ["check-config", "--config", file.to_str().unwrap()];
+    let output = teamgate(dir.path(), &args, &[]);
+    let error = stderr(&output);
+    assert!(!output.status.success(), "{error}");
+    for said in [
+        "unknown key `server.listn`",
+        "did you mean `server.listen`?",
+        "found a string, expected a whole number (0 or more) for key `server.max_body_bytes`",
+        "unknown key `mcp.srever_name`",
+        "unknown key `tools.http[0].methd`",
+    ] {
+        assert!(error.contains(said), "{said:?} missing from: {error}");
+    }
+    // Each names the file it is in, not an internal copy.
+    assert_eq!(
+        error.matches(&*file.to_string_lossy()).count(),
+        4,
+        "{error}"
+    );
+}
+
+#[test]
+fn an_upstreams_unset_environment_is_a_problem_as_serve_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    write(
+        &file,
+        "[tools]\nhttp_allowlist = [\"https://mcp.internal.example.com/\"]\n\
+         [[upstreams]]\nname = \"internal\"\nurl = \"https://mcp.internal.example.com/mcp\"\n\
+         headers = { Authorization = \"Bearer ${TEAMGATE_TEST_UNSET_MCP_TOKEN}\" }\n\
+         [[upstreams]]\nname = \"tickets\"\ncommand = \"true\"\n\
+         env = [\"TEAMGATE_TEST_UNSET_HOME\"]\nsecret_env = [\"TEAMGATE_TEST_UNSET_KEY\"]\n",
+    );
+    let args = ["check-config", "--config", file.to_str().unwrap()];
+    let output = teamgate(dir.path(), &args, &[]);
+    let error = stderr(&output);
+    assert!(!output.status.success(), "{error}");
+    for said in [
+        "upstreams[internal].headers.Authorization: environment variable TEAMGATE_TEST_UNSET_MCP_TOKEN is not set",
+        "upstreams[tickets].env: environment variable TEAMGATE_TEST_UNSET_HOME is not set",
+        "upstreams[tickets].secret_env: environment variable TEAMGATE_TEST_UNSET_KEY is not set",
+    ] {
+        assert!(error.contains(said), "{said:?} missing from: {error}");
+    }
+
+    let set = [
+        ("TEAMGATE_TEST_UNSET_MCP_TOKEN", "tok-not-printed"),
+        ("TEAMGATE_TEST_UNSET_HOME", "/tmp"),
+        ("TEAMGATE_TEST_UNSET_KEY", "key-not-printed"),
+    ];
+    let output = teamgate(dir.path(), &args, &set);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr(&output)
+    );
+    assert!(!printed.contains("not-printed"), "{printed}");
+}
