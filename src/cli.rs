@@ -189,15 +189,27 @@ async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     let _telemetry = telemetry::init(&config)?;
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
+    let _one_server = crate::store::ServeLock::take(config.store.url.expose())?;
     let app = App::build(config).await?;
     let _watcher = start_reload(app.reloader(), &app.config.reload, sources)?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
-        .with_context(|| format!("cannot bind {listen}"))?;
+        .map_err(|error| bind_error(listen, error))?;
     let bound = listener.local_addr()?;
     app.announce_auth().await;
     tracing::info!(url = %format!("http://{bound}{path}"), "teamgate serving MCP at http://{bound}{path}");
     app.serve(listener, shutdown_signal()).await
+}
+
+/// "address in use" says which setting moves it.
+fn bind_error(listen: std::net::SocketAddr, error: std::io::Error) -> anyhow::Error {
+    if error.kind() == std::io::ErrorKind::AddrInUse {
+        return anyhow::anyhow!(
+            "cannot listen on {listen}: another program already listens there; \
+             choose another address with --listen or server.listen"
+        );
+    }
+    anyhow::anyhow!("cannot listen on {listen}: {error}")
 }
 
 async fn stdio(config: Config, sources: ConfigSources) -> anyhow::Result<()> {

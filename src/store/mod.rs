@@ -16,6 +16,7 @@ mod oauth;
 mod oauth_purge;
 mod pins;
 mod portal;
+mod serve_lock;
 mod sessions;
 mod settings;
 mod tasks;
@@ -39,6 +40,7 @@ pub use notify::{RELAY_QUEUE, bridge};
 pub use oauth::{OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthKeyRow, OAuthRepo, Taken};
 pub use pins::{Pending, PinRepo, PinRow};
 pub use portal::{PendingLogin, PortalSession, PortalSessions};
+pub use serve_lock::ServeLock;
 pub use sessions::{SessionRepo, SessionRow};
 pub use tokens::TokenRow;
 // Members' credential values (issue 29).
@@ -81,6 +83,8 @@ pub enum StoreError {
     NoCredentialKey,
     #[error("sealing a credential value failed: {0}")]
     Sealing(&'static str),
+    #[error(transparent)]
+    ServeLock(#[from] serve_lock::ServeLockError),
 }
 
 /// Wraps a sqlx error with what we were doing, for messages an operator can act on.

@@ -20,6 +20,7 @@ use crate::{
 mod all_at_once;
 mod cli;
 mod docs;
+mod one_server;
 mod operations;
 mod stages;
 
