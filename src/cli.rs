@@ -1,6 +1,9 @@
 //! The command line: parsing with clap and one function per command.
 
-use std::{net::SocketAddr, path::PathBuf};
+use std::{
+    net::SocketAddr,
+    path::{Path, PathBuf},
+};
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
@@ -191,14 +194,49 @@ async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     let path = config.mcp.path.clone();
     let _one_server = crate::store::ServeLock::take(config.store.url.expose())?;
     let app = App::build(config).await?;
-    let _watcher = start_reload(app.reloader(), &app.config.reload, sources)?;
+    let _watcher = start_reload(app.reloader(), &app.config.reload, sources.clone())?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|error| bind_error(listen, error))?;
     let bound = listener.local_addr()?;
-    app.announce_auth().await;
+    app.announce_auth(&admin_command(&sources, "token", "create --user <name>"))
+        .await;
     tracing::info!(url = %format!("http://{bound}{path}"), "teamgate serving MCP at http://{bound}{path}");
     app.serve(listener, shutdown_signal()).await
+}
+
+/// An operator command as it works when typed in this shell: the program as
+/// it was started (`target/release/teamgate` when not installed on PATH) and
+/// the `--config` files this server read, unless TEAMGATE_CONFIG names them.
+pub(crate) fn admin_command(sources: &ConfigSources, group: &str, rest: &str) -> String {
+    let typed = std::env::args()
+        .next()
+        .unwrap_or_else(|| "teamgate".to_owned());
+    let name = Path::new(&typed)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let this = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    // `teamgate` when PATH finds this very binary by its name, else the path as typed.
+    let found = |name: &str| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .filter_map(|dir| std::fs::canonicalize(dir.join(name)).ok())
+            .any(|candidate| Some(candidate) == this)
+    };
+    let program = match name {
+        Some(name) if !typed.contains('/') || found(&name) => name,
+        _ => typed,
+    };
+    let from_env: Vec<PathBuf> = std::env::var_os("TEAMGATE_CONFIG")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
+    let mut command = format!("{program} {group}");
+    if sources.files != from_env {
+        for file in &sources.files {
+            command.push_str(&format!(" --config {}", file.display()));
+        }
+    }
+    format!("{command} {rest}")
 }
 
 /// "address in use" says which setting moves it.

@@ -207,8 +207,9 @@ impl App {
         &self.store
     }
 
-    /// Says at start what authentication expects, and how to get a first token.
-    pub async fn announce_auth(&self) {
+    /// Says at start what authentication expects, and how to get a first
+    /// token: `create_token` is that command as the operator can type it.
+    pub async fn announce_auth(&self, create_token: &str) {
         if !self.authenticator.required() {
             tracing::warn!(
                 "auth.mode = \"none\": every request is served as the anonymous user; use only on this machine"
@@ -224,7 +225,7 @@ impl App {
         let oauth = self.authenticator.oauth.is_enabled() || self.authenticator.own.is_some();
         if no_tokens && !oauth {
             tracing::warn!(
-                "no personal token exists yet; create the first one with: teamgate token create --user <name> (then send Authorization: Bearer <token>)"
+                "no personal token exists yet; create the first one with: {create_token} (then send Authorization: Bearer <token>)"
             );
         }
     }

@@ -1,7 +1,7 @@
-//! One `serve` per SQLite file, and a taken address named with the setting
-//! that moves it (issue 51, polish): a second server on the same store is
-//! refused at start, the admin commands keep working beside the first, and
-//! the lock goes with the process.
+//! What `serve` says at start (issue 51, polish): one `serve` per SQLite
+//! file (a second is refused, the admin commands keep working beside the
+//! first, the lock goes with the process), a taken address named with the
+//! setting that moves it, and a first-token hint that works as typed.
 
 use super::*;
 
@@ -47,4 +47,21 @@ fn a_second_serve_on_the_same_sqlite_file_is_refused_and_admin_commands_still_wo
         "the lock was released with the process, and the address is named: {error}"
     );
     drop(holder);
+}
+
+#[test]
+fn the_first_token_hint_is_a_command_that_works_as_typed() {
+    let served = Logged::start("[reload]\nwatch = false\n");
+    let line = served.wait_for("no personal token exists yet");
+    let program = env!("CARGO_BIN_EXE_teamgate");
+    let expected = format!("{program} token --config team.toml create --user <name>");
+    assert!(line.contains(&expected), "{expected:?} in {line}");
+    // Typed in the server's folder with its environment, it makes a token.
+    let typed = expected.replace("<name>", "alice");
+    let words: Vec<&str> = typed.split(' ').skip(1).collect();
+    let envs = Logged::envs(served.dir.path());
+    let envs: Vec<(&str, &str)> = envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let output = teamgate(served.dir.path(), &words, &envs);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).contains("tg_"));
 }
