@@ -17,6 +17,7 @@ mod oauth;
 mod oauth_client;
 mod oidc;
 mod pages;
+mod reach;
 mod session;
 mod setup;
 mod trail;
@@ -144,6 +145,7 @@ impl Portal {
             .route("/portal/admin/upstreams", get(admin::upstreams))
             .route("/portal/admin/upstreams/approve", post(admin::approve))
             .route("/portal/admin/config", get(admin::effective_config))
+            .route("/portal/admin/grants", get(reach::grants))
             .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
             .layer(middleware::from_fn(headers))
             .with_state(self.clone())

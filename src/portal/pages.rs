@@ -81,6 +81,7 @@ pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<S
                                     a href="/portal/admin/audit" { "Audit" }
                                     a href="/portal/admin/upstreams" { "Upstreams" }
                                     a href="/portal/admin/config" { "Config" }
+                                    a href="/portal/admin/grants" { "Grants" }
                                 }
                             }
                             span.muted { (member.name()) }

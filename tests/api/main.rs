@@ -31,6 +31,7 @@ mod oauth_refusals;
 mod oauth_sdk;
 mod portal;
 mod portal_browser;
+mod portal_grants;
 mod portal_idp;
 mod prompts;
 mod reload;
