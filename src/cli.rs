@@ -175,6 +175,9 @@ fn check_config(config: &Config) -> anyhow::Result<()> {
     {
         problems.push(format!("{error:#}"));
     }
+    for hint in config.hints() {
+        eprintln!("hint: {hint}");
+    }
     if problems.is_empty() {
         eprintln!("configuration is valid");
         return Ok(());

@@ -67,6 +67,21 @@ impl Config {
         missing
     }
 
+    /// What is allowed but usually a mistake: said, not refused.
+    pub fn hints(&self) -> Vec<String> {
+        let mut hints = Vec::new();
+        if let Some(portal) = &self.portal
+            && portal.client_secret.expose().is_empty()
+        {
+            hints.push(
+                "portal.client_secret is empty: most identity providers refuse a sign-in \
+                 without the portal client's secret; set TEAMGATE__PORTAL__CLIENT_SECRET"
+                    .to_owned(),
+            );
+        }
+        hints
+    }
+
     /// The environment variables an upstream reads at start that are not set
     /// (`${NAME}` in a shared header, `env`, `secret_env`): `serve` refuses
     /// to start that upstream. Values are read only to test they exist.

@@ -79,7 +79,19 @@ impl Oidc {
                 let metadata =
                     CoreProviderMetadata::discover_async(self.issuer.clone(), &self.http)
                         .await
-                        .map_err(|e| PortalError::Provider(format!("discovery: {e}")))?;
+                        .map_err(|e| {
+                            // Which issuer, and why down to the socket: "connection refused".
+                            let mut why = e.to_string();
+                            let mut source = std::error::Error::source(&e);
+                            while let Some(cause) = source {
+                                why.push_str(&format!(": {cause}"));
+                                source = cause.source();
+                            }
+                            PortalError::Provider(format!(
+                                "discovery of the issuer {} failed: {why}",
+                                self.issuer.as_str()
+                            ))
+                        })?;
                 Ok(CoreClient::from_provider_metadata(
                     metadata,
                     self.client_id.clone(),

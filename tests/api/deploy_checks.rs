@@ -22,6 +22,7 @@ mod cli;
 mod docs;
 mod one_server;
 mod operations;
+mod portal_hints;
 mod stages;
 
 fn teamgate(cwd: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
