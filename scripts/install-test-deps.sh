@@ -35,6 +35,15 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     || die "apt-get install chromium chromium-driver failed"
 fi
 
+# kubectl kustomize renders deploy/k8s and its overlays (tests/interop/deploy_check.py); Debian's
+# kubernetes-client when no kubectl is installed.
+if ! command -v kubectl >/dev/null; then
+  say "apt-get install kubernetes-client (kubectl, for kubectl kustomize)"
+  [[ "$(id -u)" == 0 ]] || die "kubectl missing; run as root or: apt-get install kubernetes-client"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client >/dev/null \
+    || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client >/dev/null; } \
+    || die "apt-get install kubernetes-client failed"
+fi
 command -v npm >/dev/null || die "npm not found on PATH"
 command -v python3 >/dev/null || die "python3 not found on PATH"
 

@@ -121,8 +121,8 @@ async fn get_with_host(app: &TestApp, path: &str, host: &str) -> u16 {
 
 #[tokio::test]
 async fn probes_answer_the_kubelet_behind_a_host_allowlist() {
-    // deploy/k8s/teamgate.toml's server section, as the pods run it, on loopback.
-    let k8s = ConfigSources::files_only(vec![repo_path("deploy/k8s/teamgate.toml")])
+    // deploy/k8s/base/teamgate.toml's server section, as the pods run it, on loopback.
+    let k8s = ConfigSources::files_only(vec![repo_path("deploy/k8s/base/teamgate.toml")])
         .load()
         .expect("the Kubernetes configuration loads");
     assert!(
@@ -135,7 +135,7 @@ async fn probes_answer_the_kubelet_behind_a_host_allowlist() {
     })
     .await;
     // The paths the Deployment's probes request.
-    let deployment = std::fs::read_to_string(repo_path("deploy/k8s/deployment.yaml")).unwrap();
+    let deployment = std::fs::read_to_string(repo_path("deploy/k8s/base/deployment.yaml")).unwrap();
     let probes: Vec<&str> = deployment
         .split("httpGet: {path: ")
         .skip(1)
