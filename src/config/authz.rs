@@ -15,14 +15,14 @@ pub struct AuthorizationServerConfig {
     #[serde(default = "yes")]
     pub enabled: bool,
     /// Lifetime of an access token (a JWT signed by teamgate, ES256).
-    #[serde(default = "default_access_ttl", with = "crate::config::duration")]
+    #[serde(default = "default_access_ttl", with = "super::duration")]
     pub access_token_ttl: Duration,
     /// Lifetime of a refresh token; each use rotates it.
-    #[serde(default = "default_refresh_ttl", with = "crate::config::duration")]
+    #[serde(default = "default_refresh_ttl", with = "super::duration")]
     pub refresh_token_ttl: Duration,
     /// How long one signing key signs before a new one replaces it (the old
     /// one stays published until its last token expires).
-    #[serde(default = "default_rotation", with = "crate::config::duration")]
+    #[serde(default = "default_rotation", with = "super::duration")]
     pub key_rotation: Duration,
     /// RFC 7591 dynamic client registration at `/register` (older clients).
     #[serde(default = "yes")]
@@ -35,7 +35,7 @@ pub struct AuthorizationServerConfig {
     #[serde(default = "default_cimd_bytes")]
     pub cimd_max_bytes: usize,
     /// How long fetching a Client ID Metadata Document may take.
-    #[serde(default = "default_cimd_timeout", with = "crate::config::duration")]
+    #[serde(default = "default_cimd_timeout", with = "super::duration")]
     pub cimd_timeout: Duration,
     /// TESTING ONLY (off by default): also fetch client ids on a loopback
     /// host (`127.0.0.1`, `[::1]`, `localhost`) over http, or over https with

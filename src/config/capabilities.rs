@@ -51,7 +51,7 @@ macro_rules! declared_tool {
             pub from_caller: BTreeMap<String, String>,
             /// Cache results this long (read-only tools only); keyed by the
             /// arguments, and by the caller when `from_caller` is used.
-            #[serde(default, with = "crate::config::duration", skip_serializing_if = "Option::is_none")]
+            #[serde(default, with = "super::duration", skip_serializing_if = "Option::is_none")]
             pub cache_ttl: Option<Duration>,
             /// Whether calls may become durable tasks; unset: the kind's default.
             #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -135,7 +135,7 @@ declared_tool! {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub body: Option<Value>,
         /// Whole-request timeout.
-        #[serde(default = "default_http_timeout", with = "crate::config::duration")]
+        #[serde(default = "default_http_timeout", with = "super::duration")]
         pub timeout: Duration,
         /// Largest response body read; larger responses are a tool error.
         #[serde(default = "default_http_max_bytes")]
@@ -166,7 +166,7 @@ declared_tool! {
         #[serde(default)]
         pub secret_env: Vec<String>,
         /// Kill the process group after this long.
-        #[serde(default = "default_command_timeout", with = "crate::config::duration")]
+        #[serde(default = "default_command_timeout", with = "super::duration")]
         pub timeout: Duration,
         /// Output kept per stream: the first and last halves of this budget.
         #[serde(default = "default_command_max_bytes")]
@@ -222,7 +222,7 @@ pub struct DocsSourceConfig {
     #[serde(default = "yes")]
     pub watch: bool,
     /// Quiet time after a change before re-indexing.
-    #[serde(default = "default_debounce", with = "crate::config::duration")]
+    #[serde(default = "default_debounce", with = "super::duration")]
     pub debounce: Duration,
     #[serde(default)]
     pub scopes: Vec<String>,
@@ -349,6 +349,6 @@ pub struct PromptFilesConfig {
 pub struct ReloadConfig {
     /// Reload when a configuration file changes (SIGHUP always reloads).
     pub watch: bool,
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "super::duration")]
     pub debounce: Duration,
 }

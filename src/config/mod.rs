@@ -83,7 +83,7 @@ pub struct TelemetryConfig {
     /// `service.name` of the exported traces and metrics.
     pub service_name: String,
     /// How often metrics are pushed to the OTLP endpoint.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub export_interval: Duration,
     pub metrics: MetricsConfig,
 }
@@ -116,7 +116,7 @@ pub struct AuthConfig {
     pub default_token_scopes: Vec<String>,
     /// How long a verified token is trusted before it is looked up again
     /// (revocation on this or another replica invalidates it at once).
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub token_cache_ttl: Duration,
     pub oauth: OAuthConfig,
 }
@@ -127,10 +127,10 @@ pub struct OAuthConfig {
     /// Identity providers whose JWT access tokens are accepted.
     pub issuers: Vec<IssuerConfig>,
     /// Tolerance for `exp` and `nbf` against clock skew.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub leeway: Duration,
     /// Least time between two JWKS fetches of one issuer (unknown `kid`).
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub jwks_refresh_min_interval: Duration,
     /// Scopes listed in the protected-resource metadata.
     pub scopes_supported: Vec<String>,
@@ -173,7 +173,7 @@ fn default_user_claim() -> String {
 #[serde(deny_unknown_fields)]
 pub struct AuditConfig {
     /// Records older than this are deleted.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub retention: Duration,
     /// Records waiting to be written; when full, new calls are refused (503)
     /// rather than a record being lost.
@@ -189,7 +189,7 @@ pub struct LimitsConfig {
     pub max_streams: usize,
     pub max_streams_per_caller: usize,
     /// How long a tool call may run (a tool can declare its own).
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub tool_timeout: Duration,
     /// JSON responses larger than this are compressed when the client accepts it.
     pub compression_min_bytes: u16,
@@ -223,22 +223,22 @@ pub struct StoreConfig {
     /// `sqlite://path` (default, created on first start) or `postgres://...`.
     pub url: DatabaseUrl,
     /// A legacy session unused this long is deleted.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub session_idle_ttl: Duration,
     /// A session with no request or stream this long leaves memory; its
     /// next request restores it from the store.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub session_memory_idle: Duration,
     /// Live legacy sessions allowed in total and per owner.
     pub max_sessions: i64,
     pub max_sessions_per_owner: i64,
     /// How often expired sessions and old stream events are deleted.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub purge_interval: Duration,
     /// Stream events kept for `Last-Event-ID` resumption: at most this many,
     /// and none older than `events_max_age`.
     pub events_max: usize,
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub events_max_age: Duration,
 }
 
@@ -266,10 +266,10 @@ pub struct ServerConfig {
     /// Which header those proxies set; the other is never read.
     pub forwarded_header: ForwardedHeader,
     /// A client must send its request head within this time (slowloris).
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub header_read_timeout: Duration,
     /// A request body must arrive within this time.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub body_read_timeout: Duration,
     /// Open connections at most; more wait in the kernel's backlog.
     pub max_connections: usize,
@@ -277,7 +277,7 @@ pub struct ServerConfig {
     pub h2c: bool,
     /// After SIGTERM, keep accepting this long with /readyz false, so load
     /// balancers stop sending traffic before the listener closes.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub drain_delay: Duration,
     /// Extra `Host` values accepted besides loopback names (DNS-rebinding guard).
     pub allowed_hosts: Vec<String>,
@@ -289,7 +289,7 @@ pub struct ServerConfig {
     /// Deepest accepted JSON nesting in a request body.
     pub max_json_depth: usize,
     /// How long in-flight requests may run after a shutdown signal.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub shutdown_grace: Duration,
 }
 
@@ -303,10 +303,10 @@ pub struct McpConfig {
     /// Instructions returned by `initialize` and `server/discover`.
     pub instructions: String,
     /// Interval of SSE keep-alive comments on open streams.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub sse_keep_alive: Duration,
     /// `retry:` hint sent in SSE priming events.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "self::duration")]
     pub sse_retry: Duration,
     /// Answer with one JSON body when a call emits nothing before its result.
     pub json_responses: bool,

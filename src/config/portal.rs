@@ -39,13 +39,13 @@ pub struct PortalConfig {
     #[serde(default)]
     pub grants: Vec<PortalGrant>,
     /// A browser session unused this long ends.
-    #[serde(default = "default_idle", with = "crate::config::duration")]
+    #[serde(default = "default_idle", with = "super::duration")]
     pub session_idle: Duration,
     /// A browser session ends this long after sign-in, used or not.
-    #[serde(default = "default_absolute", with = "crate::config::duration")]
+    #[serde(default = "default_absolute", with = "super::duration")]
     pub session_absolute: Duration,
     /// The longest lifetime a member may give a token made in the portal.
-    #[serde(default = "default_token_lifetime", with = "crate::config::duration")]
+    #[serde(default = "default_token_lifetime", with = "super::duration")]
     pub max_token_lifetime: Duration,
 }
 

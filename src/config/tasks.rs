@@ -16,13 +16,13 @@ pub struct TasksConfig {
     /// Unexpired tasks one member may hold; beyond, creating one is refused.
     pub max_per_owner: i64,
     /// A running task whose replica sent no heartbeat for this long is failed.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "super::duration")]
     pub heartbeat_timeout: Duration,
     /// How long a task (and its result) is kept after creation.
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "super::duration")]
     pub ttl: Duration,
     /// The polling interval suggested to clients (`pollIntervalMs`).
-    #[serde(with = "crate::config::duration")]
+    #[serde(with = "super::duration")]
     pub poll_interval: Duration,
 }
 

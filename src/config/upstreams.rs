@@ -44,7 +44,7 @@ pub struct UpstreamConfig {
     #[serde(default)]
     pub scopes: Vec<String>,
     /// How long one call may take.
-    #[serde(default = "default_timeout", with = "crate::config::duration")]
+    #[serde(default = "default_timeout", with = "super::duration")]
     pub timeout: Duration,
     /// While the upstream is unreachable: `hide` its tools, or keep them
     /// listed and answer each call with a tool `error`.
@@ -138,14 +138,14 @@ pub struct ToolOverride {
     /// Cache results this long; only with `read_only = true`.
     #[serde(
         default,
-        with = "crate::config::duration",
+        with = "super::duration",
         skip_serializing_if = "Option::is_none"
     )]
     pub cache_ttl: Option<Duration>,
     /// Instead of the upstream's `timeout`.
     #[serde(
         default,
-        with = "crate::config::duration",
+        with = "super::duration",
         skip_serializing_if = "Option::is_none"
     )]
     pub timeout: Option<Duration>,
