@@ -4,4 +4,6 @@
 //! without `client_id`, `/authorize` errors before consent, pre-login
 //! session rows and the per-address limit in front of the portal's and the
 //! authorization server's routes.
+
 mod csv;
+mod names;
