@@ -65,15 +65,19 @@ async fn oauth_wrong_verifier_and_reused_code_are_refused() {
         Some("ann"),
         "audited under the member"
     );
-    let (status, _) = token(
+    let (status, body) = token(
         &app,
         &[
             ("grant_type", "refresh_token"),
             ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
         ],
     )
     .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
     // Nonsense is an OAuth error, never a crash.
     let (status, body) = token(&app, &[("grant_type", "password")]).await;
     assert_eq!(
@@ -104,7 +108,11 @@ async fn oauth_refresh_reuse_after_rotation_revokes_the_family() {
     // The rotated-out token again: refused, and the newest tokens die with it.
     let (status, body) = token(
         &app,
-        &[("grant_type", "refresh_token"), ("refresh_token", &old)],
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &old),
+            ("client_id", &client),
+        ],
     )
     .await;
     assert_eq!(
@@ -116,6 +124,7 @@ async fn oauth_refresh_reuse_after_rotation_revokes_the_family() {
         &[
             ("grant_type", "refresh_token"),
             ("refresh_token", second["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
         ],
     )
     .await;

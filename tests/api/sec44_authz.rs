@@ -7,3 +7,4 @@
 
 mod csv;
 mod names;
+mod refresh;
