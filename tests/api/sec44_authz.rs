@@ -7,4 +7,5 @@
 
 mod csv;
 mod names;
+mod redirect;
 mod refresh;
