@@ -7,5 +7,6 @@
 
 mod csv;
 mod names;
+mod prelogin;
 mod redirect;
 mod refresh;
