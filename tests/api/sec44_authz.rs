@@ -6,6 +6,7 @@
 //! authorization server's routes.
 
 mod csv;
+mod limits;
 mod names;
 mod prelogin;
 mod redirect;
