@@ -10,7 +10,7 @@ use crate::{
     config::Config,
     http::RateLimits,
     mcp::Sessions,
-    store::{SessionRepo, SqlEventStore, Store},
+    store::{PortalSessions, SessionRepo, SqlEventStore, Store},
     telemetry::Metrics,
 };
 
@@ -29,7 +29,9 @@ pub(super) async fn sessions_gauge(
     }
 }
 
-/// Deletes expired sessions and old stream events every `interval`.
+/// Deletes expired sessions (MCP and portal), old stream events, the
+/// authorization server's expired rows and old audit records every
+/// `store.purge_interval`.
 pub(super) async fn purge_loop(
     store: Store,
     events: Arc<SqlEventStore>,
@@ -53,6 +55,15 @@ pub(super) async fn purge_loop(
         }
         if let Err(error) = store.purge_oauth().await {
             tracing::warn!(%error, "authorization server purge failed");
+        }
+        // The portal's sessions past either expiry, pre-login rows (minutes) included.
+        if let Some(portal) = config.portal.as_ref().filter(|p| p.enabled) {
+            let idle_ms = portal.session_idle.as_millis() as i64;
+            match store.purge_portal_sessions(idle_ms).await {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(portal_sessions = n, "expired portal sessions deleted"),
+                Err(error) => tracing::warn!(%error, "portal session purge failed"),
+            }
         }
         limits.forget_idle();
         let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;

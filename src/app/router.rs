@@ -53,6 +53,11 @@ impl App {
             metrics: self.metrics.clone(),
             mcp_path: config.mcp.path.clone(),
         };
+        let portal = self.portal.as_ref().map(|portal| portal.router());
+        let (portal, portal_open) = match portal {
+            Some(routes) => (Some(routes.rest), Some(routes.open)),
+            None => (None, None),
+        };
         let metrics = &self.config.telemetry.metrics;
         let on_main_listener = metrics.enabled && metrics.listen.is_empty();
         http::router(
@@ -73,7 +78,8 @@ impl App {
                 max_in_flight: config.limits.max_in_flight,
                 compression_min_bytes: config.limits.compression_min_bytes,
                 observer,
-                portal: self.portal.as_ref().map(|portal| portal.router()),
+                portal,
+                portal_open,
             },
             on_main_listener.then(|| self.metrics_router()),
         )

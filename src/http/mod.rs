@@ -49,6 +49,10 @@ pub struct HttpParts {
     pub observer: crate::telemetry::Observer,
     /// The portal's pages under `/portal` (`portal/`), when configured.
     pub portal: Option<axum::Router>,
+    /// The portal's and the authorization server's routes anyone can call
+    /// before signing in (sign-in, registration, tokens), when configured:
+    /// behind the per-address limit on unauthenticated traffic.
+    pub portal_open: Option<axum::Router>,
 }
 
 impl GuardConfig {

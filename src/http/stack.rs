@@ -20,7 +20,11 @@
 //! 7. CORS (tower-http) for browser clients of the allowed origins;
 //! 8. the routes: the MCP endpoint, the protected-resource metadata,
 //!    when served on this listener, `/metrics`, and when configured the
-//!    portal's pages under `/portal` (`portal/`, its own headers and CSRF).
+//!    portal's pages under `/portal` (`portal/`, its own headers and CSRF);
+//!    the portal's and the authorization server's open routes (sign-in,
+//!    `/register`, `/authorize`, `/token`, `/revoke`) first spend the
+//!    client address's unauthenticated quota, the MCP endpoint's (`throttle.rs`),
+//!    so one address cannot use up the registration cap or fill the store.
 //!
 //! The MCP endpoint's own steps, each able to answer in place of the rest:
 //!
@@ -61,6 +65,7 @@ use tracing::Level;
 
 use super::{
     HttpParts, METADATA_PATH, batch, caller::CallerLayer, edge, error::HttpError, guard, health,
+    throttle,
 };
 use crate::{auth, protocol::Envelope, telemetry};
 
@@ -81,6 +86,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         compression_min_bytes,
         observer,
         portal,
+        portal_open,
     } = parts;
     // The steps' states are shared, not cloned per request (axum's
     // `from_fn_with_state` clones its state for every call).
@@ -95,7 +101,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         .layer(HandleErrorLayer::new(at_capacity))
         .load_shed()
         .layer(GlobalConcurrencyLimitLayer::new(max_in_flight))
-        .layer(CallerLayer::new(rate_limits, auth_step))
+        .layer(CallerLayer::new(rate_limits.clone(), auth_step))
         .layer(from_fn_with_state(guard, guard::guard))
         .layer(from_fn_with_state(observer.clone(), telemetry::observe));
     // Step 14. A plain service, not an axum handler: every step above clones
@@ -129,6 +135,10 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
     }
     if let Some(portal) = portal {
         routes = routes.merge(portal);
+    }
+    if let Some(open) = portal_open {
+        let per_address = from_fn_with_state(rate_limits, throttle::open_route);
+        routes = routes.merge(open.route_layer(per_address));
     }
 
     // Steps 4 to 7, in order (on the routes above only: not on the probes).

@@ -1,14 +1,19 @@
 //! The MCP endpoint's rate limits, checked by the caller step
 //! (`caller.rs`): per client address before authentication (for requests
-//! without valid credentials), per caller after it.
+//! without valid credentials), per caller after it. The same per-address
+//! quota stands in front of the portal's and the authorization server's
+//! open routes (`open_route`).
 
-use std::net::IpAddr;
+use std::{net::IpAddr, sync::Arc};
 
 use axum::{
-    extract::Request,
+    Json,
+    extract::{Request, State},
     http::{StatusCode, header},
+    middleware::Next,
     response::{IntoResponse, Response},
 };
+use serde_json::json;
 
 use super::{error::HttpError, limits::RateLimits};
 use crate::protocol::ClientInfo;
@@ -65,6 +70,37 @@ impl Anonymous {
         }
         response
     }
+}
+
+/// The portal's and the authorization server's open routes (`stack.rs`,
+/// step 8): every request spends its address's unauthenticated quota, as a
+/// request without credentials at the MCP endpoint does. The refusal is an
+/// RFC 6749 error object (these are OAuth and sign-in routes), with
+/// `Retry-After`.
+pub(super) async fn open_route(
+    State(limits): State<Arc<RateLimits>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let key = address(&request)
+        .map(|ip| ip.to_string())
+        .unwrap_or_default();
+    let Err(wait) = limits.check_address(&key) else {
+        return next.run(request).await;
+    };
+    // Whole seconds, rounded up: a client retrying earlier is refused again.
+    let seconds = wait.as_millis().div_ceil(1000).max(1) as u64;
+    let body = json!({
+        "error": "temporarily_unavailable",
+        "error_description": format!(
+            "too many sign-in, registration or token requests from {key}; retry in {seconds} s"
+        ),
+    });
+    let mut response = (StatusCode::TOO_MANY_REQUESTS, Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, seconds.into());
+    response
 }
 
 /// After authentication: the caller's own quota; `Some` refusal once it is

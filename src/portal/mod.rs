@@ -103,19 +103,21 @@ impl Portal {
         })))
     }
 
-    /// The routes under `/portal`, each page with the portal's headers.
-    pub fn router(self: &Arc<Self>) -> Router {
-        let routes = if self.authz.is_some() {
-            oauth::routes()
+    /// The portal's routes (and the authorization server's, when on), each
+    /// page with the portal's headers.
+    pub fn router(self: &Arc<Self>) -> Routes {
+        let (open, rest) = if self.authz.is_some() {
+            (oauth::open_routes(), oauth::routes())
         } else {
-            Router::new()
+            (Router::new(), Router::new())
         };
-        routes
+        let open = open
+            .route("/portal/login", get(oidc::login))
+            .route("/portal/callback", get(oidc::callback));
+        let rest = rest
             .route("/portal", get(member::home))
             .route("/portal/", get(member::home))
             .route("/portal/style.css", get(pages::stylesheet))
-            .route("/portal/login", get(oidc::login))
-            .route("/portal/callback", get(oidc::callback))
             .route("/portal/logout", post(oidc::logout))
             .route("/portal/tokens", post(member::create))
             .route("/portal/tokens/{id}/revoke", post(member::revoke))
@@ -145,11 +147,30 @@ impl Portal {
             .route("/portal/admin/upstreams", get(admin::upstreams))
             .route("/portal/admin/upstreams/approve", post(admin::approve))
             .route("/portal/admin/config", get(admin::effective_config))
-            .route("/portal/admin/grants", get(reach::grants))
+            .route("/portal/admin/grants", get(reach::grants));
+        Routes {
+            open: self.finish(open),
+            rest: self.finish(rest),
+        }
+    }
+
+    fn finish(self: &Arc<Self>, routes: Router<Arc<Self>>) -> Router {
+        routes
             .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
             .layer(middleware::from_fn(headers))
             .with_state(self.clone())
     }
+}
+
+/// The portal's routes as the HTTP stack mounts them.
+pub struct Routes {
+    /// What anyone can call before signing in, each call a store write or
+    /// more: `/portal/login`, `/portal/callback` and the authorization
+    /// server's `/authorize`, `/token`, `/revoke` and `/register`. The stack
+    /// puts the per-address limit on unauthenticated traffic in front of them.
+    pub open: Router,
+    /// The rest: members' pages (behind their session), metadata, the stylesheet.
+    pub rest: Router,
 }
 
 /// The headers of every portal response: no script, styles from here only,

@@ -104,7 +104,8 @@ impl Oidc {
 }
 
 /// `GET /portal/login`: a new pre-login session holding this login's
-/// secrets, and the browser sent to the provider.
+/// secrets, living minutes (anyone can start one; the purge loop deletes
+/// it), and the browser sent to the provider.
 pub(super) async fn login(State(portal): State<Arc<Portal>>) -> Result<Response, PortalError> {
     let client = portal.oidc.client().await?;
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
@@ -125,9 +126,10 @@ pub(super) async fn login(State(portal): State<Arc<Portal>>) -> Result<Response,
         )
         .await?;
     let mut response = Redirect::to(url.as_str()).into_response();
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, portal.cookie(Some(&cookie)));
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        portal.cookie(Some((&cookie, portal.lifetime(true)))),
+    );
     Ok(response)
 }
 
@@ -212,9 +214,10 @@ pub(super) async fn callback(
     // Back to an authorization request that sent the member to sign in.
     let back = super::oauth::return_to(&headers);
     let mut response = Redirect::to(back.as_deref().unwrap_or("/portal/")).into_response();
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, portal.cookie(Some(&cookie)));
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        portal.cookie(Some((&cookie, portal.lifetime(false)))),
+    );
     if back.is_some() {
         response
             .headers_mut()

@@ -2,7 +2,7 @@
 //! (`store::PortalSessions`), its CSRF token, and the signed-in member as
 //! an extractor. Behind https the cookie is `__Host-` prefixed and `Secure`.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use axum::{
     extract::FromRequestParts,
@@ -18,6 +18,10 @@ use crate::{
 };
 
 const COOKIE: &str = "teamgate_portal";
+/// How long a pre-login row (`GET /portal/login`: the login's state, PKCE
+/// verifier and nonce) lives: a sign-in at the provider takes minutes, and
+/// anyone can make one. Signing in replaces it with a full session.
+const PRE_LOGIN_TTL: Duration = Duration::from_secs(600);
 const SECURE_COOKIE: &str = "__Host-teamgate_portal";
 
 /// A fresh random value (cookie, CSRF token).
@@ -34,14 +38,15 @@ impl Portal {
         if self.secure { SECURE_COOKIE } else { COOKIE }
     }
 
-    /// The `Set-Cookie` value carrying `value`; `None` clears the cookie.
-    pub(super) fn cookie(&self, value: Option<&str>) -> HeaderValue {
+    /// The `Set-Cookie` value carrying `value` for `lifetime`; `None`
+    /// clears the cookie.
+    pub(super) fn cookie(&self, value: Option<(&str, Duration)>) -> HeaderValue {
         let secure = if self.secure { "; Secure" } else { "" };
         let text = match value {
-            Some(value) => format!(
+            Some((value, lifetime)) => format!(
                 "{}={value}; Path=/; HttpOnly; SameSite=Lax{secure}; Max-Age={}",
                 self.cookie_name(),
-                self.portal.session_absolute.as_secs()
+                lifetime.as_secs()
             ),
             None => format!(
                 "{}=; Path=/; HttpOnly; SameSite=Lax{secure}; Max-Age=0",
@@ -65,7 +70,18 @@ impl Portal {
             .filter(|value| value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit()))
     }
 
-    /// A new session row (signed in when `member` is not empty); its cookie value.
+    /// How long a session row lives: a pre-login one (`login` given)
+    /// minutes, a signed-in one `session_absolute`.
+    pub(super) fn lifetime(&self, pre_login: bool) -> Duration {
+        if pre_login {
+            PRE_LOGIN_TTL
+        } else {
+            self.portal.session_absolute
+        }
+    }
+
+    /// A new session row (signed in when `member` is not empty, pre-login
+    /// when `login` is given); its cookie value.
     pub(super) async fn open_session(
         &self,
         member: &str,
@@ -81,7 +97,7 @@ impl Portal {
             csrf: random(),
             created_ms: now,
             last_seen_ms: now,
-            expires_ms: now + self.portal.session_absolute.as_millis() as i64,
+            expires_ms: now + self.lifetime(login.is_some()).as_millis() as i64,
         };
         self.store.create_portal_session(&session, login).await?;
         Ok(value)

@@ -164,10 +164,11 @@ fn row(r: &AuditRecord) -> String {
     line
 }
 
-/// One CSV cell, quoted; a leading `=`, `+`, `-` or `@` is defused so a
-/// spreadsheet does not run a member-chosen name as a formula.
+/// One CSV cell, quoted; a leading `=`, `+`, `-`, `@`, TAB or CR is
+/// defused so a spreadsheet does not run a member-chosen name as a formula
+/// (spreadsheets strip a leading TAB or CR and read what follows).
 fn cell(text: &str) -> String {
-    let defused = if text.starts_with(['=', '+', '-', '@']) {
+    let defused = if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         format!("'{text}")
     } else {
         text.to_owned()
@@ -181,5 +182,7 @@ mod tests {
     fn cells_are_quoted_and_formulas_defused() {
         assert_eq!(super::cell("a\"b"), "\"a\"\"b\"");
         assert_eq!(super::cell("=cmd()"), "\"'=cmd()\"");
+        assert_eq!(super::cell("\t=cmd()"), "\"'\t=cmd()\"");
+        assert_eq!(super::cell("\r=cmd()"), "\"'\r=cmd()\"");
     }
 }

@@ -38,6 +38,7 @@ mod reload;
 mod replicas;
 mod safety;
 mod sdk;
+mod sec44_authz;
 mod sec_authz;
 mod sec_commands;
 mod sec_edge;

@@ -331,6 +331,7 @@ async fn oauth_full_flow_signs_in_calls_refreshes_and_revokes() {
         &[
             ("grant_type", "refresh_token"),
             ("refresh_token", renewed["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
         ],
     )
     .await;

@@ -14,8 +14,7 @@ use teamgate::store::OAuthRepo;
 
 use crate::{
     oauth_flow::{
-        REDIRECT, audited, authorize_url, code_for, oauth_app, param, pkce, register, token,
-        tools_with,
+        REDIRECT, audited, authorize_url, code_for, oauth_app, pkce, register, token, tools_with,
     },
     portal_idp::Browser,
 };
@@ -65,15 +64,19 @@ async fn oauth_wrong_verifier_and_reused_code_are_refused() {
         Some("ann"),
         "audited under the member"
     );
-    let (status, _) = token(
+    let (status, body) = token(
         &app,
         &[
             ("grant_type", "refresh_token"),
             ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
         ],
     )
     .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
     // Nonsense is an OAuth error, never a crash.
     let (status, body) = token(&app, &[("grant_type", "password")]).await;
     assert_eq!(
@@ -104,7 +107,11 @@ async fn oauth_refresh_reuse_after_rotation_revokes_the_family() {
     // The rotated-out token again: refused, and the newest tokens die with it.
     let (status, body) = token(
         &app,
-        &[("grant_type", "refresh_token"), ("refresh_token", &old)],
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &old),
+            ("client_id", &client),
+        ],
     )
     .await;
     assert_eq!(
@@ -116,6 +123,7 @@ async fn oauth_refresh_reuse_after_rotation_revokes_the_family() {
         &[
             ("grant_type", "refresh_token"),
             ("refresh_token", second["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
         ],
     )
     .await;
@@ -147,7 +155,8 @@ async fn oauth_bad_redirect_and_foreign_resource_are_refused() {
         &[],
     );
     assert_eq!(browser.get(&url).await.status(), StatusCode::BAD_REQUEST);
-    // Another server's resource: back to the client with invalid_target.
+    // Another server's resource: a page, never a redirect before consent
+    // (RFC 9700 §4.11.2; sec44_authz::redirect).
     let url = authorize_url(
         &app,
         &client,
@@ -156,14 +165,9 @@ async fn oauth_bad_redirect_and_foreign_resource_are_refused() {
         &[("resource", "https://other.example/mcp")],
     );
     let response = browser.get(&url).await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let to = response.headers()["location"].to_str().unwrap().to_owned();
-    assert_eq!(
-        param(&to, "error").as_deref(),
-        Some("invalid_target"),
-        "{to}"
-    );
-    // No PKCE: refused.
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(response.headers().get("location").is_none());
+    // No PKCE: refused the same way.
     let url = authorize_url(
         &app,
         &client,
@@ -171,11 +175,9 @@ async fn oauth_bad_redirect_and_foreign_resource_are_refused() {
         "",
         &[("code_challenge_method", "plain")],
     );
-    let to = browser.get(&url).await.headers()["location"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(param(&to, "error").as_deref(), Some("invalid_request"));
+    let response = browser.get(&url).await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(response.headers().get("location").is_none());
     // An unknown client: a page.
     let url = authorize_url(&app, "tgc_unknown", REDIRECT, &challenge, &[]);
     assert_eq!(browser.get(&url).await.status(), StatusCode::BAD_REQUEST);
@@ -302,7 +304,7 @@ async fn oauth_registration_can_be_off_and_a_member_without_scopes_is_refused() 
         .await
         .unwrap();
     assert!(doc.get("registration_endpoint").is_none(), "{doc}");
-    // dan's group grants no scope: the client hears access_denied, no code.
+    // dan's group grants no scope: a page (he saw no consent page), no code.
     let base = cimd_server().await;
     let client = format!("{base}/ok.json");
     let browser = Browser::sign_in(&app, "dan").await;
@@ -310,12 +312,8 @@ async fn oauth_registration_can_be_off_and_a_member_without_scopes_is_refused() 
     let response = browser
         .get(&authorize_url(&app, &client, REDIRECT, &challenge, &[]))
         .await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let to = response.headers()["location"].to_str().unwrap().to_owned();
-    assert_eq!(
-        param(&to, "error").as_deref(),
-        Some("access_denied"),
-        "{to}"
-    );
-    assert!(param(&to, "code").is_none());
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(response.headers().get("location").is_none());
+    let page = response.text().await.unwrap();
+    assert!(page.contains("none of the scopes"), "{page}");
 }

@@ -1,10 +1,13 @@
-//! `/authorize`: the authorization code flow's browser half. The client and
-//! its redirect URI are checked first (a bad one is a page here, never a
-//! redirect), then PKCE S256 and the RFC 8707 `resource` (refusals go back
-//! to the client), then the member signs in through the portal (and comes
+//! `/authorize`: the authorization code flow's browser half. The client, its
+//! redirect URI, `response_type`, PKCE S256 and the RFC 8707 `resource` are
+//! checked first, then the member signs in through the portal (and comes
 //! back here), and a consent page names the client and the scopes, which
-//! are at most what the member's groups allow. Allowing stores a grant and
-//! a single-use code (its sha256) that expires within a minute.
+//! are at most what the member's groups allow. Every refusal before the
+//! member's answer on the consent page is a page here, never a redirect:
+//! with open registration anyone can register an https redirect URI, and an
+//! error sent there would make teamgate an open redirector (RFC 9700
+//! §4.11.2). Allowing stores a grant and a single-use code (its sha256) that
+//! expires within a minute; denying goes back to the client.
 
 use std::sync::Arc;
 
@@ -104,16 +107,22 @@ fn error_back(authz: &AuthServer, c: &Checked, ask: &Ask, error: &str, why: &str
     )
 }
 
-/// The checks that need no member: client, redirect URI, PKCE, resource.
-/// A refusal is the response itself (a page, or the way back to the client).
-#[allow(clippy::result_large_err)]
-async fn check(portal: &Portal, authz: &AuthServer, ask: &Ask) -> Result<Checked, Response> {
+/// A refusal before the member's answer: teamgate's page (400), never the
+/// way back to the client.
+fn refused(why: &str) -> PortalError {
+    PortalError::BadRequest(format!(
+        "the application's sign-in request cannot be served: {why}"
+    ))
+}
+
+/// The checks that need no member: client, redirect URI, response type,
+/// PKCE, resource. A refusal is a page.
+async fn check(portal: &Portal, authz: &AuthServer, ask: &Ask) -> Result<Checked, PortalError> {
     let client = authz
         .client(portal, ask.get("client_id"))
         .await
         .map_err(|e| {
             PortalError::BadRequest(format!("the client cannot sign in here: {}", e.description))
-                .into_response()
         })?;
     let redirect_uri = match ask.get("redirect_uri") {
         "" if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
@@ -121,20 +130,15 @@ async fn check(portal: &Portal, authz: &AuthServer, ask: &Ask) -> Result<Checked
         _ => {
             return Err(PortalError::BadRequest(
                 "the redirect URI is not one the client registered".into(),
-            )
-            .into_response());
+            ));
         }
     };
     let checked = Checked {
         client,
         redirect_uri,
     };
-    let refuse = |error, why| Err(error_back(authz, &checked, ask, error, why));
     if ask.get("response_type") != "code" {
-        return refuse(
-            "unsupported_response_type",
-            "only response_type=code is supported",
-        );
+        return Err(refused("only response_type=code is supported"));
     }
     let challenge = ask.get("code_challenge");
     if ask.get("code_challenge_method") != "S256"
@@ -143,17 +147,11 @@ async fn check(portal: &Portal, authz: &AuthServer, ask: &Ask) -> Result<Checked
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     {
-        return refuse(
-            "invalid_request",
-            "PKCE with code_challenge_method=S256 is required",
-        );
+        return Err(refused("PKCE with code_challenge_method=S256 is required"));
     }
     let resource = ask.get("resource");
     if !resource.is_empty() && !crate::auth::same_resource(resource, authz.issuer.issuer()) {
-        return refuse(
-            "invalid_target",
-            "the resource is not this server's MCP endpoint",
-        );
+        return Err(refused("the resource is not this server's MCP endpoint"));
     }
     Ok(checked)
 }
@@ -192,10 +190,7 @@ pub(super) async fn ask(
         .into_owned()
         .collect();
     let ask = Ask::parse(pairs)?;
-    let checked = match check(&portal, authz, &ask).await {
-        Ok(checked) => checked,
-        Err(response) => return Ok(response),
-    };
+    let checked = check(&portal, authz, &ask).await?;
     let mut parts = parts;
     let member = match <Member as axum::extract::FromRequestParts<Arc<Portal>>>::from_request_parts(
         &mut parts, &portal,
@@ -208,13 +203,8 @@ pub(super) async fn ask(
     };
     let scopes = scopes_for(&portal, &member, &ask);
     if scopes.is_empty() {
-        return Ok(error_back(
-            authz,
-            &checked,
-            &ask,
-            "access_denied",
-            "your groups allow none of the scopes asked for",
-        ));
+        // The member has seen no consent page: a page, not a redirect.
+        return Err(refused("your groups allow none of the scopes it asks for"));
     }
     Ok(consent(&member, &checked, &ask, &scopes))
 }
@@ -290,10 +280,7 @@ pub(super) async fn decide(
     member.check_csrf(crate::portal::member::field(&form, "csrf"))?;
     let allow = crate::portal::member::field(&form, "decision") == "allow";
     let ask = Ask::parse(form)?;
-    let checked = match check(&portal, authz, &ask).await {
-        Ok(checked) => checked,
-        Err(response) => return Ok(response),
-    };
+    let checked = check(&portal, authz, &ask).await?;
     let scopes = scopes_for(&portal, &member, &ask);
     if !allow || scopes.is_empty() {
         return Ok(error_back(

@@ -104,15 +104,25 @@ fn redirect_list(value: Option<&Value>) -> Result<Vec<String>, &'static str> {
     Ok(uris)
 }
 
+/// Bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+/// U+2066-U+2069): in a client's name they make it read as another.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A client's name as the consent page shows it: without control and bidi
+/// characters, at most `MAX_NAME_LEN` characters.
+fn clean_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| !c.is_control() && !is_bidi_control(*c))
+        .take(MAX_NAME_LEN)
+        .collect()
+}
+
 fn name_of(doc: &Value, fallback: &str) -> String {
     doc.get("client_name")
         .and_then(Value::as_str)
-        .map(|n| {
-            n.chars()
-                .filter(|c| !c.is_control())
-                .take(MAX_NAME_LEN)
-                .collect::<String>()
-        })
+        .map(clean_name)
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| fallback.to_owned())
 }
@@ -349,5 +359,15 @@ mod tests {
         assert!(redirect_acceptable(
             "cursor://anysphere.cursor-retrieval/oauth/callback"
         ));
+    }
+
+    #[test]
+    fn names_lose_control_and_bidi_characters() {
+        assert_eq!(
+            clean_name("Acme \u{202E}lanigirO\u{202C}\u{2066}\u{2069}"),
+            "Acme lanigirO"
+        );
+        assert_eq!(clean_name("a\u{0}b\nc"), "abc");
+        assert_eq!(clean_name("Zoë 日本"), "Zoë 日本");
     }
 }

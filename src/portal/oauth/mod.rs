@@ -91,7 +91,17 @@ pub(super) fn clear_return() -> HeaderValue {
     HeaderValue::from_static("teamgate_authorize=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")
 }
 
-/// The routes, when the authorization server is on.
+/// The routes anyone may call before signing in, when the authorization
+/// server is on: the HTTP stack limits them per client address.
+pub(super) fn open_routes() -> Router<Arc<Portal>> {
+    Router::new()
+        .route("/authorize", get(authorize::ask))
+        .route("/token", post(token::token))
+        .route("/revoke", post(token::revoke))
+        .route("/register", post(clients::register))
+}
+
+/// The other routes, when the authorization server is on.
 pub(super) fn routes() -> Router<Arc<Portal>> {
     Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
@@ -102,11 +112,7 @@ pub(super) fn routes() -> Router<Arc<Portal>> {
         .route("/.well-known/openid-configuration", get(metadata))
         .route("/.well-known/openid-configuration/{*issuer}", get(metadata))
         .route("/.well-known/jwks.json", get(jwks))
-        .route("/authorize", get(authorize::ask))
         .route("/portal/authorize", post(authorize::decide))
-        .route("/token", post(token::token))
-        .route("/revoke", post(token::revoke))
-        .route("/register", post(clients::register))
         .route("/portal/clients", get(grants::list))
         .route("/portal/clients/{id}/revoke", post(grants::revoke))
 }

@@ -124,6 +124,15 @@ async fn refresh_grant(
             "refresh_token is missing",
         ));
     }
+    // Every client here is public: it names itself on a refresh (OAuth 2.1
+    // §4.3), checked before the token is taken, so the refusal spends nothing.
+    let client = field(form, "client_id");
+    if client.is_empty() {
+        return Err(OAuthError::bad(
+            "invalid_request",
+            "client_id is missing; a public client sends it with every refresh",
+        ));
+    }
     let grant_id = match portal.store.take_oauth_refresh(&hash(token)).await? {
         Taken::Fresh(grant) => grant,
         Taken::Reused(grant) => {
@@ -136,8 +145,7 @@ async fn refresh_grant(
         Taken::Unknown => return Err(invalid_grant("the refresh token is unknown or expired")),
     };
     let mut grant = live_grant(portal, &grant_id).await?;
-    let client = field(form, "client_id");
-    if !client.is_empty() && client != grant.client_id {
+    if client != grant.client_id {
         return Err(invalid_grant(
             "the refresh token was issued to another client",
         ));
