@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # teamgate's container image. Every build and install step is in scripts/image.sh;
 # scripts/image-test.sh builds this file with buildah (on stand-in bases) and runs the image.
-#   docker build -t teamgate .
+#   scripts/build-image.sh teamgate      (buildah or docker; Debian's archive when docker.io is unreachable)
 #   docker run -p 8080:8080 -v teamgate-data:/var/lib/teamgate teamgate
 #   docker run --rm -v teamgate-data:/var/lib/teamgate teamgate token create --user alice
 # A team's own configuration (deploy/README.md, "One container on SQLite"):

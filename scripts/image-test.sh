@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The container image, built and run for real: builds the Dockerfile with Debian's buildah on stand-in
-# bases made here with debootstrap (the public defaults, rust:1-slim-trixie and debian:trixie-slim,
+# The container image, built and run for real: builds the Dockerfile with the operator's command,
+# scripts/build-image.sh, through Debian's buildah on stand-in bases made with debootstrap (the public defaults, rust:1-slim-trixie and debian:trixie-slim,
 # are not pulled: the Debian archive is the one source this test needs), then runs the image with
 # podman as its non-root user and checks /healthz, the HEALTHCHECK command, a mounted configuration
 # and a data volume surviving a restart. Then checks deploy/'s compose file and Kubernetes manifests
@@ -71,14 +71,10 @@ hard_nofile="$(ulimit -Hn)"; [[ "$hard_nofile" == unlimited || "$hard_nofile" -g
 OCI=(--runtime runc --ulimit "nofile=$hard_nofile:$hard_nofile" --ulimit nproc=4096:4096)
 
 # ---- stand-in bases --------------------------------------------------------------------------------
-CACHE="$ROOT/.cache/image"; mkdir -p "$CACHE/debs"
-SUITE=trixie
-MIRROR="$(grep -hsE '^(URIs:|deb )' /etc/apt/sources.list /etc/apt/sources.list.d/* | grep -v security | head -n 1 | awk '{print $2}')"
-MIRROR="${MIRROR:-http://deb.debian.org/debian}"
-TOOLCHAIN="$(rustc --print sysroot)"
-CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
-BUILD_BASE="localhost/teamgate-standin-build:$SUITE"
-RUNTIME_BASE="localhost/teamgate-standin-runtime:$SUITE"
+# scripts/lib/standin-bases.sh, which scripts/build-image.sh uses where Docker Hub cannot be reached.
+source scripts/lib/standin-bases.sh
+TOOLCHAIN="$STANDIN_TOOLCHAIN"
+CARGO_HOME="$STANDIN_CARGO_HOME"
 IMAGE="localhost/teamgate:image-test"
 WORK="$(mktemp -d)"
 ctr=""; vol=""
@@ -89,62 +85,25 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-# standin NAME IMAGE PACKAGES [ENV...]: a debootstrap root filesystem (cached as a tarball) committed
-# as IMAGE, unless IMAGE exists with the same recipe.
-standin() {
-  local name="$1" image="$2" packages="$3"; shift 3
-  local recipe="$SUITE $MIRROR $packages $*"
-  local stamp; stamp="$(sha256sum <<<"$recipe" | cut -c1-12)"
-  if [[ "$(buildah inspect --type image --format '{{index .ImageAnnotations "teamgate.standin"}}' "$image" 2>/dev/null)" == "$stamp" ]]; then
-    return 0
-  fi
-  local tarball="$CACHE/$name-$SUITE-$stamp.tar"
-  if [[ ! -f "$tarball" ]]; then
-    say "debootstrap $SUITE ($name: $packages) from $MIRROR"
-    local dir="$WORK/$name"
-    timeout 900 debootstrap --variant=minbase --include="$packages" --cache-dir="$CACHE/debs" \
-      "$SUITE" "$dir" "$MIRROR" >"$WORK/$name.log" 2>&1 || { tail -n 20 "$WORK/$name.log"; return 1; }
-    # Like Debian's official images: no apt caches, the mirror this machine uses.
-    rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
-    rm -f "$CACHE/$name-$SUITE-"*.tar
-    tar -C "$dir" -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
-    rm -rf "$dir"
-  fi
-  local c; c="$(buildah from scratch)" || return 1
-  local mnt; mnt="$(buildah mount "$c")" || return 1
-  tar -C "$mnt" -xf "$tarball" && buildah umount "$c" >/dev/null || return 1
-  local env=()
-  for e in "$@"; do env+=(--env "$e"); done
-  buildah config "${env[@]}" --cmd /bin/bash --annotation "teamgate.standin=$stamp" "$c" >/dev/null \
-    && buildah commit --quiet --rm "$c" "$image" >/dev/null
-}
-# The Rust image's layout: cargo and rustc on PATH (here the mounted toolchain), CARGO_HOME at the
-# path this machine's registry was compiled from.
-if ! standin runtime "$RUNTIME_BASE" ca-certificates \
-   || ! standin build "$BUILD_BASE" ca-certificates,gcc,libc6-dev \
-        "PATH=$TOOLCHAIN/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" "CARGO_HOME=$CARGO_HOME"; then
-  not_ok "stand-in base images (debootstrap $SUITE)"; finish
+if ! standin_bases; then
+  not_ok "stand-in base images (debootstrap $STANDIN_SUITE)"; finish
 fi
-ok "stand-in bases: $BUILD_BASE (gcc, no make, this machine's toolchain) and $RUNTIME_BASE"
+ok "stand-in bases: $STANDIN_BUILD (gcc, no make, this machine's toolchain) and $STANDIN_RUNTIME"
 
 # ---- build -----------------------------------------------------------------------------------------
 # The debug build the host's `cargo test` compiled: resolver 2 gives dependencies their test-only
 # features (dev-dependencies') only in builds with test targets, so TEAMGATE_DEV_FEATURES=1 builds
 # one too and reuses them, where a bin-only build would recompile tokio and a score of others.
 mkdir -p "$ROOT/target"
-say "buildah bud (PROFILE=debug, target/ and the cargo registry overlay-mounted)"
+say "scripts/build-image.sh (BASES=debian, PROFILE=debug, target/ and the cargo registry overlay-mounted)"
 start=$SECONDS
-if timeout 1500 buildah bud "${OCI[@]}" --quiet --format docker --layers=false --network host \
-     --build-arg BUILD_IMAGE="$BUILD_BASE" --build-arg RUNTIME_IMAGE="$RUNTIME_BASE" \
-     --build-arg PROFILE=debug --build-arg CARGO_TARGET_DIR="$ROOT/target" \
-     --build-arg TEAMGATE_DEV_FEATURES=1 \
-     --volume "$ROOT/target:$ROOT/target:O" --volume "$CARGO_HOME/registry:$CARGO_HOME/registry:O" \
-     --volume "$TOOLCHAIN:$TOOLCHAIN:ro" \
-     -t "$IMAGE" -f Dockerfile . >"$WORK/build.log" 2>&1; then
-  ok "buildah builds the Dockerfile ($((SECONDS - start)) s; make installed by the toolchain step)"
+extra="--quiet --layers=false ${OCI[*]} --build-arg CARGO_TARGET_DIR=$ROOT/target --build-arg TEAMGATE_DEV_FEATURES=1"
+extra+=" --volume $ROOT/target:$ROOT/target:O --volume $CARGO_HOME/registry:$CARGO_HOME/registry:O"
+if BUILDER=buildah BASES=debian PROFILE=debug EXTRA_BUILD_ARGS="$extra" \
+     timeout 1500 scripts/build-image.sh "$IMAGE" >"$WORK/build.log" 2>&1; then
+  ok "scripts/build-image.sh builds the Dockerfile on Debian's archive ($((SECONDS - start)) s; make installed by the toolchain step)"
 else
-  tail -n 60 "$WORK/build.log"; not_ok "buildah bud failed"; finish
+  tail -n 60 "$WORK/build.log"; not_ok "scripts/build-image.sh failed"; finish
 fi
 
 # The runtime image: the stripped binary, owned by root, run by uid 10001.
