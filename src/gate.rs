@@ -27,7 +27,10 @@ impl Gate for TeamGate {
     }
 
     fn withdrawn(&self, caller: &Caller) -> Option<futures::future::BoxFuture<'static, ()>> {
-        let id = caller.token_id.as_deref()?;
-        Some(Box::pin(self.authenticator.tokens.revoked(id)))
+        match caller.token_id.as_deref() {
+            Some(id) => Some(Box::pin(self.authenticator.tokens.revoked(id))),
+            // OAuth: at the token's expiry, or when its grant is revoked.
+            None => self.authenticator.oauth_withdrawn(&caller.claims),
+        }
     }
 }

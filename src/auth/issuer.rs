@@ -39,8 +39,8 @@ pub struct Signed {
 }
 
 pub struct OwnIssuer {
-    store: Store,
-    issuer: String,
+    pub(super) store: Store,
+    pub(super) issuer: String,
     access_ttl: Duration,
     rotation: Duration,
     cache: Mutex<Option<(Instant, Vec<OAuthKeyRow>)>>,

@@ -6,6 +6,7 @@ mod issuer;
 mod jwt;
 mod metadata;
 mod tokens;
+mod withdrawn;
 
 pub use issuer::{OwnIssuer, Signed};
 pub use jwt::OAuth;

@@ -39,6 +39,7 @@ mod replicas;
 mod safety;
 mod sdk;
 mod sec44_authz;
+mod sec44_streams;
 mod sec_authz;
 mod sec_commands;
 mod sec_edge;
