@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use axum::{
     Router,
-    extract::{DefaultBodyLimit, Request},
+    extract::{DefaultBodyLimit, Request, State},
     http::{HeaderValue, header},
     middleware::{self, Next},
     response::Response,
@@ -156,6 +156,10 @@ impl Portal {
 
     fn finish(self: &Arc<Self>, routes: Router<Arc<Self>>) -> Router {
         routes
+            .layer(middleware::from_fn_with_state(
+                self.clone(),
+                sign_in_to_return,
+            ))
             .layer(DefaultBodyLimit::max(MAX_FORM_BYTES))
             .layer(middleware::from_fn(headers))
             .with_state(self.clone())
@@ -171,6 +175,34 @@ pub struct Routes {
     pub open: Router,
     /// The rest: members' pages (behind their session), metadata, the stylesheet.
     pub rest: Router,
+}
+
+/// A page asked for before signing in (a deep link: the credential prompt's
+/// Connections link, a bookmarked admin page) sends the browser to sign in
+/// and, after it, back to that page instead of the portal's home.
+async fn sign_in_to_return(
+    State(portal): State<Arc<Portal>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let page = (request.method() == axum::http::Method::GET)
+        .then(|| {
+            request
+                .uri()
+                .path_and_query()
+                .map(|p| p.as_str().to_owned())
+        })
+        .flatten()
+        .filter(|path| path.starts_with("/portal/") && path != "/portal/")
+        // An upstream's answer to a connection is no page to come back to.
+        .filter(|path| !path.starts_with(upstream_oauth::CALLBACK_PATH));
+    let response = next.run(request).await;
+    match page {
+        Some(path) if response.status() == axum::http::StatusCode::UNAUTHORIZED => {
+            oauth::sign_in_then(&portal, &path)
+        }
+        _ => response,
+    }
 }
 
 /// The headers of every portal response: no script, styles from here only,

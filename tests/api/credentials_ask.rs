@@ -151,10 +151,7 @@ async fn the_connections_page_refuses_what_it_should() {
     let (app, _idp) = credentials_app(&api).await;
     let page = format!("{}/portal/connections", app.base());
     let anonymous = Browser::new();
-    assert_eq!(
-        anonymous.get(&page).await.status(),
-        StatusCode::UNAUTHORIZED
-    );
+    crate::portal::assert_signed_out(&anonymous.get(&page).await);
     let ann = Browser::sign_in(&app, "ann").await;
     set_crm(&app, &ann, ANN_KEY).await;
     let bob = Browser::sign_in(&app, "bob").await;

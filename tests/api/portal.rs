@@ -35,6 +35,12 @@ pub(crate) async fn tools_with(app: &TestApp, token: &str) -> (u16, Vec<String>)
     (status, names)
 }
 
+/// A page asked for without a session: sent to sign in (and back after it).
+pub(crate) fn assert_signed_out(response: &reqwest::Response) {
+    assert_eq!(response.status(), StatusCode::SEE_OTHER, "{response:?}");
+    assert_eq!(response.headers()["location"], "/portal/login");
+}
+
 /// Creates a token through the form; the page's HTML.
 async fn create_token(app: &TestApp, browser: &Browser, scopes: &[&str]) -> (StatusCode, String) {
     let csrf = browser.csrf(app).await;
@@ -150,7 +156,7 @@ async fn portal_a_member_makes_uses_and_revokes_a_token() {
         .await;
     assert_eq!(out.status(), StatusCode::SEE_OTHER);
     let gone = ann.get(&format!("{}/portal/activity", app.base())).await;
-    assert_eq!(gone.status(), StatusCode::UNAUTHORIZED);
+    assert_signed_out(&gone);
 }
 
 #[tokio::test]
@@ -187,12 +193,10 @@ async fn portal_refuses_forged_csrf_wrong_state_and_a_replayed_callback() {
     }
     let wrong = browser.get(url.as_str()).await;
     assert_eq!(wrong.status(), StatusCode::BAD_REQUEST);
-    assert!(
-        browser
+    assert_signed_out(
+        &browser
             .get(&format!("{}/portal/activity", app.base()))
-            .await
-            .status()
-            == StatusCode::UNAUTHORIZED
+            .await,
     );
 
     // Replayed: the same code and state, after the login used them.
@@ -212,6 +216,32 @@ async fn portal_refuses_forged_csrf_wrong_state_and_a_replayed_callback() {
 }
 
 #[tokio::test]
+async fn portal_a_deep_link_signs_in_and_lands_where_it_was_going() {
+    let (app, _idp) = portal_app_now().await;
+    let browser = Browser::new();
+    let page = format!("{}/portal/admin/audit?member=ann", app.base());
+    assert_signed_out(&browser.get(&page).await);
+    let callback = browser.authorize(&app, "cat").await;
+    let done = browser.get(&callback).await;
+    assert_eq!(done.status(), StatusCode::SEE_OTHER);
+    assert_eq!(done.headers()["location"], "/portal/admin/audit?member=ann");
+    assert_eq!(browser.get(&page).await.status(), StatusCode::OK);
+    // Used once: the next sign-in lands on the home page again.
+    let again = Browser::new();
+    let callback = again.authorize(&app, "cat").await;
+    assert_eq!(again.get(&callback).await.headers()["location"], "/portal/");
+    // Never somewhere else: a way back off this site is not followed.
+    for forged in ["//evil.example.com/portal/", "/portal//evil.example.com"] {
+        let browser = Browser::new();
+        let url = format!("{}{forged}", app.base());
+        let _ = browser.get(&url).await;
+        let callback = browser.authorize(&app, "cat").await;
+        let location = browser.get(&callback).await.headers()["location"].clone();
+        assert_eq!(location, "/portal/", "{forged}");
+    }
+}
+
+#[tokio::test]
 async fn portal_sessions_expire_when_idle() {
     let clock = Arc::new(ManualClock::new(teamgate::store::SystemClock.now_ms()));
     let (app, _idp) = portal_app(clock.clone()).await;
@@ -219,7 +249,7 @@ async fn portal_sessions_expire_when_idle() {
     let page = format!("{}/portal/activity", app.base());
     assert_eq!(ann.get(&page).await.status(), StatusCode::OK);
     clock.advance(2 * 3600 * 1000 + 1);
-    assert_eq!(ann.get(&page).await.status(), StatusCode::UNAUTHORIZED);
+    assert_signed_out(&ann.get(&page).await);
 }
 
 #[tokio::test]

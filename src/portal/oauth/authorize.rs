@@ -211,7 +211,12 @@ pub(super) async fn ask(
 
 /// Off to the portal's sign-in, with the way back kept in a cookie.
 fn sign_in_first(portal: &Portal, ask: &Ask) -> Response {
-    let back = URL_SAFE_NO_PAD.encode(format!("/authorize?{}", ask.query()));
+    sign_in_then(portal, &format!("/authorize?{}", ask.query()))
+}
+
+/// A redirect to the portal's sign-in that comes back to `path` after it.
+pub(in crate::portal) fn sign_in_then(portal: &Portal, path: &str) -> Response {
+    let back = URL_SAFE_NO_PAD.encode(path);
     let secure = if portal.secure { "; Secure" } else { "" };
     let cookie =
         format!("{RETURN_COOKIE}={back}; Path=/; HttpOnly; SameSite=Lax; Max-Age=600{secure}");

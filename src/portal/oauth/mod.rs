@@ -8,6 +8,7 @@
 //! never leave the portal.
 
 mod authorize;
+pub(super) use authorize::sign_in_then;
 mod clients;
 mod grants;
 mod token;
@@ -70,8 +71,10 @@ impl AuthServer {
     }
 }
 
-/// The authorization request to return to after signing in, if the browser
-/// was sent to sign in by one (a same-site path under `/authorize` only).
+/// Where to return after signing in, if the browser was sent to sign in: an
+/// authorization request (`/authorize?...`) or a portal page it asked for
+/// (`/portal/...`, e.g. the credential prompt's Connections link). A path on
+/// this site only: never `//host`, a backslash or a line break.
 pub(super) fn return_to(headers: &axum::http::HeaderMap) -> Option<String> {
     use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
     let value = headers
@@ -83,7 +86,10 @@ pub(super) fn return_to(headers: &axum::http::HeaderMap) -> Option<String> {
         .find(|(key, _)| *key == authorize::RETURN_COOKIE)?
         .1;
     let path = String::from_utf8(URL_SAFE_NO_PAD.decode(value).ok()?).ok()?;
-    (path.starts_with("/authorize?") && !path.contains(['\r', '\n'])).then_some(path)
+    let here = path.starts_with("/authorize?")
+        || (path.starts_with("/portal/") && !path.starts_with("/portal/login"));
+    (here && path.len() <= 2048 && !path.contains(['\r', '\n', '\\']) && !path.contains("//"))
+        .then_some(path)
 }
 
 /// The `Set-Cookie` clearing the way back.

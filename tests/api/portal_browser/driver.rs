@@ -246,6 +246,13 @@ impl Chrome {
         assert_eq!(self.text("//h1").await, "Sign in");
         self.shot(&format!("{user}-portal-sign-in")).await;
         link.click().await.unwrap();
+        self.sign_in_at_provider(user, "/portal/").await;
+        self.wait("//h1[.='Your tokens']").await;
+    }
+
+    /// At the provider's login form (after a sign-in link or a deep link):
+    /// signs in as `user` and waits until teamgate's page `landing` shows.
+    pub(crate) async fn sign_in_at_provider(&mut self, user: &str, landing: &str) {
         // The provider's login page: a fresh browser session has to sign in there.
         let login = self.wait("//form//input[@name='login']").await;
         let url = self.client.current_url().await.unwrap();
@@ -266,9 +273,7 @@ impl Chrome {
         let until = Instant::now() + PATIENCE;
         loop {
             let url = self.client.current_url().await.unwrap();
-            if url.as_str() == format!("{}/portal/", self.base)
-                && !self.all("//h1[.='Your tokens']").await.is_empty()
-            {
+            if url.as_str() == format!("{}{landing}", self.base) {
                 break;
             }
             let consent = self
