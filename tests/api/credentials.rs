@@ -77,7 +77,10 @@ impl Write for Logs {
 
 /// Whether the capture keeps lines: only while this test runs, so the
 /// other tests of the binary pay a flag check per event, no formatting.
-static RECORDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// How many tests are recording: lines are kept while any is. (A flag, which
+/// the first test to finish cleared, lost the lines of the others: the cause
+/// of a test that failed only under a full, parallel run.)
+static RECORDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 impl Logs {
     /// The process-wide log capture (a scoped subscriber missed events when
@@ -93,7 +96,7 @@ impl Logs {
             let layer = tracing_subscriber::fmt::layer()
                 .with_ansi(false)
                 .with_writer(move || writer.clone())
-                .with_filter(filter_fn(|_| RECORDING.load(Ordering::Relaxed)))
+                .with_filter(filter_fn(|_| RECORDING.load(Ordering::Relaxed) > 0))
                 .with_filter(tracing_subscriber::EnvFilter::new(
                     "info,teamgate=debug,tower_http=debug",
                 ));
@@ -102,7 +105,7 @@ impl Logs {
                 .expect("no other global subscriber");
             logs
         });
-        RECORDING.store(true, Ordering::Relaxed);
+        RECORDING.fetch_add(1, Ordering::Relaxed);
         Recording(logs.clone())
     }
 }
@@ -118,7 +121,7 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        RECORDING.store(false, Ordering::Relaxed);
+        RECORDING.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
