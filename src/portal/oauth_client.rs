@@ -19,6 +19,7 @@ const MAX_BYTES: usize = 256 * 1024;
 /// What the flow needs of the upstream's authorization server.
 #[derive(Debug, Clone)]
 pub(super) struct Server {
+    /// The RFC 8707 resource asked for: the upstream's configured URL.
     pub resource: String,
     pub authorization_endpoint: String,
     pub token_endpoint: String,
@@ -113,6 +114,17 @@ pub(super) async fn discover(
             upstream.name
         ))
     })?;
+    // RFC 9728 §3.3: metadata for another resource is not this upstream's,
+    // and a token for it would let the upstream act at that resource.
+    if let Some(claimed) = resource["resource"].as_str()
+        && !same_resource(claimed, &upstream.url)
+    {
+        return Err(PortalError::Upstream(format!(
+            "{}'s protected resource metadata is for the resource {claimed}, not for its URL {} \
+             (RFC 9728 §3.3): refused, no token is asked for another resource",
+            upstream.name, upstream.url
+        )));
+    }
     let issuer = resource["authorization_servers"][0]
         .as_str()
         .ok_or_else(|| {
@@ -147,7 +159,7 @@ pub(super) async fn discover(
         upstream.oauth.scopes.clone()
     };
     Ok(Server {
-        resource: text(&resource["resource"]).unwrap_or_else(|| upstream.url.clone()),
+        resource: upstream.url.clone(),
         authorization_endpoint: text(&metadata["authorization_endpoint"])
             .ok_or_else(|| provider("no authorization_endpoint"))?,
         token_endpoint: text(&metadata["token_endpoint"])
@@ -156,6 +168,16 @@ pub(super) async fn discover(
         revocation_endpoint: text(&metadata["revocation_endpoint"]),
         scopes,
     })
+}
+
+/// Whether `a` and `b` name the same resource: equal once scheme and host
+/// case, a default port and an empty path (`/`) are normalized (RFC 3986
+/// §6.2.2-6.2.3); `/mcp` and `/mcp/` are two resources.
+fn same_resource(a: &str, b: &str) -> bool {
+    match (url::Url::parse(a), url::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// Registers teamgate as a public client redirecting to `redirect`; its client ID.
@@ -247,6 +269,37 @@ pub(super) async fn revoke(http: &reqwest::Client, set: &TokenSet) {
             .body(body);
         if let Err(error) = request.send().await {
             tracing::info!(error = %error.without_url(), "portal: a token revocation failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_resource;
+
+    #[test]
+    fn a_resource_is_the_same_only_once_normalized() {
+        let url = "https://mcp.example.com/mcp";
+        for same in [
+            url,
+            "HTTPS://MCP.Example.COM/mcp",
+            "https://mcp.example.com:443/mcp",
+        ] {
+            assert!(same_resource(same, url), "{same}");
+        }
+        assert!(same_resource("http://h", "http://h/"));
+        assert!(same_resource("http://h:80/", "HTTP://H"));
+        for other in [
+            "https://mcp.example.com/mcp/",
+            "https://mcp.example.com/MCP",
+            "https://mcp.example.com:8443/mcp",
+            "http://mcp.example.com/mcp",
+            "https://api.example.com/mcp",
+            "https://mcp.example.com/mcp?x=1",
+            "https://mcp.example.com/mcp#f",
+            "not a url",
+        ] {
+            assert!(!same_resource(other, url), "{other}");
         }
     }
 }
