@@ -35,7 +35,7 @@ use crate::{
     portal_idp::{Browser, Idp, location, portal_config},
 };
 
-const SEALING_KEY: &str = "sec44-upoauth-sealing-key-0123456789abcdef";
+pub(crate) const SEALING_KEY: &str = "sec44-upoauth-sealing-key-0123456789abcdef";
 
 /// What the misbehaving upstream says, changed by the test as it goes.
 #[derive(Clone, Default)]
@@ -116,15 +116,19 @@ async fn server(State((says, _)): State<Words>) -> Json<Value> {
     Json(says.lock().unwrap().server.clone())
 }
 
-/// teamgate with the portal fronting the liar as `up` with `auth = "oauth"`;
-/// the real provider as the portal's and the liar's authorization server.
-pub(crate) async fn fronting(liar: &Liar, fields: Value) -> (TestApp, Idp) {
+/// teamgate with the portal fronting the liar as `up` with `auth = "oauth"`
+/// (and `auto`, when given, as `auto` configured without `auth`); the real
+/// provider as the portal's and the liars' authorization server.
+pub(crate) async fn fronting(liar: &Liar, auto: Option<&Liar>) -> (TestApp, Idp) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let redirect = format!("http://{addr}/portal/callback");
     let idp = Idp::start_with(&redirect, &["--upstream-oauth", "30"]).await;
     let (issuer, url) = (idp.issuer.clone(), liar.url.clone());
-    liar.say(|s| s.issuer = issuer.clone());
+    let auto_url = auto.map(|a| a.url.clone());
+    for liar in std::iter::once(liar).chain(auto) {
+        liar.say(|s| s.issuer = issuer.clone());
+    }
     let app = spawn_app_on(
         listener,
         move |c| {
@@ -134,11 +138,13 @@ pub(crate) async fn fronting(liar: &Liar, fields: Value) -> (TestApp, Idp) {
             c.credentials =
                 serde_json::from_value(json!({"keys": [SEALING_KEY], "slots": []})).unwrap();
             c.tools.http_allowlist = vec![url.clone()];
-            let mut upstream = json!({"name": "up", "url": url, "auth": "oauth"});
-            let extra = fields.as_object().unwrap().clone();
-            upstream.as_object_mut().unwrap().extend(extra);
-            let upstream: UpstreamConfig = serde_json::from_value(upstream).unwrap();
-            c.upstreams = vec![upstream];
+            let upstream = json!({"name": "up", "url": url, "auth": "oauth"});
+            c.upstreams = vec![serde_json::from_value::<UpstreamConfig>(upstream).unwrap()];
+            if let Some(auto) = auto_url {
+                c.tools.http_allowlist.push(auto.clone());
+                let upstream = json!({"name": "auto", "url": auto});
+                c.upstreams.push(serde_json::from_value(upstream).unwrap());
+            }
         },
         Arc::new(SystemClock),
     )
@@ -203,7 +209,7 @@ fn audience(jwt: &str) -> Value {
 async fn upstream_metadata_naming_another_resource_gets_no_token_for_it() {
     let logs = Logs::capture();
     let liar = Liar::start().await;
-    let (app, _idp) = fronting(&liar, json!({})).await;
+    let (app, _idp) = fronting(&liar, None).await;
     let ann = Browser::sign_in(&app, "ann").await;
     let start = start_url(&app);
 
