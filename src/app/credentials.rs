@@ -75,6 +75,7 @@ pub(crate) fn upstreams(
 ) -> (Arc<Upstreams>, MemberOauth) {
     let portal = config.portal.as_ref().is_some_and(|p| p.enabled);
     let oauth = MemberOauth::new(portal && vault.is_some());
+    oauth.allow(&config.tools.http_allowlist);
     let upstreams = Upstreams::new()
         .with_pins(Arc::new(super::pins::StorePins(store.clone())))
         .with_member_oauth(oauth.clone(), vault.map(member_secrets));

@@ -46,6 +46,7 @@ pub(crate) fn build_registry(
     if let Some(upstreams) = upstreams {
         // The fallbacks it reads are among the secrets `declare` holds.
         let slots = Slots::new(config, &mut Vec::new())?;
+        upstreams.allow_oauth_at(&config.tools.http_allowlist);
         let offered = upstreams.reconcile(&config.upstreams, &slots)?;
         for ((provider, secrets), upstream) in offered.into_iter().zip(&config.upstreams) {
             let policies = upstream.policies();

@@ -25,6 +25,9 @@ pub enum PortalError {
     Login(&'static str),
     #[error("the identity provider cannot be reached or answered wrongly")]
     Provider(String),
+    /// An upstream's OAuth refused for what it said: shown to the member.
+    #[error("{0}")]
+    Upstream(String),
     #[error("not found")]
     NotFound,
     #[error("the database failed")]
@@ -38,7 +41,7 @@ impl PortalError {
             Self::NotSignedIn => StatusCode::UNAUTHORIZED,
             Self::NotAdmin | Self::Csrf => StatusCode::FORBIDDEN,
             Self::BadRequest(_) | Self::Login(_) => StatusCode::BAD_REQUEST,
-            Self::Provider(_) => StatusCode::BAD_GATEWAY,
+            Self::Provider(_) | Self::Upstream(_) => StatusCode::BAD_GATEWAY,
             Self::NotFound => StatusCode::NOT_FOUND,
         }
     }
@@ -49,6 +52,7 @@ impl IntoResponse for PortalError {
         match &self {
             Self::Store(error) => tracing::error!(%error, "portal: database error"),
             Self::Provider(error) => tracing::warn!(%error, "portal: identity provider error"),
+            Self::Upstream(error) => tracing::warn!(%error, "portal: an upstream's OAuth refused"),
             Self::Config(error) => tracing::error!(%error, "portal: configuration"),
             _ => {}
         }

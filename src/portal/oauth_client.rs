@@ -3,13 +3,18 @@
 //! resource metadata and its RFC 8414 (or OpenID) metadata, teamgate's
 //! client registered there once (RFC 7591) unless configured, the code
 //! exchanged with PKCE, tokens revoked (RFC 7009) when a member disconnects.
+//! Every URL the upstream or its metadata names is reached only by the rule
+//! of `registry::oauth_reach` (issue 44), at the addresses it checked.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::PortalError;
-use crate::{config::UpstreamConfig, registry::oauth::TokenSet};
+use crate::{
+    config::UpstreamConfig,
+    registry::{oauth::TokenSet, oauth_reach::Reach},
+};
 
 /// How long the authorization server may take to answer.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -19,6 +24,7 @@ const MAX_BYTES: usize = 256 * 1024;
 /// What the flow needs of the upstream's authorization server.
 #[derive(Debug, Clone)]
 pub(super) struct Server {
+    /// The RFC 8707 resource asked for: the upstream's configured URL.
     pub resource: String,
     pub authorization_endpoint: String,
     pub token_endpoint: String,
@@ -27,12 +33,21 @@ pub(super) struct Server {
     pub scopes: Vec<String>,
 }
 
-pub(super) fn client() -> reqwest::Client {
+fn client() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(TIMEOUT)
-        .build()
-        .unwrap_or_default()
+}
+
+/// A client for `url` if the rule lets teamgate reach it, sending to the
+/// addresses checked; else the refusal, naming the URL and the rule.
+async fn to(reach: &Reach, url: &str) -> Result<(reqwest::Client, url::Url), PortalError> {
+    let reached = reach.check(url).await.map_err(PortalError::Upstream)?;
+    let mut builder = client();
+    if let Some(domain) = &reached.domain {
+        builder = builder.resolve_to_addrs(domain, &reached.addrs);
+    }
+    Ok((builder.build().map_err(provider)?, reached.url))
 }
 
 fn provider(why: impl std::fmt::Display) -> PortalError {
@@ -40,18 +55,17 @@ fn provider(why: impl std::fmt::Display) -> PortalError {
 }
 
 /// A JSON document; `None` when the URL does not answer one with 200.
-async fn json_at(http: &reqwest::Client, url: &str) -> Option<Value> {
-    let response = http
-        .get(url)
-        .header("accept", "application/json")
-        .send()
-        .await
-        .ok()?;
+async fn json_at(reach: &Reach, url: &str) -> Result<Option<Value>, PortalError> {
+    let (http, url) = to(reach, url).await?;
+    let response = http.get(url).header("accept", "application/json").send();
+    let Ok(response) = response.await else {
+        return Ok(None);
+    };
     if !response.status().is_success() {
-        return None;
+        return Ok(None);
     }
-    let bytes = capped(response).await.ok()??;
-    serde_json::from_slice(&bytes).ok()
+    let bytes = capped(response).await.ok().flatten().unwrap_or_default();
+    Ok(serde_json::from_slice(&bytes).ok())
 }
 
 /// The body, read no further than `MAX_BYTES`: `None` when it is longer
@@ -79,8 +93,8 @@ fn well_known(url: &url::Url, name: &str) -> Vec<String> {
 }
 
 /// The `resource_metadata` of a 401's `WWW-Authenticate`, if the upstream sends one.
-async fn challenge_metadata(http: &reqwest::Client, url: &str) -> Option<String> {
-    let response = http
+async fn challenge_metadata(url: &str) -> Option<String> {
+    let response = (client().build().ok()?)
         .post(url)
         .header("content-type", "application/json")
         .body("{}");
@@ -92,17 +106,17 @@ async fn challenge_metadata(http: &reqwest::Client, url: &str) -> Option<String>
 
 /// The upstream's authorization server, as its metadata describe it.
 pub(super) async fn discover(
-    http: &reqwest::Client,
+    reach: &Reach,
     upstream: &UpstreamConfig,
 ) -> Result<Server, PortalError> {
     let url = url::Url::parse(&upstream.url).map_err(provider)?;
     let mut resource = None;
     let mut candidates = well_known(&url, "oauth-protected-resource");
-    if let Some(from_challenge) = challenge_metadata(http, &upstream.url).await {
+    if let Some(from_challenge) = challenge_metadata(&upstream.url).await {
         candidates.insert(0, from_challenge);
     }
     for candidate in candidates {
-        if let Some(found) = json_at(http, &candidate).await {
+        if let Some(found) = json_at(reach, &candidate).await? {
             resource = Some(found);
             break;
         }
@@ -113,6 +127,17 @@ pub(super) async fn discover(
             upstream.name
         ))
     })?;
+    // RFC 9728 §3.3: metadata for another resource is not this upstream's,
+    // and a token for it would let the upstream act at that resource.
+    if let Some(claimed) = resource["resource"].as_str()
+        && !same_resource(claimed, &upstream.url)
+    {
+        return Err(PortalError::Upstream(format!(
+            "{}'s protected resource metadata is for the resource {claimed}, not for its URL {} \
+             (RFC 9728 §3.3): refused, no token is asked for another resource",
+            upstream.name, upstream.url
+        )));
+    }
     let issuer = resource["authorization_servers"][0]
         .as_str()
         .ok_or_else(|| {
@@ -125,7 +150,7 @@ pub(super) async fn discover(
     let mut metadata = None;
     for name in ["oauth-authorization-server", "openid-configuration"] {
         for candidate in well_known(&issuer_url, name) {
-            if let Some(found) = json_at(http, &candidate).await {
+            if let Some(found) = json_at(reach, &candidate).await? {
                 metadata = Some(found);
                 break;
             }
@@ -146,8 +171,18 @@ pub(super) async fn discover(
     } else {
         upstream.oauth.scopes.clone()
     };
+    // Refused now, with the member there to read why, not at first use.
+    for endpoint in [
+        "token_endpoint",
+        "registration_endpoint",
+        "revocation_endpoint",
+    ] {
+        if let Some(url) = metadata[endpoint].as_str() {
+            reach.check(url).await.map_err(PortalError::Upstream)?;
+        }
+    }
     Ok(Server {
-        resource: text(&resource["resource"]).unwrap_or_else(|| upstream.url.clone()),
+        resource: upstream.url.clone(),
         authorization_endpoint: text(&metadata["authorization_endpoint"])
             .ok_or_else(|| provider("no authorization_endpoint"))?,
         token_endpoint: text(&metadata["token_endpoint"])
@@ -158,9 +193,19 @@ pub(super) async fn discover(
     })
 }
 
+/// Whether `a` and `b` name the same resource: equal once scheme and host
+/// case, a default port and an empty path (`/`) are normalized (RFC 3986
+/// §6.2.2-6.2.3); `/mcp` and `/mcp/` are two resources.
+fn same_resource(a: &str, b: &str) -> bool {
+    match (url::Url::parse(a), url::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// Registers teamgate as a public client redirecting to `redirect`; its client ID.
 pub(super) async fn register(
-    http: &reqwest::Client,
+    reach: &Reach,
     server: &Server,
     redirect: &str,
 ) -> Result<String, PortalError> {
@@ -174,6 +219,7 @@ pub(super) async fn register(
         "response_types": ["code"],
         "token_endpoint_auth_method": "none",
     });
+    let (http, endpoint) = to(reach, endpoint).await?;
     let response = http
         .post(endpoint)
         .json(&body)
@@ -193,13 +239,14 @@ pub(super) async fn register(
 
 /// Posts a form to the token endpoint; its JSON answer when successful.
 pub(super) async fn token_request(
-    http: &reqwest::Client,
+    reach: &Reach,
     endpoint: &str,
     form: &[(&str, &str)],
 ) -> Result<Value, PortalError> {
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(form)
         .finish();
+    let (http, endpoint) = to(reach, endpoint).await?;
     let response = http
         .post(endpoint)
         .header("content-type", "application/x-www-form-urlencoded")
@@ -225,9 +272,16 @@ pub(super) async fn token_request(
 }
 
 /// Best effort: the authorization server told to forget the member's tokens.
-pub(super) async fn revoke(http: &reqwest::Client, set: &TokenSet) {
+pub(super) async fn revoke(reach: &Reach, set: &TokenSet) {
     let Some(endpoint) = &set.revocation_endpoint else {
         return;
+    };
+    let (http, endpoint) = match to(reach, endpoint).await {
+        Ok(reached) => reached,
+        Err(error) => {
+            tracing::warn!(%error, "portal: a token revocation was not sent");
+            return;
+        }
     };
     let mut tokens = vec![("refresh_token", set.refresh_token.as_deref())];
     tokens.push(("access_token", Some(set.access_token.as_str())));
@@ -242,11 +296,42 @@ pub(super) async fn revoke(http: &reqwest::Client, set: &TokenSet) {
             .extend_pairs(form)
             .finish();
         let request = http
-            .post(endpoint)
+            .post(endpoint.clone())
             .header("content-type", "application/x-www-form-urlencoded")
             .body(body);
         if let Err(error) = request.send().await {
             tracing::info!(error = %error.without_url(), "portal: a token revocation failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_resource;
+
+    #[test]
+    fn a_resource_is_the_same_only_once_normalized() {
+        let url = "https://mcp.example.com/mcp";
+        for same in [
+            url,
+            "HTTPS://MCP.Example.COM/mcp",
+            "https://mcp.example.com:443/mcp",
+        ] {
+            assert!(same_resource(same, url), "{same}");
+        }
+        assert!(same_resource("http://h", "http://h/"));
+        assert!(same_resource("http://h:80/", "HTTP://H"));
+        for other in [
+            "https://mcp.example.com/mcp/",
+            "https://mcp.example.com/MCP",
+            "https://mcp.example.com:8443/mcp",
+            "http://mcp.example.com/mcp",
+            "https://api.example.com/mcp",
+            "https://mcp.example.com/mcp?x=1",
+            "https://mcp.example.com/mcp#f",
+            "not a url",
+        ] {
+            assert!(!same_resource(other, url), "{other}");
         }
     }
 }

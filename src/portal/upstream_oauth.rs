@@ -29,7 +29,10 @@ use super::{
 };
 use crate::{
     config::{UpstreamAuth, UpstreamConfig},
-    registry::oauth::{CLIENT_OWNER, TokenSet, start_path, token_slot},
+    registry::{
+        oauth::{CLIENT_OWNER, TokenSet, start_path, token_slot},
+        oauth_reach::Reach,
+    },
     store::Vault,
 };
 
@@ -100,7 +103,7 @@ fn redirect_uri(portal: &Portal) -> Result<String, PortalError> {
 /// teamgate's client ID at `server`: configured, registered before, or registered now.
 async fn client_id(
     (config, vault): (&UpstreamConfig, &Vault),
-    http: &reqwest::Client,
+    reach: &Reach,
     server: &Server,
     redirect: &str,
 ) -> Result<String, PortalError> {
@@ -115,7 +118,7 @@ async fn client_id(
     {
         return Ok(known.client_id);
     }
-    let client_id = oauth_client::register(http, server, redirect).await?;
+    let client_id = oauth_client::register(reach, server, redirect).await?;
     let registration = Registration {
         client_id: client_id.clone(),
         redirect: redirect.to_owned(),
@@ -134,10 +137,10 @@ pub(super) async fn start(
     Path(name): Path<String>,
 ) -> Result<Response, PortalError> {
     let (config, vault) = upstream(&portal, &name)?;
-    let http = oauth_client::client();
-    let server = oauth_client::discover(&http, config).await?;
+    let reach = portal.member_oauth.reach(&config.url);
+    let server = oauth_client::discover(&reach, config).await?;
     let redirect = redirect_uri(&portal)?;
-    let client_id = client_id((config, vault), &http, &server, &redirect).await?;
+    let client_id = client_id((config, vault), &reach, &server, &redirect).await?;
     let verifier = random();
     let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(Sha256::digest(verifier.as_bytes()));
@@ -196,7 +199,7 @@ pub(super) async fn callback(
         .split_once('.')
         .map(|(n, _)| n.to_owned())
         .unwrap_or_default();
-    let (_, vault) = upstream(&portal, &name)?;
+    let (config, vault) = upstream(&portal, &name)?;
     let slot = pending_slot(&name);
     let pending = vault.get(member.name(), &slot).await?;
     let pending = pending.and_then(|v| serde_json::from_str::<Pending>(&v).ok());
@@ -221,7 +224,7 @@ pub(super) async fn callback(
                 .collect::<String>()
         )));
     }
-    let http = oauth_client::client();
+    let reach = portal.member_oauth.reach(&config.url);
     let redirect = redirect_uri(&portal)?;
     let form = [
         ("grant_type", "authorization_code"),
@@ -231,7 +234,7 @@ pub(super) async fn callback(
         ("code_verifier", pending.verifier.as_str()),
         ("resource", pending.resource.as_str()),
     ];
-    let answer = oauth_client::token_request(&http, &pending.token_endpoint, &form).await?;
+    let answer = oauth_client::token_request(&reach, &pending.token_endpoint, &form).await?;
     let empty = TokenSet {
         access_token: String::new(),
         refresh_token: None,
@@ -263,14 +266,14 @@ pub(super) async fn disconnect(
     body: Bytes,
 ) -> Result<Response, PortalError> {
     member.check_csrf(field(&fields(&body), "csrf"))?;
-    let (_, vault) = upstream(&portal, &name)?;
+    let (config, vault) = upstream(&portal, &name)?;
     let slot = token_slot(&name);
     let Some(value) = vault.get(member.name(), &slot).await? else {
         return Err(PortalError::NotFound);
     };
     vault.delete(member.name(), &slot).await?;
     if let Some(set) = TokenSet::read(&value) {
-        oauth_client::revoke(&oauth_client::client(), &set).await;
+        oauth_client::revoke(&portal.member_oauth.reach(&config.url), &set).await;
     }
     portal
         .audit(&member, "portal/connections/oauth/disconnect", &name, "")

@@ -11,6 +11,7 @@ mod context;
 mod credentials;
 mod events;
 pub mod oauth;
+pub mod oauth_reach;
 mod provider;
 mod scrub;
 mod slots;

@@ -44,6 +44,8 @@ struct Shared {
     /// Found upstreams and the scopes their metadata lists.
     found: Mutex<BTreeMap<String, Vec<String>>>,
     connected: Mutex<Option<OnConnected>>,
+    /// `tools.http_allowlist`, where upstreams' OAuth requests may go.
+    allowlist: Mutex<Vec<String>>,
 }
 
 impl MemberOauth {
@@ -58,6 +60,17 @@ impl MemberOauth {
     /// need OAuth stays unavailable).
     pub fn possible(&self) -> bool {
         self.0.possible
+    }
+
+    /// The configuration's `tools.http_allowlist` (at build and each reload).
+    pub fn allow(&self, allowlist: &[String]) {
+        *self.0.allowlist.lock().expect("member oauth lock") = allowlist.to_vec();
+    }
+
+    /// Where the OAuth requests of the upstream at `url` may go.
+    pub fn reach(&self, url: &str) -> super::oauth_reach::Reach {
+        let allowlist = self.0.allowlist.lock().expect("member oauth lock");
+        super::oauth_reach::Reach::new(url, &allowlist)
     }
 
     /// `upstream` answered 401 with OAuth metadata listing `scopes`.

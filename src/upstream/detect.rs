@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::registry::oauth_reach::Reach;
+
 /// How long the upstream may take to answer the probe or its metadata.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest metadata document read.
@@ -26,6 +28,7 @@ pub(super) struct Wanted {
 pub(super) async fn oauth_wanted(
     url: &str,
     headers: &std::collections::HashMap<http::HeaderName, http::HeaderValue>,
+    reach: &Reach,
 ) -> Option<Wanted> {
     let client = upstream_reqwest::Client::builder()
         .redirect(upstream_reqwest::redirect::Policy::none())
@@ -66,7 +69,18 @@ pub(super) async fn oauth_wanted(
     ));
     candidates.push(format!("{origin}/.well-known/oauth-protected-resource"));
     for candidate in candidates {
-        let Some(metadata) = json_at(&client, &candidate).await else {
+        // The named URL is the upstream's say-so: reached only by the rule.
+        let reached = match reach.check(&candidate).await {
+            Ok(reached) => reached,
+            Err(why) => {
+                tracing::warn!(upstream = %url, "upstream OAuth discovery: {why}");
+                continue;
+            }
+        };
+        let Some(client) = super::oauth::client_to(&reached, TIMEOUT) else {
+            continue;
+        };
+        let Some(metadata) = json_at(&client, reached.url.as_str()).await else {
             continue;
         };
         let servers = metadata["authorization_servers"].as_array();

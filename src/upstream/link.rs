@@ -33,7 +33,7 @@ use super::{
 };
 use crate::{
     config::UpstreamConfig,
-    registry::{ChangeEvent, Scrubber},
+    registry::{ChangeEvent, Scrubber, oauth::MemberOauth},
 };
 
 /// Told the upstream's resource changes, under the upstream's own URIs.
@@ -226,7 +226,11 @@ impl Link {
     /// Connects, serves, reconnects; until `stop`, or until a refused
     /// connection turns out to want each member's OAuth (`detect.rs`,
     /// `auth = "auto"`): what it wants is returned.
-    pub(super) async fn supervise(self: Arc<Self>, stop: CancellationToken) -> Option<Wanted> {
+    pub(super) async fn supervise(
+        self: Arc<Self>,
+        stop: CancellationToken,
+        oauth: &MemberOauth,
+    ) -> Option<Wanted> {
         let name = self.config.name.clone();
         let mut backoff = FIRST_BACKOFF;
         loop {
@@ -277,8 +281,12 @@ impl Link {
                 }
                 Ok(Err(error)) => {
                     if self.config.may_detect_oauth()
-                        && let Some(wanted) =
-                            oauth_wanted(&self.config.url, &self.resolved.headers).await
+                        && let Some(wanted) = oauth_wanted(
+                            &self.config.url,
+                            &self.resolved.headers,
+                            &oauth.reach(&self.config.url),
+                        )
+                        .await
                     {
                         return Some(wanted);
                     }

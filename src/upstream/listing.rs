@@ -58,7 +58,7 @@ pub(super) async fn run(
 ) {
     let oauth_now = members.as_ref().is_some_and(|m| m.oauth());
     if !oauth_now {
-        let Some(Wanted { scopes }) = link.clone().supervise(stop.clone()).await else {
+        let Some(Wanted { scopes }) = link.clone().supervise(stop.clone(), &oauth).await else {
             return;
         };
         let name = &link.config.name;
@@ -188,7 +188,7 @@ async fn over_a_member(members: &Members, link: &Arc<Link>) -> Option<Listing> {
         let entry = members.entry(&user).ok()?;
         let stored = {
             let _setup = entry.lock().await;
-            super::oauth::stored(name, secrets.as_ref(), &user).await
+            super::oauth::stored((name, &members.reach()), secrets.as_ref(), &user).await
         };
         let set = match stored {
             Ok(set) => set,

@@ -29,7 +29,9 @@ use tokio_util::sync::CancellationToken;
 use super::link::{CONNECT_TIMEOUT, Link, Resolved, Status};
 use crate::{
     protocol::{CallToolResponse, McpError, text_result},
-    registry::{CallContext, MemberSecrets, Slots, Template},
+    registry::{
+        CallContext, MemberSecrets, Slots, Template, oauth::MemberOauth, oauth_reach::Reach,
+    },
 };
 
 /// A member's connection unused this long is closed.
@@ -49,6 +51,8 @@ pub(super) struct Members {
     /// Set with `auth = "oauth"` or once the upstream wanted OAuth: each
     /// member's calls carry their own access token.
     oauth: AtomicBool,
+    /// Where the upstream's OAuth requests may go (its refreshes).
+    reach: (MemberOauth, String),
     /// Members' tokens, read without a call to list the upstream (`listing.rs`).
     pub(super) secrets: Option<Arc<dyn MemberSecrets>>,
     /// Wakes the listing (`listing.rs`): a member connected their account.
@@ -88,7 +92,7 @@ impl Members {
         templates: Vec<(http::HeaderName, Template)>,
         slots: Slots,
         (upstream, oauth): (&str, bool),
-        secrets: Option<Arc<dyn MemberSecrets>>,
+        (secrets, reach): (Option<Arc<dyn MemberSecrets>>, (MemberOauth, String)),
         stop: CancellationToken,
     ) -> Self {
         Self {
@@ -96,12 +100,18 @@ impl Members {
             slots,
             upstream: upstream.to_owned(),
             oauth: AtomicBool::new(oauth),
+            reach,
             secrets,
             relist: tokio::sync::Notify::new(),
             probe: Arc::default(),
             open: Mutex::default(),
             stop,
         }
+    }
+
+    /// Where the upstream's OAuth requests may go, under today's allowlist.
+    pub(super) fn reach(&self) -> Reach {
+        self.reach.0.reach(&self.reach.1)
     }
 
     /// Whether members' calls go over their own connections (else over the
@@ -177,7 +187,8 @@ impl Members {
         }
         if self.oauth() {
             let upstream = &self.upstream;
-            let set = super::oauth::tokens(upstream, &self.slots, tool, cx).await?;
+            let set =
+                super::oauth::tokens((upstream, &self.reach()), &self.slots, tool, cx).await?;
             let bearer = format!("Bearer {}", set.access_token);
             digest.update(&bearer);
             let value = http::HeaderValue::try_from(bearer).map_err(|_| {

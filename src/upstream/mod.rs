@@ -143,6 +143,13 @@ impl Upstreams {
         self
     }
 
+    /// Where upstreams' OAuth requests may go: under `allowlist` (the
+    /// configuration's `tools.http_allowlist`), else by the rule of
+    /// `registry::oauth_reach`.
+    pub fn allow_oauth_at(&self, allowlist: &[String]) {
+        self.oauth.allow(allowlist);
+    }
+
     /// Pins every upstream's tool definitions in `pins` (unless its `pin = false`).
     pub fn with_pins(mut self, pins: Arc<dyn Pins>) -> Self {
         self.pins = Some(pins);
@@ -269,7 +276,10 @@ impl Upstreams {
                 member_headers,
                 slots.clone(),
                 (&config.name, oauth),
-                self.secrets.clone(),
+                (
+                    self.secrets.clone(),
+                    (self.oauth.clone(), config.url.clone()),
+                ),
                 stop.child_token(),
             ))
         });

@@ -11,6 +11,7 @@ use crate::{
     registry::{
         CallContext, CredentialKind, MemberSecrets, Slots,
         oauth::{TokenSet, token_slot},
+        oauth_reach::{Reach, Reached},
     },
 };
 
@@ -24,7 +25,7 @@ const MAX_ANSWER_BYTES: usize = 64 * 1024;
 /// The caller's current token set for `upstream`, refreshed if needed;
 /// else what the call answers instead.
 pub(super) async fn tokens(
-    upstream: &str,
+    (upstream, reach): (&str, &Reach),
     slots: &Slots,
     tool: &str,
     cx: &CallContext,
@@ -60,7 +61,7 @@ pub(super) async fn tokens(
         set = read(secrets.value(&user, &slot).await.map_err(unreadable)?);
     }
     let set = set.ok_or_else(connect)?;
-    match fresh(upstream, secrets.as_ref(), &user, set).await {
+    match fresh((upstream, reach), secrets.as_ref(), &user, set).await {
         Ok(set) => {
             cx.credential().report(CredentialKind::MemberOauth);
             Ok(set)
@@ -75,19 +76,25 @@ pub(super) async fn tokens(
 /// `user`'s stored token set for `upstream`, refreshed if needed (to list
 /// the upstream over their connection); why not.
 pub(super) async fn stored(
-    upstream: &str,
+    (upstream, reach): (&str, &Reach),
     secrets: &dyn MemberSecrets,
     user: &str,
 ) -> Result<TokenSet, String> {
     let value = secrets.value(user, &token_slot(upstream)).await?;
     let set = value.and_then(|v| TokenSet::read(&v));
-    fresh(upstream, secrets, user, set.ok_or("not connected")?).await
+    fresh(
+        (upstream, reach),
+        secrets,
+        user,
+        set.ok_or("not connected")?,
+    )
+    .await
 }
 
 /// `set`, refreshed first when it ends within the margin; a refresh the
 /// authorization server refuses drops the member's tokens, and says why.
 async fn fresh(
-    upstream: &str,
+    (upstream, reach): (&str, &Reach),
     secrets: &dyn MemberSecrets,
     user: &str,
     set: TokenSet,
@@ -98,7 +105,7 @@ async fn fresh(
     let slot = token_slot(upstream);
     let read = |value: Option<String>| value.and_then(|v| TokenSet::read(&v));
     let refreshed = match &set.refresh_token {
-        Some(refresh) => refresh_at(&set, refresh).await,
+        Some(refresh) => refresh_at(&set, refresh, reach).await,
         None => Err("the access token expired and came with no refresh token".to_owned()),
     };
     match refreshed.and_then(|answer| {
@@ -125,20 +132,22 @@ async fn fresh(
 }
 
 /// The token endpoint's answer to a refresh (RFC 6749 §6), or why not.
-async fn refresh_at(set: &TokenSet, refresh: &str) -> Result<serde_json::Value, String> {
+async fn refresh_at(
+    set: &TokenSet,
+    refresh: &str,
+    reach: &Reach,
+) -> Result<serde_json::Value, String> {
+    // Checked again: the name may resolve elsewhere than when it was found.
+    let reached = reach.check(&set.token_endpoint).await?;
     let body = url::form_urlencoded::Serializer::new(String::new())
         .append_pair("grant_type", "refresh_token")
         .append_pair("refresh_token", refresh)
         .append_pair("client_id", &set.client_id)
         .append_pair("resource", &set.resource)
         .finish();
-    let client = upstream_reqwest::Client::builder()
-        .redirect(upstream_reqwest::redirect::Policy::none())
-        .timeout(REFRESH_TIMEOUT)
-        .build()
-        .map_err(|_| "no HTTP client".to_owned())?;
+    let client = client_to(&reached, REFRESH_TIMEOUT).ok_or("no HTTP client")?;
     let response = client
-        .post(&set.token_endpoint)
+        .post(reached.url)
         .header(
             http::header::CONTENT_TYPE,
             "application/x-www-form-urlencoded",
@@ -177,6 +186,18 @@ async fn refresh_at(set: &TokenSet, refresh: &str) -> Result<serde_json::Value, 
         ));
     }
     Ok(answer)
+}
+
+/// A client sending to the addresses `reached` was checked at, following
+/// no redirect.
+pub(super) fn client_to(reached: &Reached, timeout: Duration) -> Option<upstream_reqwest::Client> {
+    let mut builder = upstream_reqwest::Client::builder()
+        .redirect(upstream_reqwest::redirect::Policy::none())
+        .timeout(timeout);
+    if let Some(domain) = &reached.domain {
+        builder = builder.resolve_to_addrs(domain, &reached.addrs);
+    }
+    builder.build().ok()
 }
 
 fn now() -> i64 {

@@ -40,6 +40,7 @@ mod safety;
 mod sdk;
 mod sec44_authz;
 mod sec44_streams;
+mod sec44_upoauth;
 mod sec_authz;
 mod sec_commands;
 mod sec_edge;
