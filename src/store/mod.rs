@@ -40,6 +40,7 @@ pub use oauth::{OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthKeyRow, OAuthR
 pub use pins::{Pending, PinRepo, PinRow};
 pub use portal::{PendingLogin, PortalSession, PortalSessions};
 pub use sessions::{SessionRepo, SessionRow};
+pub use settings::dropped_tools_key;
 pub use tokens::TokenRow;
 // Members' credential values (issue 29).
 pub use vault::Vault;
