@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::{
     cli_table::Table,
     config::{Config, UpstreamConfig},
-    store::{AuditRecord, PinRepo, PinRow, Store, SystemClock, record_id},
+    store::{AuditRecord, PinRepo, PinRow, Store, SystemClock, dropped_tools_key, record_id},
 };
 
 #[derive(Debug, Subcommand)]
@@ -20,7 +20,9 @@ pub enum UpstreamsCommand {
     /// Each configured upstream: transport, auth (configured, and whether
     /// members' OAuth is in use: teamgate registered at the server or
     /// members connected), whether it pins, how many tool definitions are
-    /// pinned, and the tools awaiting approval (what changed).
+    /// pinned, the tools awaiting approval (what changed), and the tools a
+    /// running server does not offer (a name outside [A-Za-z0-9_.-]{1,128},
+    /// listed twice, or taken by a tool listed before it).
     List {
         /// Print JSON, with each awaiting tool's pinned and new definitions.
         #[arg(long)]
@@ -91,12 +93,13 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
     let mut listed = Vec::new();
     for upstream in &config.upstreams {
         let pins = store.pins(Some(&upstream.name)).await?;
-        listed.push((upstream, pins, Auth::of(store, upstream).await?));
+        let dropped = dropped(store, &upstream.name).await?;
+        listed.push((upstream, pins, Auth::of(store, upstream).await?, dropped));
     }
     if json {
         let out: Vec<Value> = listed
             .iter()
-            .map(|(upstream, pins, auth)| {
+            .map(|(upstream, pins, auth, dropped)| {
                 let awaiting: Vec<Value> = awaiting(pins)
                     .map(|(row, pending)| {
                         json!({"tool": row.tool, "changed": changed_fields(&row.definition, &pending.definition),
@@ -106,7 +109,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
                     .collect();
                 json!({"name": upstream.name, "transport": transport(upstream), "auth": auth.configured,
                     "oauthInUse": auth.in_use, "membersConnected": auth.connected, "pin": upstream.pin,
-                    "pinned": pins.len(), "awaiting": awaiting})
+                    "pinned": pins.len(), "awaiting": awaiting, "dropped": dropped})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -119,8 +122,9 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
         ("PIN", 3),
         ("PINNED", 6),
         ("AWAITING APPROVAL", 80),
+        ("NOT OFFERED", 80),
     ]);
-    for (upstream, pins, auth) in &listed {
+    for (upstream, pins, auth, dropped) in &listed {
         let waiting: Vec<String> = awaiting(pins)
             .map(|(row, pending)| {
                 let fields = changed_fields(&row.definition, &pending.definition);
@@ -138,6 +142,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
             } else {
                 waiting.join("; ")
             },
+            shown_dropped(dropped),
         ]);
     }
     print!("{}", table.render());
@@ -231,6 +236,31 @@ async fn approve(
     }
     eprintln!("running servers offer the approved definitions within a couple of seconds");
     Ok(())
+}
+
+/// The tools of `upstream` a running server recorded as not offered:
+/// `[{"tool": ..., "why": ...}]` (empty when none, or never recorded).
+async fn dropped(store: &Store, upstream: &str) -> anyhow::Result<Vec<Value>> {
+    let recorded = store.setting(&dropped_tools_key(upstream)).await?;
+    let parsed = recorded.map(|text| parse(&text));
+    Ok(match parsed {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    })
+}
+
+/// "tool (why); ..." or "-".
+fn shown_dropped(dropped: &[Value]) -> String {
+    if dropped.is_empty() {
+        return "-".into();
+    }
+    let shown: Vec<String> = (dropped.iter())
+        .map(|d| {
+            let text = |key: &str| d[key].as_str().unwrap_or_default().to_owned();
+            format!("{} ({})", text("tool"), text("why"))
+        })
+        .collect();
+    shown.join("; ")
 }
 
 /// The tools of `pins` with a changed definition awaiting approval.

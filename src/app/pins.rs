@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use crate::{
-    store::{PinRepo, PinRow, Store},
-    upstream::{Pinned, Pins},
+    store::{PinRepo, PinRow, Store, dropped_tools_key},
+    upstream::{Dropped, Pinned, Pins},
 };
 
 /// `upstream::Pins` over the database, shared by every replica and the CLI.
@@ -46,6 +46,17 @@ impl Pins for StorePins {
         pending: Option<(&str, &str)>,
     ) -> anyhow::Result<()> {
         self.0.set_pending(upstream, tool, pending).await?;
+        Ok(())
+    }
+
+    /// As `[{"tool": ..., "why": ...}]`, read by `teamgate upstreams list`.
+    async fn dropped(&self, upstream: &str, dropped: &[Dropped]) -> anyhow::Result<()> {
+        let value: Vec<serde_json::Value> = (dropped.iter())
+            .map(|d| serde_json::json!({"tool": d.tool, "why": d.why.label()}))
+            .collect();
+        let value = serde_json::Value::from(value).to_string();
+        let key = dropped_tools_key(upstream);
+        self.0.set_setting(&key, &value).await?;
         Ok(())
     }
 }

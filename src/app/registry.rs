@@ -92,6 +92,7 @@ pub(crate) fn observe_upstreams(metrics: &Metrics, upstreams: &Arc<Upstreams>) {
             .map(|state| UpstreamGauge {
                 up: state.status == Status::Up,
                 tools: state.tools,
+                dropped: state.dropped,
                 name: state.name,
             })
             .collect()

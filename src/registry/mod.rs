@@ -79,35 +79,46 @@ impl RegistryBuilder {
         self
     }
 
-    /// Indexes every provider. Duplicate tool or prompt names are a
-    /// configuration error: a name must mean one thing.
+    /// Indexes every provider. A name must mean one thing: an upstream
+    /// server's tool or prompt whose name a provider registered before it
+    /// has is left out (the tool's provider is told, `clashed`), so one
+    /// upstream's clash changes nothing else; any other duplicate is a
+    /// configuration error.
     pub fn build(self) -> Result<Registry, RegistryError> {
         let sources = self.clone();
         let mut tools = Vec::new();
         let mut tool_index = HashMap::new();
         for provider in &self.tools {
+            let mut clashed = Vec::new();
             for tool in provider.tools() {
                 let name = tool.name.to_string();
-                if tool_index
-                    .insert(name.clone(), (provider.clone(), tools.len()))
-                    .is_some()
-                {
-                    return Err(RegistryError::Duplicate("tool", name));
+                if tool_index.contains_key(&name) {
+                    match provider.origin(&name) {
+                        Some(_) => clashed.push(name),
+                        None => return Err(RegistryError::Duplicate("tool", name)),
+                    }
+                    continue;
                 }
+                tool_index.insert(name, (provider.clone(), tools.len()));
                 tools.push(tool);
             }
+            provider.clashed(clashed);
         }
         let mut prompts = Vec::new();
         let mut prompt_index = HashMap::new();
         for provider in &self.prompts {
             for prompt in provider.prompts() {
                 let name = prompt.name.clone();
-                if prompt_index
-                    .insert(name.clone(), provider.clone())
-                    .is_some()
-                {
-                    return Err(RegistryError::Duplicate("prompt", name));
+                if prompt_index.contains_key(&name) {
+                    match provider.origin() {
+                        Some(upstream) => {
+                            tracing::warn!(%upstream, prompt = %name, "an upstream prompt's name is another prompt's, listed before it; dropped")
+                        }
+                        None => return Err(RegistryError::Duplicate("prompt", name)),
+                    }
+                    continue;
                 }
+                prompt_index.insert(name, provider.clone());
                 prompts.push(prompt);
             }
         }

@@ -37,6 +37,10 @@ pub trait ToolProvider: Send + Sync {
     fn origin(&self, _name: &str) -> Option<String> {
         None
     }
+    /// Told at each registry build which of its tools (an upstream's, with
+    /// an `origin`) were left out, their names taken by a provider
+    /// registered before it; empty when none.
+    fn clashed(&self, _names: Vec<String>) {}
     /// Whether calls of `name` may, must or must not become durable tasks.
     fn task_mode(&self, _name: &str) -> TaskMode {
         TaskMode::Forbidden
@@ -52,6 +56,10 @@ pub trait ResourceProvider: Send + Sync {
     }
     /// Whether `uri` belongs to this provider (listed or matching a template).
     fn owns(&self, uri: &str) -> bool;
+    /// The upstream server whose resources these are, for the audit trail.
+    fn origin(&self) -> Option<String> {
+        None
+    }
     async fn read(&self, uri: &str, cx: &CallContext) -> Result<ReadResourceResponse, McpError>;
     /// Values for a template variable being typed (`completion/complete`).
     async fn complete(&self, _template: &str, _argument: &str, _prefix: &str) -> Vec<String> {
@@ -95,6 +103,10 @@ pub trait PromptProvider: Send + Sync {
     }
     /// Scopes a caller needs for `name`; `None`: the default `prompts:<name>`.
     fn required_scopes(&self, _name: &str) -> Option<Vec<String>> {
+        None
+    }
+    /// The upstream server whose prompts these are.
+    fn origin(&self) -> Option<String> {
         None
     }
     /// The resource URI whose paths complete `argument` of `prompt`, if any:

@@ -42,6 +42,7 @@ pub use pins::{Pending, PinRepo, PinRow};
 pub use portal::{PendingLogin, PortalSession, PortalSessions};
 pub use serve_lock::ServeLock;
 pub use sessions::{SessionRepo, SessionRow};
+pub use settings::dropped_tools_key;
 pub use tokens::TokenRow;
 // Members' credential values (issue 29).
 pub use vault::Vault;

@@ -64,11 +64,13 @@ struct Inner {
 }
 
 /// An upstream server as `/metrics` shows it: its configured name (bounded
-/// by the configuration), whether it is connected, how many tools it lists.
+/// by the configuration), whether it is connected, how many tools it lists
+/// and how many of them are dropped (bad names, clashes).
 pub struct UpstreamGauge {
     pub name: String,
     pub up: bool,
     pub tools: usize,
+    pub dropped: usize,
 }
 
 impl Metrics {
@@ -202,7 +204,7 @@ impl Metrics {
     /// Each upstream's state, read at every collection: whether it is
     /// connected (`teamgate.upstream.up`) and how many tools it lists.
     pub fn watch_upstreams(&self, read: Arc<dyn Fn() -> Vec<UpstreamGauge> + Send + Sync>) {
-        let tools = read.clone();
+        let (tools, dropped) = (read.clone(), read.clone());
         self.inner
             .meter
             .i64_observable_gauge("teamgate.upstream.up")
@@ -222,6 +224,17 @@ impl Metrics {
                 for upstream in tools() {
                     let name = [KeyValue::new("upstream", upstream.name)];
                     gauge.observe(upstream.tools as i64, &name);
+                }
+            })
+            .build();
+        self.inner
+            .meter
+            .i64_observable_gauge("teamgate.upstream.tools.dropped")
+            .with_description("Tools of the upstream MCP server not offered: names outside [A-Za-z0-9_.-]{1,128}, listed twice, or taken by another tool")
+            .with_callback(move |gauge| {
+                for upstream in dropped() {
+                    let name = [KeyValue::new("upstream", upstream.name)];
+                    gauge.observe(upstream.dropped as i64, &name);
                 }
             })
             .build();

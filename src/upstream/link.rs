@@ -110,6 +110,8 @@ pub(super) struct Link {
     pub(super) resource_events: OnceLock<ResourceEvents>,
     /// Which tools are withheld for a changed definition (`pins.rs`).
     pub(super) pins: super::pins::Pinning,
+    /// Which tools are dropped: bad names, clashes (`names.rs`).
+    pub(super) dropped: super::names::Tally,
     /// A member's link: the upstream's own, which its list changes relist.
     parent: OnceLock<std::sync::Weak<Link>>,
 }
@@ -144,6 +146,7 @@ impl Link {
             subscribed: Default::default(),
             resource_events: OnceLock::new(),
             pins,
+            dropped: Default::default(),
             parent: OnceLock::new(),
         })
     }
@@ -248,7 +251,7 @@ impl Link {
                     // A new connection forgot the subscriptions members hold.
                     let mut connected_now = true;
                     loop {
-                        match list_tools(&peer).await {
+                        match list_tools(&peer, &self).await {
                             Ok(tools) => {
                                 let changed = self.offer(Offer::list(&peer, &name).await);
                                 self.pins.review(&tools).await;
@@ -337,8 +340,9 @@ impl Link {
     }
 }
 
-/// Every tool the upstream lists, following pages up to `MAX_TOOLS`.
-pub(super) async fn list_tools(peer: &Peer<RoleClient>) -> anyhow::Result<Vec<Tool>> {
+/// Every tool the upstream of `link` lists, following pages up to
+/// `MAX_TOOLS`, minus the names it may not list (`names.rs`).
+pub(super) async fn list_tools(peer: &Peer<RoleClient>, link: &Link) -> anyhow::Result<Vec<Tool>> {
     let mut tools = Vec::new();
     let mut cursor = None;
     loop {
@@ -352,6 +356,8 @@ pub(super) async fn list_tools(peer: &Peer<RoleClient>) -> anyhow::Result<Vec<To
         }
     }
     tools.truncate(MAX_TOOLS);
+    let (tools, dropped) = super::names::checked(&link.config.name, tools);
+    link.dropped.listed(dropped);
     Ok(tools)
 }
 

@@ -230,7 +230,7 @@ async fn over_a_member(members: &Members, link: &Arc<Link>) -> Option<Listing> {
 /// lists as the upstream's; whether its tools could be listed.
 pub(super) async fn adopt(link: &Arc<Link>, peer: &Peer<RoleClient>) -> bool {
     let name = &link.config.name;
-    let tools = match list_tools(peer).await {
+    let tools = match list_tools(peer, link).await {
         Ok(tools) => tools,
         Err(error) => {
             let error = link.scrubber.text(&format!("{error:#}"));

@@ -17,6 +17,7 @@ mod legacy_sse;
 mod link;
 mod listing;
 mod members;
+mod names;
 mod oauth;
 mod offer;
 mod parked;
@@ -36,6 +37,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
 pub use link::Status;
+pub use names::{Dropped, Why};
 pub use pins::{Pinned, Pins};
 
 use crate::{
@@ -99,6 +101,8 @@ pub struct UpstreamState {
     pub name: String,
     pub status: Status,
     pub tools: usize,
+    /// Tools not offered: bad names, clashes (`names.rs`).
+    pub dropped: usize,
     pub error: Option<String>,
 }
 
@@ -314,6 +318,7 @@ impl Upstreams {
             self.on_call.clone(),
             pins::Pinning::new(&config.name, self.pins.clone().filter(|_| config.pin)),
         );
+        link.dropped.report_to(&config.name, self.pins.clone());
         let provider = tools::UpstreamTools::new(link.clone(), members.clone())
             .with_context(|| key.clone())?;
         let provider = Arc::new(provider);
@@ -351,6 +356,7 @@ impl Upstreams {
                     name: name.clone(),
                     status,
                     tools,
+                    dropped: running.link.dropped.all().len(),
                     error,
                 }
             })

@@ -81,6 +81,17 @@ impl Offer {
                 Vec::new()
             });
         }
+        // teamgate's scheme for upstreams' namespaces is no upstream's own.
+        let kept = |uri: &str| {
+            let reserved = super::uris::reserved(uri);
+            if reserved {
+                let uri = super::names::shown(uri);
+                tracing::warn!(upstream = %name, %uri, "the upstream listed a resource or template in teamgate's upstream:// scheme (other upstreams' namespaces); dropped");
+            }
+            !reserved
+        };
+        offer.resources.retain(|r| kept(&r.uri));
+        offer.templates.retain(|t| kept(&t.uri_template));
         offer
     }
 }

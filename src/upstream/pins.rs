@@ -42,7 +42,8 @@ pub struct Pinned {
     pub pending: Option<String>,
 }
 
-/// Where pins are kept (`app` provides it over the database).
+/// Where pins are kept, and the tools not offered recorded (`app`
+/// provides it over the database).
 #[async_trait]
 pub trait Pins: Send + Sync {
     /// The pins of `upstream`'s tools, by the upstream's tool name.
@@ -63,6 +64,11 @@ pub trait Pins: Send + Sync {
         tool: &str,
         pending: Option<(&str, &str)>,
     ) -> anyhow::Result<()>;
+    /// Records which of `upstream`'s tools are not offered and why,
+    /// replacing what was recorded (for `teamgate upstreams list`).
+    async fn dropped(&self, _upstream: &str, _dropped: &[super::Dropped]) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// One upstream's pinning: which of its tools are withheld right now.

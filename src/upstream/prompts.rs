@@ -49,6 +49,10 @@ impl UpstreamPrompts {
 
 #[async_trait]
 impl PromptProvider for UpstreamPrompts {
+    fn origin(&self) -> Option<String> {
+        Some(self.link.config.name.clone())
+    }
+
     fn prompts(&self) -> Vec<Prompt> {
         let current = self.link.current.lock().expect("upstream state lock");
         if current.status != Status::Up {

@@ -65,6 +65,34 @@ impl Neighbours {
     }
 }
 
+impl Neighbours {
+    /// Whether a provider other than upstream `me` lists `uri` (as its own
+    /// URI; teamgate's own providers, by owning it).
+    fn lists(&self, me: &Link, uri: &str) -> bool {
+        let own = self.own.lock().expect("neighbours lock").clone();
+        if own.iter().any(|p| p.owns(uri)) {
+            return true;
+        }
+        let links = self.links.lock().expect("neighbours lock").clone();
+        (links.iter())
+            .filter(|link| !std::ptr::eq(link.as_ref(), me))
+            .any(|link| up_offer(link).resources.iter().any(|r| r.uri == uri))
+    }
+
+    /// Whether a template of an upstream other than `me` matching `uri` is
+    /// more specific than `than`.
+    fn more_specific(&self, me: &Link, uri: &str, than: usize) -> bool {
+        let links = self.links.lock().expect("neighbours lock").clone();
+        (links.iter())
+            .filter(|link| !std::ptr::eq(link.as_ref(), me))
+            .any(|link| {
+                (up_offer(link).templates.iter()).any(|t| {
+                    uris::matches(&t.uri_template, uri) && uris::specificity(&t.uri_template) > than
+                })
+            })
+    }
+}
+
 /// What `link` offers while it is up; nothing otherwise.
 fn up_offer(link: &Link) -> Arc<Offer> {
     let current = link.current.lock().expect("upstream state lock");
@@ -103,7 +131,11 @@ impl UpstreamResources {
         }
     }
 
-    /// The upstream's own URI of `uri`, when this upstream serves it.
+    /// The upstream's own URI of `uri`, when this upstream serves it: a
+    /// URI in its namespace, one it lists that no other provider does, or
+    /// one its template matches when no provider lists it, no template of
+    /// another is more specific (`uris::specificity`), and it is not in
+    /// the `upstream://` scheme (other upstreams' namespaces).
     fn original(&self, uri: &str) -> Option<String> {
         if let Some(original) = uris::original(&self.link.config.name, uri) {
             return Some(original);
@@ -112,9 +144,15 @@ impl UpstreamResources {
         let listed = offer.resources.iter().any(|r| r.uri == uri)
             && !self.neighbours.taken(&self.link, uri, false);
         let templated = || {
-            offer.templates.iter().any(|t| {
-                uris::matches(&t.uri_template, uri)
-                    && !self.neighbours.taken(&self.link, &t.uri_template, true)
+            let best = (offer.templates.iter())
+                .filter(|t| uris::matches(&t.uri_template, uri))
+                .filter(|t| !self.neighbours.taken(&self.link, &t.uri_template, true))
+                .map(|t| uris::specificity(&t.uri_template))
+                .max();
+            best.is_some_and(|best| {
+                !uris::reserved(uri)
+                    && !self.neighbours.lists(&self.link, uri)
+                    && !self.neighbours.more_specific(&self.link, uri, best)
             })
         };
         (listed || templated()).then(|| uri.to_owned())
@@ -158,6 +196,10 @@ impl ResourceProvider for UpstreamResources {
 
     fn owns(&self, uri: &str) -> bool {
         self.original(uri).is_some()
+    }
+
+    fn origin(&self) -> Option<String> {
+        Some(self.link.config.name.clone())
     }
 
     async fn read(&self, uri: &str, cx: &CallContext) -> Result<ReadResourceResponse, McpError> {

@@ -84,12 +84,29 @@ impl UpstreamTools {
         Some(view.1.clone())
     }
 
+    /// The offer of `listed`. An exposed name means one upstream tool: a
+    /// name the operator's `rename` gives one tool is not another's, even
+    /// when that one's prefixed name is the same (an upstream renaming a
+    /// pinned tool to it would show the pinned definition and run its own),
+    /// and of two tools with one exposed name only the first is offered.
     fn derive(&self, listed: &[Tool]) -> View {
         let config = &self.link.config;
+        let overrides = &config.tools.overrides;
+        let renamed: std::collections::HashSet<&str> = (overrides.values())
+            .filter_map(|o| o.rename.as_deref())
+            .collect();
         let mut view = View::default();
         for tool in listed.iter().filter(|t| self.offered(&t.name)) {
+            let name = config.exposed(&tool.name);
+            let own_rename =
+                (overrides.get(tool.name.as_ref())).is_some_and(|o| o.rename.is_some());
+            if view.original.contains_key(&name) || (!own_rename && renamed.contains(name.as_str()))
+            {
+                tracing::warn!(upstream = %config.name, tool = %tool.name, exposed = %name, "an upstream tool's exposed name is another of its tools' (a rename in the configuration); not offered");
+                continue;
+            }
             let mut exposed = tool.clone();
-            exposed.name = config.exposed(&tool.name).into();
+            exposed.name = name.into();
             if let Some(over) = config.tools.overrides.get(tool.name.as_ref()) {
                 overridden(&mut exposed, over);
             }
@@ -283,6 +300,10 @@ impl ToolProvider for UpstreamTools {
 
     fn origin(&self, _name: &str) -> Option<String> {
         Some(self.link.config.name.clone())
+    }
+
+    fn clashed(&self, names: Vec<String>) {
+        self.link.dropped.clashed(&self.link.config.name, names);
     }
 
     fn timeout(&self, name: &str) -> Option<std::time::Duration> {

@@ -56,6 +56,20 @@ pub(super) fn original(name: &str, uri: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// How specific `template` is: the characters before its first variable.
+/// Of two templates matching a URI, the more specific one serves it.
+pub(super) fn specificity(template: &str) -> usize {
+    template.find('{').unwrap_or(template.len())
+}
+
+/// Whether `uri` is in teamgate's `upstream://` scheme, where each
+/// upstream's namespace is (`namespace`): no upstream lists or templates
+/// URIs there, and no template claims one.
+pub(super) fn reserved(uri: &str) -> bool {
+    uri.get(..SCHEME.len())
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case(SCHEME))
+}
+
 /// Whether `uri` is one `template` describes: its literal parts in order,
 /// each `{...}` standing for anything (nothing included) up to the next one.
 pub(super) fn matches(template: &str, uri: &str) -> bool {
@@ -141,5 +155,14 @@ mod tests {
         assert!(matches("plain://x", "plain://x"));
         assert!(!matches("plain://x", "plain://xy"));
         assert!(!matches("broken://{x", "broken://y"));
+    }
+
+    #[test]
+    fn specificity_counts_the_literal_before_the_first_variable() {
+        assert_eq!(specificity("{x}"), 0);
+        assert_eq!(specificity("mem://{x}"), 6);
+        assert!(specificity("mem://docs/{id}") > specificity("mem://{x}"));
+        assert!(reserved("upstream://victim/a") && reserved("UPSTREAM://v/a"));
+        assert!(!reserved("mem://upstream://") && !reserved("ups"));
     }
 }

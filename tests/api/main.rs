@@ -41,6 +41,7 @@ mod sdk;
 mod sec44_authz;
 mod sec44_streams;
 mod sec44_upoauth;
+mod sec44_upreg;
 mod sec_authz;
 mod sec_commands;
 mod sec_edge;

@@ -107,7 +107,8 @@ impl McpHandler {
                 .iter()
                 .map(|(name, value)| (name.clone(), Value::String(value.clone())))
                 .collect();
-            let audit = self.audit(&context, "prompts/get", &request.name, Some(&args_object))?;
+            let audit = (self.audit(&context, "prompts/get", &request.name, Some(&args_object))?)
+                .map(|audit| audit.served_by(provider.origin()));
             let cx = self.call_context(
                 context,
                 "prompts/get",
@@ -224,7 +225,8 @@ impl McpHandler {
                 ));
             };
             let modern = is_modern(&context);
-            let audit = self.audit(&context, "resources/read", &request.uri, None)?;
+            let audit = (self.audit(&context, "resources/read", &request.uri, None)?)
+                .map(|audit| audit.served_by(provider.origin()));
             let cx = self.call_context(
                 context,
                 "resources/read",

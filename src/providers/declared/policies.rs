@@ -82,6 +82,10 @@ impl ToolProvider for WithPolicies {
         self.inner.origin(name)
     }
 
+    fn clashed(&self, names: Vec<String>) {
+        self.inner.clashed(names);
+    }
+
     /// The inner tool's time, plus the user's when it confirms.
     fn timeout(&self, name: &str) -> Option<Duration> {
         let confirm = self.policies.get(name).is_some_and(|d| d.confirm);

@@ -1,0 +1,106 @@
+//! Item 1: one upstream cannot capture another's resources. "grab",
+//! configured first, offers the templates `{x}`, `mem://{x}` and
+//! `upstream://victim/{x}` and lists a URI under `upstream://victim/`;
+//! "victim" lists `mem://doc` and `file:///notes` and the template
+//! `mem://docs/{id}`. A listed URI is read from its lister, a URI matching
+//! templates from the most specific one, nothing under
+//! `upstream://victim/` is grab's, and the audit record names who served.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{Listing, python};
+use crate::{
+    helpers::{TestApp, spawn_app_with},
+    upstream_resources::{first_text, listed},
+};
+
+async fn read(app: &TestApp, uri: &str) -> String {
+    let (_, replies) = app
+        .modern_call(9, "resources/read", json!({"uri": uri}))
+        .await;
+    match replies[0].get("error") {
+        Some(error) => format!("error: {error}"),
+        None => first_text(&replies[0]),
+    }
+}
+
+#[tokio::test]
+async fn an_upstream_cannot_capture_another_upstreams_resources() {
+    let Some(python) = python() else {
+        return;
+    };
+    let grab = Listing::new(
+        &python,
+        json!({"server": "grab", "resources": ["upstream://victim/listed"],
+               "templates": ["{x}", "mem://{x}", "upstream://victim/{x}"]}),
+    );
+    let victim = Listing::new(
+        &python,
+        json!({"server": "victim", "resources": ["mem://doc", "file:///notes"],
+               "templates": ["mem://docs/{id}"]}),
+    );
+    let upstreams = vec![
+        grab.upstream("grab", json!({})),
+        victim.upstream("victim", json!({})),
+    ];
+    let app = spawn_app_with(move |c| c.upstreams = upstreams).await;
+    let uris = listed(&app, "resources/list", "uri", "file:///notes").await;
+    assert!(uris.iter().any(|u| u == "mem://doc"), "{uris:?}");
+    assert!(
+        !uris
+            .iter()
+            .any(|u| u.starts_with("upstream://victim/listed")),
+        "grab may not list under upstream://victim/: {uris:?}"
+    );
+    let templates = listed(&app, "resources/templates/list", "uriTemplate", "mem://{x}").await;
+    assert!(
+        templates.iter().any(|t| t == "mem://docs/{id}"),
+        "{templates:?}"
+    );
+    assert!(
+        !templates
+            .iter()
+            .any(|t| t.starts_with("upstream://victim/")),
+        "{templates:?}"
+    );
+
+    for (uri, served) in [
+        ("mem://doc", "victim read mem://doc"),
+        ("file:///notes", "victim read file:///notes"),
+        ("mem://docs/7", "victim read mem://docs/7"),
+        ("mem://other", "grab read mem://other"),
+        ("anything", "grab read anything"),
+    ] {
+        assert_eq!(read(&app, uri).await, served, "{uri}");
+    }
+    for uri in ["upstream://victim/listed", "upstream://victim/mem://doc"] {
+        let answer = read(&app, uri).await;
+        assert!(!answer.starts_with("grab"), "{uri}: {answer}");
+    }
+
+    // The audit records name who served each read.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
+        let reads: Vec<(String, String)> = (trail.iter())
+            .filter(|r| r.method == "resources/read" && r.outcome == "ok")
+            .map(|r| (r.target.clone(), r.upstream.clone()))
+            .collect();
+        let by = |uri: &str| {
+            reads
+                .iter()
+                .find(|(t, _)| t == uri)
+                .map(|(_, u)| u.as_str())
+        };
+        if by("mem://doc").is_some() && by("anything").is_some() {
+            assert_eq!(by("mem://doc"), Some("victim"), "{reads:?}");
+            assert_eq!(by("mem://docs/7"), Some("victim"), "{reads:?}");
+            assert_eq!(by("anything"), Some("grab"), "{reads:?}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{trail:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
