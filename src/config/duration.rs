@@ -58,7 +58,7 @@ pub(crate) fn shown(duration: Duration) -> String {
     }
     let (size, unit) = UNITS
         .into_iter()
-        .find(|(size, _)| nanos % size == 0)
+        .find(|(size, _)| nanos.is_multiple_of(*size))
         .unwrap_or((1, "ns"));
     format!("{}{unit}", nanos / size)
 }
