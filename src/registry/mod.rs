@@ -11,6 +11,7 @@ mod context;
 mod credentials;
 mod events;
 pub mod oauth;
+mod progress;
 mod provider;
 mod scrub;
 mod slots;
@@ -254,7 +255,9 @@ impl Registry {
         cx: &CallContext,
     ) -> Option<Result<CallToolResponse, McpError>> {
         let (provider, _) = self.tool(name)?;
-        Some(match provider.call(name, arguments, cx).await {
+        let called = provider.call(name, arguments, cx).await;
+        cx.finish_progress().await;
+        Some(match called {
             Ok(response) => Ok(self.scrubber.result(response)),
             Err(error) => Err(self.scrubber.error(error)),
         })

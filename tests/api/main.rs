@@ -37,6 +37,7 @@ mod reload;
 mod replicas;
 mod safety;
 mod sdk;
+mod sec44_runtime;
 mod sec_authz;
 mod sec_commands;
 mod sec_edge;
