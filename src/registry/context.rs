@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::progress::{ProgressScrub, Update};
 use super::{CredentialUse, MemberSecrets, Scrubber};
 
 use crate::protocol::{Asked, Mrtr, StreamCloser};
@@ -109,6 +110,8 @@ pub struct CallContext {
     member_secrets: Option<Arc<dyn MemberSecrets>>,
     /// Which credential kind served the call, for its audit record.
     credential: CredentialUse,
+    /// The call's progress messages, scrubbed as one text (`progress.rs`).
+    progress: std::sync::Mutex<Option<ProgressScrub>>,
 }
 
 /// How a call running as a durable task asks its client for input: the
@@ -135,6 +138,7 @@ impl CallContext {
             task: None,
             member_secrets: None,
             credential: CredentialUse::default(),
+            progress: std::sync::Mutex::default(),
         }
     }
 
@@ -249,23 +253,54 @@ impl CallContext {
     }
 
     /// Sends `notifications/progress` when the client asked for progress.
-    /// Delivery failures are ignored: progress is advisory.
+    /// Delivery failures are ignored: progress is advisory. The call's
+    /// messages are scrubbed as one text: one that could start a secret
+    /// waits for the next, or for [`Self::finish_progress`].
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if self.request.meta.get_progress_token().is_none() {
+            return;
+        }
+        let update = Update {
+            progress,
+            total,
+            message: message.map(str::to_owned),
+        };
+        let ready = {
+            let mut state = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+            state
+                .get_or_insert_with(|| ProgressScrub::new(self.scrubber.clone()))
+                .push(update)
+        };
+        self.send_progress(ready).await;
+    }
+
+    /// Sends the progress still held, once the call is done (before its result).
+    pub async fn finish_progress(&self) {
+        let held = {
+            let mut state = self.progress.lock().unwrap_or_else(|e| e.into_inner());
+            state.take().map(|mut s| s.finish()).unwrap_or_default()
+        };
+        self.send_progress(held).await;
+    }
+
+    async fn send_progress(&self, updates: Vec<Update>) {
         let Some(token) = self.request.meta.get_progress_token() else {
             return;
         };
-        let mut params = serde_json::json!({
-            "progressToken": token,
-            "progress": progress,
-        });
-        if let Some(total) = total {
-            params["total"] = total.into();
-        }
-        if let Some(message) = message {
-            params["message"] = self.scrubber.text(message).into();
-        }
-        if let Ok(params) = serde_json::from_value(params) {
-            let _ = self.request.peer.notify_progress(params).await;
+        for update in updates {
+            let mut params = serde_json::json!({
+                "progressToken": token,
+                "progress": update.progress,
+            });
+            if let Some(total) = update.total {
+                params["total"] = total.into();
+            }
+            if let Some(message) = update.message {
+                params["message"] = message.into();
+            }
+            if let Ok(params) = serde_json::from_value(params) {
+                let _ = self.request.peer.notify_progress(params).await;
+            }
         }
     }
 

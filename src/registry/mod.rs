@@ -12,6 +12,7 @@ mod credentials;
 mod events;
 pub mod oauth;
 pub mod oauth_reach;
+mod progress;
 mod provider;
 mod scrub;
 mod slots;
@@ -266,7 +267,9 @@ impl Registry {
         cx: &CallContext,
     ) -> Option<Result<CallToolResponse, McpError>> {
         let (provider, _) = self.tool(name)?;
-        Some(match provider.call(name, arguments, cx).await {
+        let called = provider.call(name, arguments, cx).await;
+        cx.finish_progress().await;
+        Some(match called {
             Ok(response) => Ok(self.scrubber.result(response)),
             Err(error) => Err(self.scrubber.error(error)),
         })

@@ -6,11 +6,14 @@
 
 use std::sync::Arc;
 
-use memchr::memmem;
+use aho_corasick::{AhoCorasick, MatchKind};
 use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use crate::protocol::{CallToolResponse, McpError};
+
+mod blocks;
+mod forms;
 
 /// Shortest value treated as a secret; shorter ones would mangle ordinary text.
 const MIN_SECRET_LEN: usize = 4;
@@ -19,15 +22,26 @@ pub const REDACTED: &str = "[redacted]";
 /// Cheap to clone: every call context carries one.
 #[derive(Debug, Clone, Default)]
 pub struct Scrubber {
-    /// Longest first, so a secret containing another is replaced whole.
+    /// The configured values, longest first.
     secrets: Arc<[String]>,
-    /// The secrets' searchers, in the same order, built once (building one
-    /// costs more than a search through a result).
-    finders: Arc<[memmem::Finder<'static>]>,
+    /// Their searchers, built once (building costs more than a search
+    /// through a result); `None` without secrets.
+    patterns: Option<Arc<Patterns>>,
     /// Whether some secret's JSON form differs from its text (it holds a
     /// quote, a backslash or a control character), so searching serialized
     /// JSON could miss it.
     escaped: bool,
+}
+
+/// Every form of every secret (`forms.rs`), searched for in one pass.
+#[derive(Debug)]
+struct Patterns {
+    forms: Vec<String>,
+    longest: usize,
+    /// Leftmost-longest: a form containing another is replaced whole.
+    replace: AhoCorasick,
+    /// Every occurrence, overlapping ones too: those spanning a stream's cut.
+    overlapping: AhoCorasick,
 }
 
 impl Scrubber {
@@ -41,13 +55,32 @@ impl Scrubber {
         let escaped = secrets
             .iter()
             .any(|s| s.chars().any(|c| c == '"' || c == '\\' || c < ' '));
-        let finders = secrets
-            .iter()
-            .map(|s| memmem::Finder::new(s.as_bytes()).into_owned())
-            .collect();
+        let mut forms: Vec<String> = secrets.iter().flat_map(|s| forms::forms(s)).collect();
+        forms.sort();
+        forms.dedup();
+        let build = |kind| {
+            AhoCorasick::builder()
+                .match_kind(kind)
+                .build(&forms)
+                .expect("a few thousand short patterns fit the automaton")
+        };
+        let patterns = if forms.is_empty() {
+            None
+        } else {
+            let (replace, overlapping) = (
+                build(MatchKind::LeftmostLongest),
+                build(MatchKind::Standard),
+            );
+            Some(Arc::new(Patterns {
+                longest: forms.iter().map(String::len).max().unwrap_or(0),
+                replace,
+                overlapping,
+                forms,
+            }))
+        };
         Self {
             secrets: secrets.into(),
-            finders,
+            patterns,
             escaped,
         }
     }
@@ -61,39 +94,57 @@ impl Scrubber {
         self.secrets.is_empty()
     }
 
-    /// Whether any secret occurs in `bytes`.
+    /// Whether any secret occurs in `bytes`, in any of its forms.
     fn holds_secret(&self, bytes: &[u8]) -> bool {
-        self.finders.iter().any(|f| f.find(bytes).is_some())
+        self.patterns
+            .as_ref()
+            .is_some_and(|p| p.replace.is_match(bytes))
+    }
+
+    /// Where the secrets are in `bytes`: start and end of each replaced.
+    pub(super) fn matches(&self, bytes: &[u8]) -> Vec<(usize, usize)> {
+        self.patterns.as_ref().map_or_else(Vec::new, |p| {
+            p.replace
+                .find_iter(bytes)
+                .map(|m| (m.start(), m.end()))
+                .collect()
+        })
     }
 
     pub fn text(&self, text: &str) -> String {
-        let mut out = text.to_owned();
-        for (secret, finder) in self.secrets.iter().zip(self.finders.iter()) {
-            if finder.find(out.as_bytes()).is_some() {
-                out = out.replace(secret.as_str(), REDACTED);
+        match &self.patterns {
+            Some(p) if p.replace.is_match(text) => {
+                let mut out = String::with_capacity(text.len());
+                p.replace.replace_all_with(text, &mut out, |_, _, out| {
+                    out.push_str(REDACTED);
+                    true
+                });
+                out
             }
+            _ => text.to_owned(),
         }
-        out
     }
 
     /// `bytes` with every secret replaced; they need not be UTF-8.
     fn bytes(&self, bytes: &[u8]) -> Vec<u8> {
-        let mut out = bytes.to_vec();
-        for finder in self.finders.iter() {
-            if finder.find(&out).is_none() {
-                continue;
+        match &self.patterns {
+            Some(p) if p.replace.is_match(bytes) => {
+                let mut out = Vec::with_capacity(bytes.len());
+                p.replace
+                    .replace_all_with_bytes(bytes, &mut out, |_, _, out| {
+                        out.extend_from_slice(REDACTED.as_bytes());
+                        true
+                    });
+                out
             }
-            let mut replaced = Vec::with_capacity(out.len());
-            let mut last = 0;
-            for at in finder.find_iter(&out) {
-                replaced.extend_from_slice(&out[last..at]);
-                replaced.extend_from_slice(REDACTED.as_bytes());
-                last = at + finder.needle().len();
-            }
-            replaced.extend_from_slice(&out[last..]);
-            out = replaced;
+            _ => bytes.to_vec(),
         }
-        out
+    }
+
+    /// `texts` scrubbed as the one text they join into (a call's progress
+    /// messages), each keeping its own part; `None` when they hold no secret.
+    pub(super) fn pieces(&self, texts: &[&str]) -> Option<Vec<String>> {
+        blocks::pieces(self, texts)
     }
 
     /// Scrubs a stream that arrives in pieces (a process's output): see
@@ -107,30 +158,32 @@ impl Scrubber {
 
     /// Where `buffer` may be cut so that no secret is split: before a tail
     /// that could be the start of a secret, and never inside a whole one.
-    fn safe_cut(&self, buffer: &[u8]) -> usize {
-        let longest = self.secrets.first().map_or(0, String::len);
-        let mut cut = (buffer.len().saturating_sub(longest.saturating_sub(1))..buffer.len())
+    pub(super) fn safe_cut(&self, buffer: &[u8]) -> usize {
+        let Some(p) = &self.patterns else {
+            return buffer.len();
+        };
+        let mut cut = (buffer.len().saturating_sub(p.longest - 1)..buffer.len())
             .find(|&start| {
-                self.secrets
+                p.forms
                     .iter()
-                    .any(|s| s.as_bytes().starts_with(&buffer[start..]))
+                    .any(|f| f.as_bytes().starts_with(&buffer[start..]))
             })
             .unwrap_or(buffer.len());
-        // Any occurrence found within a secret's length either side of the
+        // Any occurrence found within a form's length either side of the
         // cut spans it: move the cut to its start, until none does.
         loop {
-            let mut moved = false;
-            for finder in self.finders.iter() {
-                let len = finder.needle().len();
-                let from = cut.saturating_sub(len - 1);
-                let to = (cut + len - 1).min(buffer.len());
-                if let Some(at) = finder.find(&buffer[from..to]) {
-                    cut = from + at;
-                    moved = true;
-                }
-            }
-            if !moved {
-                return cut;
+            let from = cut.saturating_sub(p.longest - 1);
+            let to = (cut + p.longest - 1).min(buffer.len());
+            let spanning = p
+                .overlapping
+                .find_overlapping_iter(&buffer[from..to])
+                .map(|m| (from + m.start(), from + m.end()))
+                .filter(|&(start, end)| start < cut && end > cut)
+                .map(|(start, _)| start)
+                .min();
+            match spanning {
+                Some(start) => cut = start,
+                None => return cut,
             }
         }
     }
@@ -160,8 +213,8 @@ impl Scrubber {
     /// only when a secret may be in it: a string holding a secret whose JSON
     /// form is its text shows it verbatim there. Rebuilding every result cost
     /// 3,400 instructions a call in the benchmark (BENCHMARKS.md).
-    fn wire<T: Serialize + DeserializeOwned>(&self, item: T) -> T {
-        if !self.escaped {
+    fn wire<T: Serialize + DeserializeOwned>(&self, item: T, joined: bool) -> T {
+        if !self.escaped && !joined {
             let Ok(text) = serde_json::to_vec(&item) else {
                 return item;
             };
@@ -172,6 +225,9 @@ impl Scrubber {
         let Ok(mut value) = serde_json::to_value(&item) else {
             return item;
         };
+        if joined {
+            blocks::scrub_joined(self, &mut value);
+        }
         self.value(&mut value);
         serde_json::from_value(value).unwrap_or(item)
     }
@@ -181,7 +237,7 @@ impl Scrubber {
         if self.is_empty() {
             return item;
         }
-        self.wire(item)
+        self.wire(item, false)
     }
 
     pub fn result(&self, response: CallToolResponse) -> CallToolResponse {
@@ -189,9 +245,14 @@ impl Scrubber {
             return response;
         }
         match response {
-            CallToolResponse::Complete(result) => self.wire(result).into(),
+            CallToolResponse::Complete(result) => {
+                // A secret cut across adjacent text blocks is found only
+                // in their joined text.
+                let joined = blocks::any_joined(self, &result.content);
+                self.wire(result, joined).into()
+            }
             CallToolResponse::InputRequired(result) => {
-                CallToolResponse::InputRequired(self.wire(result))
+                CallToolResponse::InputRequired(self.wire(result, false))
             }
             other => other,
         }
@@ -239,95 +300,4 @@ impl StreamScrub {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replaces_every_secret_everywhere() {
-        let scrub = Scrubber::new(["s3cr3t-token".to_owned(), "abc".to_owned()]);
-        assert_eq!(scrub.text("Bearer s3cr3t-token!"), "Bearer [redacted]!");
-        assert_eq!(scrub.text("abc stays: too short"), "abc stays: too short");
-        let mut value = serde_json::json!({"a": ["x s3cr3t-token y"], "b": 1});
-        scrub.value(&mut value);
-        assert_eq!(value["a"][0], "x [redacted] y");
-    }
-
-    fn result(texts: &[&str], structured: Value) -> CallToolResponse {
-        let content = texts
-            .iter()
-            .map(|t| crate::protocol::ContentBlock::text(*t))
-            .collect();
-        let mut result = crate::protocol::CallToolResult::success(content);
-        result.structured_content = Some(structured);
-        result.into()
-    }
-
-    fn wire_text(response: &CallToolResponse) -> String {
-        match response {
-            CallToolResponse::Complete(result) => serde_json::to_string(result).unwrap(),
-            _ => panic!("a complete result"),
-        }
-    }
-
-    #[test]
-    fn results_are_scrubbed_whether_or_not_a_secret_needs_escaping() {
-        for secret in [
-            "s3cr3t-token",
-            "quo\"te-secret",
-            "back\\slash-secret",
-            "tab\tsecret",
-        ] {
-            let scrub = Scrubber::new([secret.to_owned()]);
-            let clean = result(&["nothing here"], serde_json::json!({"k": "v"}));
-            let before = wire_text(&clean);
-            assert_eq!(wire_text(&scrub.result(clean)), before, "{secret:?}");
-            let leaky = result(
-                &["ok", &format!("env: {secret}!")],
-                serde_json::json!({"deep": [{"key": format!("={secret}")}]}),
-            );
-            let after = serde_json::from_str::<Value>(&wire_text(&scrub.result(leaky))).unwrap();
-            assert_eq!(
-                after["content"][1]["text"], "env: [redacted]!",
-                "{secret:?}"
-            );
-            assert_eq!(after["structuredContent"]["deep"][0]["key"], "=[redacted]");
-            assert!(!after.to_string().contains(secret), "{secret:?}");
-        }
-    }
-
-    #[test]
-    fn streams_never_pass_on_part_of_a_secret() {
-        let secret = "s3cr3t-token-0123";
-        let scrub = Scrubber::new([secret.to_owned(), "s3cr3t".to_owned()]);
-        let input = format!("a {secret} b s3cr3t c {secret}{secret} s3cr3");
-        // Every way of cutting the input into two pieces.
-        for cut in 0..=input.len() {
-            let mut stream = scrub.stream();
-            let first = stream.push(&input.as_bytes()[..cut]);
-            let second = stream.push(&input.as_bytes()[cut..]);
-            let rest = stream.finish();
-            for piece in [&first, &second, &rest] {
-                let piece = String::from_utf8_lossy(piece);
-                assert!(!piece.contains("s3cr3t"), "{cut}: {piece}");
-            }
-            let whole = String::from_utf8([first, second, rest].concat()).unwrap();
-            assert_eq!(whole, scrub.text(&input), "{cut}");
-        }
-        let mut value = serde_json::json!({"k-s3cr3t": {"s3cr3t-token-0123": 1}});
-        scrub.value(&mut value);
-        assert_eq!(
-            value,
-            serde_json::json!({"k-[redacted]": {"[redacted]": 1}})
-        );
-    }
-
-    #[test]
-    fn text_that_only_looks_like_a_secret_in_json_is_left_alone() {
-        // "1234" appears in the JSON text (a number), in no string: the full
-        // path runs and changes nothing.
-        let scrub = Scrubber::new(["1234".to_owned()]);
-        let response = result(&["fine"], serde_json::json!({"n": 123456}));
-        let before = wire_text(&response);
-        assert_eq!(wire_text(&scrub.result(response)), before);
-    }
-}
+mod tests;

@@ -39,6 +39,7 @@ mod replicas;
 mod safety;
 mod sdk;
 mod sec44_authz;
+mod sec44_runtime;
 mod sec44_streams;
 mod sec44_upoauth;
 mod sec44_upreg;
