@@ -102,11 +102,12 @@ impl Config {
             }
             let variables = [("env", &upstream.env), ("secret_env", &upstream.secret_env)];
             for (field, names) in variables {
-                for name in names.iter().filter(|name| std::env::var_os(name).is_none()) {
-                    unset.push(format!(
-                        "{key}.{field}: environment variable {name} is not set"
-                    ));
-                }
+                let key = format!("{key}.{field}");
+                unset.extend(
+                    (names.iter())
+                        .filter_map(|name| super::env_value(&key, name).err())
+                        .map(|error| error.to_string()),
+                );
             }
         }
         unset

@@ -32,7 +32,7 @@ pub use capabilities::{
 pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
 pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
-pub use secret::{DatabaseUrl, Secret, resolve_env};
+pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
 pub use tasks::{TaskMode, TasksConfig};
 pub use upstreams::{
     OnUnavailable, ToolOverride, ToolRate, UpstreamAuth, UpstreamConfig, UpstreamOauth,

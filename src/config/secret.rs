@@ -144,6 +144,13 @@ impl Serialize for DatabaseUrl {
     }
 }
 
+/// Environment variable `name`, or an error naming the configuration key
+/// that reads it: the one message `serve` and `check-config` both give.
+pub fn env_value(key: &str, name: &str) -> anyhow::Result<String> {
+    std::env::var(name)
+        .map_err(|_| anyhow::anyhow!("{key}: environment variable {name} is not set"))
+}
+
 /// Replaces `${NAME}` with environment variable NAME, recording its value as
 /// a secret. A variable that is not set stops the build naming the key.
 pub fn resolve_env(template: &str, key: &str, secrets: &mut Vec<String>) -> anyhow::Result<String> {
@@ -158,8 +165,7 @@ pub fn resolve_env(template: &str, key: &str, secrets: &mut Vec<String>) -> anyh
         if name.starts_with("user:") {
             anyhow::bail!("{key}: ${{{name}}} is a member's value, which is not read here");
         }
-        let value = std::env::var(name)
-            .with_context(|| format!("{key}: environment variable {name} is not set"))?;
+        let value = env_value(key, name)?;
         secrets.push(value.clone());
         out.push_str(&rest[..start]);
         out.push_str(&value);

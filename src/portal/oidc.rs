@@ -80,16 +80,12 @@ impl Oidc {
                     CoreProviderMetadata::discover_async(self.issuer.clone(), &self.http)
                         .await
                         .map_err(|e| {
-                            // Which issuer, and why down to the socket: "connection refused".
-                            let mut why = e.to_string();
-                            let mut source = std::error::Error::source(&e);
-                            while let Some(cause) = source {
-                                why.push_str(&format!(": {cause}"));
-                                source = cause.source();
-                            }
+                            // Which issuer, and why down to the socket ("connection
+                            // refused"): anyhow's alternate form prints the causes.
                             PortalError::Provider(format!(
-                                "discovery of the issuer {} failed: {why}",
-                                self.issuer.as_str()
+                                "discovery of the issuer {} failed: {:#}",
+                                self.issuer.as_str(),
+                                anyhow::Error::new(e)
                             ))
                         })?;
                 Ok(CoreClient::from_provider_metadata(

@@ -84,11 +84,8 @@ impl CommandRunner {
                 continue;
             }
             let name = entry;
-            let value = std::env::var(name).map_err(|_| {
-                anyhow::anyhow!(
-                    "tools.command[{index}].secret_env: environment variable {name} is not set"
-                )
-            })?;
+            let value =
+                crate::config::env_value(&format!("tools.command[{index}].secret_env"), name)?;
             secrets.push(value.clone());
             env.insert(name.clone(), value);
         }

@@ -41,7 +41,7 @@ pub use names::{Dropped, Why};
 pub use pins::{Pinned, Pins};
 
 use crate::{
-    config::{UpstreamConfig, member_slots, resolve_env},
+    config::{UpstreamConfig, env_value, member_slots, resolve_env},
     registry::{
         ChangeBus, MemberSecrets, PromptProvider, ResourceProvider, Scrubber, Slots, Template,
         ToolProvider, oauth::MemberOauth,
@@ -293,14 +293,11 @@ impl Upstreams {
             env.push(("PATH".to_owned(), path));
         }
         for name in &config.env {
-            let value = std::env::var(name)
-                .with_context(|| format!("{key}.env: environment variable {name} is not set"))?;
+            let value = env_value(&format!("{key}.env"), name)?;
             env.push((name.clone(), value));
         }
         for name in &config.secret_env {
-            let value = std::env::var(name).with_context(|| {
-                format!("{key}.secret_env: environment variable {name} is not set")
-            })?;
+            let value = env_value(&format!("{key}.secret_env"), name)?;
             secrets.push(value.clone());
             env.push((name.clone(), value));
         }
