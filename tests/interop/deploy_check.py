@@ -3,13 +3,19 @@ compose runs several replicas on PostgreSQL behind nginx with the tested nginx f
 Deployment probes /readyz and /healthz, mounts the ConfigMap built from the TOML that the config test
 loads, and takes its secrets from the Secret; Service, PodDisruptionBudget, Ingress and Secret example
 exist; and `kubectl kustomize` renders deploy/k8s and every overlay (overlays/postgres adds a
-PostgreSQL StatefulSet whose Service the Secret's store-url names).
+PostgreSQL StatefulSet whose Service the Secret's store-url names). In every rendered overlay a
+NetworkPolicy admits teamgate's pods only from the ingress controller's namespace on the app port and
+from monitoring on the metrics port (so no other pod can reach it and choose its client address with
+X-Forwarded-For, which server.trusted_proxies believes), trusted_proxies is no wider than a private
+range, and every pod runs with seccompProfile RuntimeDefault and no service account token.
 Prints `ok - ...` / `not ok - ...` and `deploy: N passed, M failed`; exit 1 on failure.
 Usage: python deploy_check.py [REPO_ROOT]"""
+import ipaddress
 import pathlib
 import shutil
 import subprocess
 import sys
+import tomllib
 
 import yaml
 
@@ -61,7 +67,7 @@ def k8s_docs():
 def kubernetes():
     docs = k8s_docs()
     kinds = {kind for kind, _ in docs}
-    expect({"Deployment", "Service", "PodDisruptionBudget", "Ingress", "Secret", "Kustomization"} <= kinds, f"kinds: {kinds}")
+    expect({"Deployment", "Service", "PodDisruptionBudget", "Ingress", "NetworkPolicy", "Secret", "Kustomization"} <= kinds, f"kinds: {kinds}")
     deployment = next(d for (k, _), d in docs.items() if k == "Deployment")
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
@@ -100,15 +106,116 @@ def rendered(directory):
     return [d for d in yaml.safe_load_all(out.stdout) if d]
 
 
+# Who may reach teamgate's pods: the ingress controller's namespace on the app port, Prometheus's on
+# the metrics port. The shipped names; an operator with other namespaces edits networkpolicy.yaml.
+INGRESS_NAMESPACE = "ingress-nginx"
+MONITORING_NAMESPACE = "monitoring"
+
+
+def selects(selector, labels):
+    """Whether a label selector (matchLabels, matchExpressions) selects pods with `labels`."""
+    selector = selector or {}
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e["key"], e["operator"], e.get("values") or []
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def port_of(listen):
+    return int(listen.rsplit(":", 1)[1])
+
+
+def network_policy(directory, docs):
+    """Every NetworkPolicy selecting teamgate's pods, together, admits exactly the ingress namespace
+    on the app port and monitoring on the metrics port: no rule without `from` or `ports` (any
+    source, any port), no ipBlock, no peer but a namespace named by kubernetes.io/metadata.name."""
+    deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "teamgate")
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    config_map = next(d for d in docs if d["kind"] == "ConfigMap" and "teamgate.toml" in d.get("data", {}))
+    config = tomllib.loads(config_map["data"]["teamgate.toml"])
+    app_port = port_of(config["server"]["listen"])
+    metrics_port = port_of(config["telemetry"]["metrics"]["listen"])
+    expect(ports.get("http") == app_port, f"{directory}: container port http is server.listen's {app_port}: {ports}")
+    expect(metrics_port in ports.values(), f"{directory}: telemetry.metrics.listen's {metrics_port} is a container port: {ports}")
+    policies = [d for d in docs if d["kind"] == "NetworkPolicy" and selects(d["spec"].get("podSelector"), labels)]
+    expect(policies, f"{directory}: a NetworkPolicy selects teamgate's pods {labels}")
+    ingress_policies = [p for p in policies if "Ingress" in p["spec"].get("policyTypes", ["Ingress"])]
+    expect(ingress_policies, f"{directory}: a NetworkPolicy restricts ingress to teamgate's pods")
+    allowed = set()
+    for policy in ingress_policies:
+        name = policy["metadata"]["name"]
+        for rule in policy["spec"].get("ingress") or []:
+            peers, rule_ports = rule.get("from"), rule.get("ports")
+            expect(peers, f"{directory}: NetworkPolicy {name} has a rule from any source: {rule}")
+            expect(rule_ports, f"{directory}: NetworkPolicy {name} has a rule to every port: {rule}")
+            for peer in peers:
+                expect("ipBlock" not in peer, f"{directory}: NetworkPolicy {name} admits an ipBlock: {peer}")
+                namespaces = peer.get("namespaceSelector")
+                expect(namespaces is not None, f"{directory}: NetworkPolicy {name} admits pods of teamgate's own namespace: {peer}")
+                match = namespaces.get("matchLabels") or {}
+                expect(set(match) == {"kubernetes.io/metadata.name"} and not namespaces.get("matchExpressions"),
+                       f"{directory}: NetworkPolicy {name} selects namespaces by kubernetes.io/metadata.name alone: {namespaces}")
+                for port in rule_ports:
+                    expect(port.get("protocol", "TCP") == "TCP" and "endPort" not in port, f"{directory}: one TCP port: {port}")
+                    number = ports.get(port["port"], port["port"])
+                    allowed.add((match["kubernetes.io/metadata.name"], number))
+    wanted = {(INGRESS_NAMESPACE, app_port), (MONITORING_NAMESPACE, metrics_port)}
+    expect(allowed == wanted, f"{directory}: teamgate's pods admit {sorted(allowed)}, not only {sorted(wanted)}")
+    # Behind that policy only the controller connects, so only its forwarded headers can count; still,
+    # never a range that takes in public addresses, or the whole address space.
+    for cidr in config["server"].get("trusted_proxies", []):
+        net = ipaddress.ip_network(cidr, strict=False)
+        expect(net.prefixlen > 0 and net.is_private, f"{directory}: server.trusted_proxies {cidr} is a private range")
+
+
+def pod_hardening(directory, docs):
+    """Every pod: no service account token mounted, the runtime's default seccomp profile."""
+    workloads = [d for d in docs if d.get("spec", {}).get("template", {}).get("spec")]
+    expect(workloads, f"{directory}: workloads")
+    for doc in workloads:
+        name = f"{directory}: {doc['kind']} {doc['metadata']['name']}"
+        pod = doc["spec"]["template"]["spec"]
+        expect(pod.get("automountServiceAccountToken") is False, f"{name}: automountServiceAccountToken: false")
+        profile = (pod.get("securityContext") or {}).get("seccompProfile") or {}
+        expect(profile.get("type") == "RuntimeDefault", f"{name}: securityContext.seccompProfile.type RuntimeDefault: {profile}")
+        for container in pod["containers"] + pod.get("initContainers", []):
+            own = (container.get("securityContext") or {}).get("seccompProfile")
+            expect(own is None or own.get("type") == "RuntimeDefault", f"{name}: container {container['name']} keeps RuntimeDefault: {own}")
+
+
+def overlays():
+    """deploy/k8s and every overlay under it."""
+    found = [deploy / "k8s"] + sorted(p.parent for p in (deploy / "k8s" / "overlays").glob("*/kustomization.yaml"))
+    expect(len(found) >= 2, f"overlays: {found}")
+    return found
+
+
+def every_overlay(fn):
+    def run():
+        for directory in overlays():
+            fn(directory, rendered(directory))
+    return run
+
+
 def kustomize():
     secret = yaml.safe_load((deploy / "k8s" / "secret.example.yaml").read_text())
     keys = set(secret["stringData"])
-    overlays = [deploy / "k8s"] + sorted(p.parent for p in (deploy / "k8s" / "overlays").glob("*/kustomization.yaml"))
-    expect(len(overlays) >= 2, f"overlays: {overlays}")
-    for directory in overlays:
+    for directory in overlays():
         docs = rendered(directory)
         kinds = sorted(d["kind"] for d in docs)
-        for kind in ("Deployment", "Service", "PodDisruptionBudget", "Ingress", "ConfigMap"):
+        for kind in ("Deployment", "Service", "PodDisruptionBudget", "Ingress", "NetworkPolicy", "ConfigMap"):
             expect(kind in kinds, f"{directory}: {kind} in {kinds}")
         expect(all(d["metadata"].get("namespace") == "teamgate" for d in docs), f"{directory}: namespace teamgate")
         for doc in docs:
@@ -137,5 +244,9 @@ def kustomize():
 check("compose: replicas on PostgreSQL behind nginx with deploy/nginx/teamgate.conf", compose)
 check("kubernetes: probes, ConfigMap from teamgate.toml, Secret keys, Service, PDB", kubernetes)
 check("kubernetes: kubectl kustomize renders deploy/k8s and every overlay, Ingress and Secret keys", kustomize)
+check("kubernetes: in every overlay a NetworkPolicy admits teamgate's pods only from the ingress namespace on the app "
+      "port and from monitoring on the metrics port; trusted_proxies private", every_overlay(network_policy))
+check("kubernetes: in every overlay every pod has seccompProfile RuntimeDefault and automountServiceAccountToken: false",
+      every_overlay(pod_hardening))
 print(f"deploy: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
