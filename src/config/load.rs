@@ -101,10 +101,11 @@ impl ConfigSources {
         for path in &self.files {
             // figment treats a missing file as empty; an operator who names a
             // file means it, so a missing one is an error.
-            std::fs::metadata(path).map_err(|source| ConfigError::Unreadable {
+            let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Unreadable {
                 path: path.clone(),
                 source,
             })?;
+            syntax(path, &text)?;
             figment = figment.merge(Toml::file_exact(path));
         }
         if self.read_env {
@@ -129,6 +130,28 @@ impl ConfigSources {
         config.validate()?;
         Ok(config)
     }
+}
+
+/// A file that is not TOML, named with its line and column and the parser's
+/// words alone: the parser's own message quotes the source line, and that
+/// line may hold a secret (`client_secret = "…` with its quote missing).
+fn syntax(path: &Path, text: &str) -> Result<(), ConfigError> {
+    let Err(error) = toml::from_str::<toml::Table>(text) else {
+        return Ok(());
+    };
+    let at = error.span().map_or(0, |span| span.start).min(text.len());
+    let at = (0..=at)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    let why = error.message().trim_end_matches('.');
+    Err(ConfigError::Load(format!(
+        "file {} is not valid TOML at line {line}, column {column}: {why}",
+        path.display()
+    )))
 }
 
 /// "`<problem>` for key `server.listen` in <where>", where <where> names the
@@ -188,6 +211,9 @@ fn without_values(kind: &Kind) -> String {
         Actual::Str(_) => Actual::Other("a string".into()),
         Actual::Char(_) => Actual::Other("a character".into()),
         Actual::Bytes(_) => Actual::Other("bytes".into()),
+        // A number can be a secret too (`client_secret = 987654321`).
+        Actual::Signed(_) | Actual::Unsigned(_) => Actual::Other("a whole number".into()),
+        Actual::Float(_) => Actual::Other("a number".into()),
         other => other.clone(),
     };
     match kind {
@@ -232,6 +258,7 @@ fn secret_values(figment: &Figment) -> Vec<String> {
         "mcp.request_state_keys",
         "telemetry.metrics.token",
         "credentials.keys",
+        "portal.client_secret",
     ] {
         if let Ok(value) = figment.find_value(key) {
             strings(&value, &mut found);

@@ -3,7 +3,7 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use super::{AuthMode, Config, ConfigError, validate};
+use super::{AuthMode, Config, ConfigError, Secret, validate};
 
 impl Config {
     /// Checks that span several keys; serde has already checked each key alone.
@@ -56,6 +56,7 @@ impl Config {
                 ));
             }
         }
+        self.no_placeholder_secrets()?;
         let store = &self.store;
         if !store.url.is_supported() {
             return Err(invalid(
@@ -209,5 +210,46 @@ impl Config {
         tracing_subscriber::EnvFilter::try_new(&self.log.level)
             .map_err(|e| invalid("log.level", e.to_string()))?;
         validate::capabilities(self)
+    }
+}
+
+impl Config {
+    /// The secrets still holding an example's stand-in (`CHANGE-ME…`) are
+    /// refused, naming the key and never the value: a key everyone can read
+    /// in the repository seals nothing.
+    fn no_placeholder_secrets(&self) -> Result<(), ConfigError> {
+        let mut secrets: Vec<(String, &str)> = Vec::new();
+        for (key, list) in [
+            ("mcp.request_state_keys", &self.mcp.request_state_keys),
+            ("credentials.keys", &self.credentials.keys),
+        ] {
+            for (i, value) in list.iter().enumerate() {
+                secrets.push((format!("{key}[{i}]"), value.expose()));
+            }
+        }
+        secrets.push((
+            "telemetry.metrics.token".into(),
+            self.telemetry.metrics.token.expose(),
+        ));
+        if let Some(portal) = &self.portal {
+            secrets.push(("portal.client_secret".into(), portal.client_secret.expose()));
+        }
+        let passwords = self.store.url.passwords();
+        secrets.extend(
+            passwords
+                .iter()
+                .map(|p| ("store.url's password".into(), p.as_str())),
+        );
+        for (key, value) in secrets {
+            if !value.is_empty() && Secret::is_placeholder(value) {
+                return Err(ConfigError::Invalid {
+                    key,
+                    why: "still holds an example's placeholder (CHANGE-ME, <...> or a few \
+                          characters repeated): set a random secret of your own"
+                        .into(),
+                });
+            }
+        }
+        Ok(())
     }
 }

@@ -20,6 +20,23 @@ impl Secret {
     pub fn expose(&self) -> &str {
         &self.0
     }
+
+    /// Whether the value is a stand-in copied from an example rather than a
+    /// secret: `CHANGE-ME…` (deploy/k8s/secret.example.yaml), a `<…>` hint,
+    /// or a handful of characters repeated. Long enough is not secret enough.
+    pub fn is_placeholder(value: &str) -> bool {
+        let folded: String = (value.chars())
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect();
+        let hint = value.trim_start().starts_with('<') && value.trim_end().ends_with('>');
+        let distinct: std::collections::BTreeSet<char> = value.chars().collect();
+        ["changeme", "replaceme"]
+            .iter()
+            .any(|stand_in| folded.contains(stand_in))
+            || hint
+            || distinct.len() < 4
+    }
 }
 
 const REDACTED: &str = "<redacted>";

@@ -172,7 +172,7 @@ fn check_config(envs: &[(&str, &str)]) -> std::process::Output {
 
 #[test]
 fn environment_overrides_apply_and_secrets_are_masked() {
-    let secret = "k".repeat(40);
+    let secret = format!("state-key-{}", "k".repeat(30));
     let keys = format!("[\"{secret}\"]");
     let output = check_config(&[
         ("TEAMGATE__SERVER__LISTEN", "127.0.0.1:9000"),

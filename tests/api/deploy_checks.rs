@@ -79,7 +79,7 @@ fn check_config_refuses_what_serve_refuses_naming_each_key() {
     );
 
     // With both fixed it passes, still without reaching the database.
-    let keys = format!("[\"{}\"]", "k".repeat(40));
+    let keys = format!("[\"state-key-{}\"]", "k".repeat(30));
     let fixed = [
         ("TEAMGATE_TEST_INTERNAL_API_KEY", "not-a-real-key"),
         ("TEAMGATE__MCP__REQUEST_STATE_KEYS", keys.as_str()),

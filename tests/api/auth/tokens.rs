@@ -106,7 +106,10 @@ async fn a_revocation_reaches_every_replica() {
         spawn_app_with(move |c| {
             c.auth.mode = AuthMode::Required;
             c.store.url = teamgate::config::DatabaseUrl::new(url);
-            c.mcp.request_state_keys = vec![teamgate::config::Secret::new("k".repeat(40))];
+            c.mcp.request_state_keys = vec![teamgate::config::Secret::new(format!(
+                "replica-revocation-{}",
+                "k".repeat(24)
+            ))];
         })
     };
     let (a, b) = (start(db.url.clone()).await, start(db.url.clone()).await);
