@@ -5,9 +5,14 @@
 //! kernel when the process ends, however it ends). The admin commands
 //! (`token`, `sessions`, ...) do not take it and keep working beside a server.
 
-use std::{fs::File, io::Write, path::PathBuf};
+use std::{
+    fs::File,
+    io::{Read, Seek, Write},
+    os::unix::fs::OpenOptionsExt,
+    path::PathBuf,
+};
 
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::{Flock, FlockArg, OFlag};
 
 /// Held while the server runs; dropping it releases the lock.
 pub struct ServeLock {
@@ -28,6 +33,12 @@ pub enum ServeLockError {
         file: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "the lock file {} is not a regular file (a link, a folder or a device): remove it and \
+         start again; serve writes only to a regular file of its own",
+        file.display()
+    )]
+    NotAFile { file: PathBuf },
 }
 
 impl ServeLock {
@@ -44,20 +55,36 @@ impl ServeLock {
         if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
             let _ = std::fs::create_dir_all(parent);
         }
+        // A link planted at the lock's path would have serve create or
+        // overwrite its target: never follow one, and never block on a FIFO.
         let opened = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .read(true)
             .write(true)
+            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
             .open(&file)
-            .map_err(|source| ServeLockError::Open {
-                file: file.clone(),
-                source,
+            .map_err(|source| match source.raw_os_error() {
+                Some(code) if code == nix::libc::ELOOP => {
+                    ServeLockError::NotAFile { file: file.clone() }
+                }
+                _ => ServeLockError::Open {
+                    file: file.clone(),
+                    source,
+                },
             })?;
+        if !opened
+            .metadata()
+            .is_ok_and(|meta| meta.file_type().is_file())
+        {
+            return Err(ServeLockError::NotAFile { file }.into());
+        }
         let mut lock = match Flock::lock(opened, FlockArg::LockExclusiveNonblock) {
             Ok(lock) => lock,
-            Err((_, _)) => {
-                let pid = std::fs::read_to_string(&file).unwrap_or_default();
+            Err((mut held, _)) => {
+                // Read through the handle opened above, not the path again.
+                let mut pid = String::new();
+                let _ = held.rewind().and_then(|_| held.read_to_string(&mut pid));
                 let pid = pid.trim();
                 let pid = if pid.is_empty() { "unknown" } else { pid };
                 return Err(ServeLockError::Held {

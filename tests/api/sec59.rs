@@ -8,6 +8,7 @@ use std::{
 };
 
 mod config_errors;
+mod serve_lock;
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
