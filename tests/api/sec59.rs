@@ -9,6 +9,7 @@ use std::{
 
 mod config_errors;
 mod serve_lock;
+mod unowned;
 
 fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

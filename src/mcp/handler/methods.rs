@@ -146,7 +146,12 @@ impl McpHandler {
             let unknown =
                 || McpError::invalid_params(format!("Unknown tool: {}", request.name), None);
             if registry.tool(&request.name).is_none() {
-                return Err(unknown());
+                // Probing for names is worth a record too.
+                let refused = Err(unknown());
+                if let Some(audit) = self.audit(&context, "tools/call", &request.name, None)? {
+                    audit.finish::<CallToolResponse>(&refused).await;
+                }
+                return refused;
             }
             let as_task = self.as_task(&context, &registry, &request.name)?;
             access::within_quota(
@@ -219,10 +224,15 @@ impl McpHandler {
             access::authorize(self.shared.audit.as_ref(), &context, &registry, what, None).await?;
             let Some(provider) = registry.resource_owner(&request.uri) else {
                 // rmcp turns -32002 into -32602 for 2026-07-28 clients.
-                return Err(McpError::resource_not_found(
+                let refused = Err(McpError::resource_not_found(
                     "Resource not found",
                     Some(serde_json::json!({ "uri": request.uri })),
                 ));
+                // A URI no provider owns is audited as refused: probing shows.
+                if let Some(audit) = self.audit(&context, "resources/read", &request.uri, None)? {
+                    audit.finish::<ReadResourceResponse>(&refused).await;
+                }
+                return refused;
             };
             let modern = is_modern(&context);
             let audit = (self.audit(&context, "resources/read", &request.uri, None)?)
