@@ -181,10 +181,12 @@ pub(super) async fn discover(
             reach.check(url).await.map_err(PortalError::Upstream)?;
         }
     }
+    let authorization_endpoint = text(&metadata["authorization_endpoint"])
+        .ok_or_else(|| provider("no authorization_endpoint"))?;
+    (reach.browser(&authorization_endpoint).await).map_err(PortalError::Upstream)?;
     Ok(Server {
         resource: upstream.url.clone(),
-        authorization_endpoint: text(&metadata["authorization_endpoint"])
-            .ok_or_else(|| provider("no authorization_endpoint"))?,
+        authorization_endpoint,
         token_endpoint: text(&metadata["token_endpoint"])
             .ok_or_else(|| provider("no token_endpoint"))?,
         registration_endpoint: text(&metadata["registration_endpoint"]),

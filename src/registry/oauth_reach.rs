@@ -90,6 +90,41 @@ impl Reach {
         })
     }
 
+    /// Whether a member's browser may be sent to `url` (the authorization
+    /// endpoint): https, or http on the upstream's own loopback address.
+    /// The browser, not teamgate, reaches it, so a private https address is
+    /// fine; `javascript:` and the like never become a `Location`.
+    pub async fn browser(&self, url: &str) -> Result<url::Url, String> {
+        let refused = |why: &str| {
+            format!(
+                "{url} is refused as the authorization endpoint: {why}; a member's browser is \
+                 sent only to https, or to http on a loopback upstream's own address"
+            )
+        };
+        let parsed = url::Url::parse(url).map_err(|_| refused("not a URL"))?;
+        if parsed.host().is_none() || !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(refused("not a URL with a host and no user"));
+        }
+        match parsed.scheme() {
+            "https" => Ok(parsed),
+            "http" => {
+                let own = self.own_loopback().await;
+                let addrs = resolve(&parsed).await.unwrap_or_default();
+                if !own.is_empty()
+                    && !addrs.is_empty()
+                    && addrs.iter().all(|a| own.contains(&a.ip()))
+                {
+                    Ok(parsed)
+                } else {
+                    Err(refused(
+                        "it is http, not on the upstream's own loopback address",
+                    ))
+                }
+            }
+            _ => Err(refused("it is not https")),
+        }
+    }
+
     /// The upstream's addresses when all of them are loopback; else none.
     async fn own_loopback(&self) -> Vec<IpAddr> {
         let Ok(url) = url::Url::parse(&self.upstream) else {

@@ -7,6 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+mod authorization_endpoint;
 mod config_errors;
 mod serve_lock;
 mod unowned;
