@@ -26,10 +26,24 @@ fn address(request: &Request) -> Option<IpAddr> {
     request.extensions().get::<ClientInfo>().map(|c| c.ip)
 }
 
+/// The quota key of an address: an IPv4 address itself (an IPv4-mapped
+/// IPv6 one too), an IPv6 address's /64, since one host holds a whole /64
+/// and would otherwise have 2^64 quotas.
+fn address_key(address: Option<IpAddr>) -> String {
+    match address.map(|ip| ip.to_canonical()) {
+        Some(IpAddr::V6(v6)) => {
+            let bits = u128::from(v6) & !((1u128 << 64) - 1);
+            format!("{}/64", std::net::Ipv6Addr::from(bits))
+        }
+        Some(ip) => ip.to_string(),
+        None => String::new(),
+    }
+}
+
 /// Spends one of the address's unauthenticated requests; `Some` refusal,
 /// naming the address and `what` was too many, once they are spent.
 fn spend(limits: &RateLimits, address: Option<IpAddr>, what: &str) -> Option<Response> {
-    let key = address.map(|ip| ip.to_string()).unwrap_or_default();
+    let key = address_key(address);
     let wait = limits.check_address(&key).err()?;
     Some(HttpError::TooManyRequests(wait, format!("too many {what} from {key}")).into_response())
 }
@@ -82,9 +96,7 @@ pub(super) async fn open_route(
     request: Request,
     next: Next,
 ) -> Response {
-    let key = address(&request)
-        .map(|ip| ip.to_string())
-        .unwrap_or_default();
+    let key = address_key(address(&request));
     let Err(wait) = limits.check_address(&key) else {
         return next.run(request).await;
     };
@@ -109,4 +121,19 @@ pub(super) fn over_quota(limits: &RateLimits, caller: &Caller) -> Option<Respons
     let wait = limits.check_caller(&caller.user).err()?;
     let message = format!("{} is over its request rate", caller.user);
     Some(HttpError::TooManyRequests(wait, message).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::address_key;
+
+    #[test]
+    fn an_ipv6_address_is_keyed_by_its_64() {
+        let key = |s: &str| address_key(Some(s.parse().unwrap()));
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_eq!(key("2001:db8:1:2:ffff::9"), key("2001:db8:1:2::1"));
+        assert_ne!(key("2001:db8:1:3::1"), key("2001:db8:1:2::1"));
+        assert_eq!(key("::ffff:203.0.113.7"), "203.0.113.7");
+        assert_eq!(key("203.0.113.7"), "203.0.113.7");
+    }
 }

@@ -55,6 +55,27 @@ impl Store {
         Ok(deleted)
     }
 
+    /// How many clients registered since `since_ms` count against the
+    /// registration cap: those that got a grant, and those registered since
+    /// `fresh_ms` (still in the middle of a sign-in). A flood of clients
+    /// never used then stops counting within minutes, not an hour.
+    pub async fn oauth_clients_counted(
+        &self,
+        since_ms: i64,
+        fresh_ms: i64,
+    ) -> Result<i64, StoreError> {
+        let row = sqlx::query(
+            "select count(*) as n from oauth_clients where created_ms >= $1 and \
+             (created_ms >= $2 or client_id in (select client_id from oauth_grants))",
+        )
+        .bind(since_ms)
+        .bind(fresh_ms)
+        .fetch_one(self.pool())
+        .await
+        .map_err(query_error("count OAuth clients"))?;
+        sqlx::Row::try_get(&row, "n").map_err(query_error("count OAuth clients"))
+    }
+
     /// How many clients registered since `since_ms`.
     pub async fn oauth_clients_since(&self, since_ms: i64) -> Result<i64, StoreError> {
         let row = sqlx::query("select count(*) as n from oauth_clients where created_ms >= $1")

@@ -9,6 +9,7 @@ use std::{
 
 mod authorization_endpoint;
 mod config_errors;
+mod registrations;
 mod serve_lock;
 mod unowned;
 

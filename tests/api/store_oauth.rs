@@ -209,6 +209,15 @@ async fn contract(store: &Store, clock: &ManualClock, backend: &str) {
     );
     // A registered client without a grant goes after a week.
     assert_eq!(store.oauth_clients_since(0).await.unwrap(), 1, "{backend}");
+    // Unused and no longer young, it no longer counts against the cap.
+    let fresh = store.now_ms() - 600_000;
+    let counted = store.oauth_clients_counted(0, fresh).await.unwrap();
+    assert_eq!(counted, 0, "{backend}");
+    assert_eq!(
+        store.oauth_clients_counted(0, 0).await.unwrap(),
+        1,
+        "{backend}"
+    );
     clock.advance(7 * 24 * 3600 * 1000);
     assert_eq!(
         store.purge_oauth().await.unwrap(),

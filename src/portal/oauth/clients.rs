@@ -26,6 +26,10 @@ const MAX_URI_LEN: usize = 2000;
 const MAX_NAME_LEN: usize = 200;
 /// Registrations `/register` takes in an hour, from everyone together.
 const MAX_REGISTRATIONS_PER_HOUR: i64 = 500;
+/// How long a registered client counts against that cap without a grant:
+/// long enough for a sign-in, short enough that a flood of unused clients
+/// locks real ones out for minutes, not the hour.
+const UNUSED_CLIENT_COUNTS_MS: i64 = 10 * 60 * 1000;
 
 /// A client as `/authorize` sees it.
 #[derive(Debug, Clone)]
@@ -292,9 +296,12 @@ pub(super) async fn register(
             "only the authorization_code and refresh_token grants are supported",
         ));
     }
-    // Registration is open to anyone: bounded per hour (unused clients are purged after a week).
-    let hour_ago = portal.store.now_ms() - 3_600_000;
-    if portal.store.oauth_clients_since(hour_ago).await? >= MAX_REGISTRATIONS_PER_HOUR {
+    // Registration is open to anyone: bounded per hour, counting only the
+    // clients used or still young (unused ones are purged after a week).
+    let now = portal.store.now_ms();
+    let (hour_ago, fresh) = (now - 3_600_000, now - UNUSED_CLIENT_COUNTS_MS);
+    let counted = portal.store.oauth_clients_counted(hour_ago, fresh).await?;
+    if counted >= MAX_REGISTRATIONS_PER_HOUR {
         return Err(OAuthError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "temporarily_unavailable",
