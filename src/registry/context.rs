@@ -13,8 +13,8 @@ use super::{CredentialUse, MemberSecrets, Scrubber};
 
 use crate::protocol::{Asked, Mrtr, StreamCloser};
 use crate::protocol::{
-    ClientCapabilities, InputRequests, InputResponses, LoggingLevel, McpError, Peer,
-    ProtocolVersion, RequestContext, RequestMetaObject, RoleServer,
+    CallToolResponse, ClientCapabilities, InputRequests, InputResponses, LoggingLevel, McpError,
+    Peer, ProtocolVersion, RequestContext, RequestMetaObject, RoleServer,
 };
 
 /// The authenticated caller, set by the auth layer on every request. The
@@ -274,11 +274,15 @@ impl CallContext {
         self.send_progress(ready).await;
     }
 
-    /// Sends the progress still held, once the call is done (before its result).
-    pub async fn finish_progress(&self) {
+    /// Sends the progress still held, once the call is done (before its
+    /// result, which is scrubbed as one text with it).
+    pub async fn finish_progress(&self, result: Option<&mut CallToolResponse>) {
         let held = {
             let mut state = self.progress.lock().unwrap_or_else(|e| e.into_inner());
-            state.take().map(|mut s| s.finish()).unwrap_or_default()
+            state
+                .take()
+                .map(|mut s| s.finish(result))
+                .unwrap_or_default()
         };
         self.send_progress(held).await;
     }

@@ -267,8 +267,8 @@ impl Registry {
         cx: &CallContext,
     ) -> Option<Result<CallToolResponse, McpError>> {
         let (provider, _) = self.tool(name)?;
-        let called = provider.call(name, arguments, cx).await;
-        cx.finish_progress().await;
+        let mut called = provider.call(name, arguments, cx).await;
+        cx.finish_progress(called.as_mut().ok()).await;
         Some(match called {
             Ok(response) => Ok(self.scrubber.result(response)),
             Err(error) => Err(self.scrubber.error(error)),

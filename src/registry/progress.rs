@@ -5,6 +5,7 @@
 //! too, so progress still only increases.
 
 use super::Scrubber;
+use crate::protocol::CallToolResponse;
 
 /// One `notifications/progress`, as the provider sent it.
 pub(super) struct Update {
@@ -64,10 +65,23 @@ impl ProgressScrub {
         self.scrubbed(ready)
     }
 
-    /// Everything still held, at the end of the call.
-    pub(super) fn finish(&mut self) -> Vec<Update> {
-        let held = std::mem::take(&mut self.held);
-        self.scrubbed(held)
+    /// Everything still held, at the end of the call, scrubbed as one text
+    /// with the text of `result` after it (issue 59): a secret begun in the
+    /// last messages and ended in the result is redacted in both.
+    pub(super) fn finish(&mut self, result: Option<&mut CallToolResponse>) -> Vec<Update> {
+        let mut held = std::mem::take(&mut self.held);
+        let Some(CallToolResponse::Complete(result)) = result else {
+            return self.scrubbed(held);
+        };
+        let texts: Vec<&str> = held.iter().map(Update::text).collect();
+        if let Some(clean) = self.scrubber.leading(&texts, &mut result.content) {
+            for (update, clean) in held.iter_mut().zip(clean) {
+                if update.message.is_some() {
+                    update.message = Some(clean);
+                }
+            }
+        }
+        held
     }
 
     fn scrubbed(&self, mut updates: Vec<Update>) -> Vec<Update> {

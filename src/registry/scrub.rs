@@ -14,6 +14,7 @@ use crate::protocol::{CallToolResponse, McpError};
 
 mod blocks;
 mod forms;
+mod skeleton;
 
 /// Shortest value treated as a secret; shorter ones would mangle ordinary text.
 const MIN_SECRET_LEN: usize = 4;
@@ -42,6 +43,8 @@ struct Patterns {
     replace: AhoCorasick,
     /// Every occurrence, overlapping ones too: those spanning a stream's cut.
     overlapping: AhoCorasick,
+    /// The forms' skeletons (`skeleton.rs`): other case, separators, escapes.
+    skeletons: Option<AhoCorasick>,
 }
 
 impl Scrubber {
@@ -64,6 +67,12 @@ impl Scrubber {
                 .build(&forms)
                 .expect("a few thousand short patterns fit the automaton")
         };
+        let mut skeletons: Vec<Vec<u8>> = (forms.iter())
+            .map(|form| skeleton::skeleton(form.as_bytes(), false).0)
+            .filter(|folded| folded.len() >= skeleton::MIN_LEN)
+            .collect();
+        skeletons.sort();
+        skeletons.dedup();
         let patterns = if forms.is_empty() {
             None
         } else {
@@ -76,6 +85,12 @@ impl Scrubber {
                 replace,
                 overlapping,
                 forms,
+                skeletons: (!skeletons.is_empty()).then(|| {
+                    AhoCorasick::builder()
+                        .match_kind(MatchKind::LeftmostLongest)
+                        .build(&skeletons)
+                        .expect("a few thousand short patterns fit the automaton")
+                }),
             }))
         };
         Self {
@@ -96,55 +111,74 @@ impl Scrubber {
 
     /// Whether any secret occurs in `bytes`, in any of its forms.
     fn holds_secret(&self, bytes: &[u8]) -> bool {
-        self.patterns
-            .as_ref()
-            .is_some_and(|p| p.replace.is_match(bytes))
-    }
-
-    /// Where the secrets are in `bytes`: start and end of each replaced.
-    pub(super) fn matches(&self, bytes: &[u8]) -> Vec<(usize, usize)> {
-        self.patterns.as_ref().map_or_else(Vec::new, |p| {
-            p.replace
-                .find_iter(bytes)
-                .map(|m| (m.start(), m.end()))
-                .collect()
+        self.patterns.as_ref().is_some_and(|p| {
+            p.replace.is_match(bytes)
+                || (p.skeletons.as_ref())
+                    .is_some_and(|s| s.is_match(&skeleton::skeleton(bytes, false).0))
         })
     }
 
-    pub fn text(&self, text: &str) -> String {
-        match &self.patterns {
-            Some(p) if p.replace.is_match(text) => {
-                let mut out = String::with_capacity(text.len());
-                p.replace.replace_all_with(text, &mut out, |_, _, out| {
-                    out.push_str(REDACTED);
-                    true
-                });
-                out
-            }
-            _ => text.to_owned(),
+    /// Where the secrets are in `bytes`: start and end of each replaced,
+    /// in order, overlapping ones merged.
+    pub(super) fn matches(&self, bytes: &[u8]) -> Vec<(usize, usize)> {
+        let Some(p) = &self.patterns else {
+            return Vec::new();
+        };
+        let mut found: Vec<(usize, usize)> =
+            (p.replace.find_iter(bytes).map(|m| (m.start(), m.end()))).collect();
+        if let Some(skeletons) = &p.skeletons
+            && skeletons.is_match(&skeleton::skeleton(bytes, false).0)
+        {
+            // Found: the skeleton again, with where each byte came from.
+            let (folded, spans) = skeleton::skeleton(bytes, true);
+            found.extend(skeletons.find_iter(&folded).map(|m| {
+                let (start, end) = (spans[m.start()].0, spans[m.end() - 1].1);
+                (start as usize, end as usize)
+            }));
+            found.sort_unstable();
+            found.dedup_by(|next, kept| {
+                let overlaps = next.0 < kept.1;
+                if overlaps {
+                    kept.1 = kept.1.max(next.1);
+                }
+                overlaps
+            });
         }
+        found
+    }
+
+    pub fn text(&self, text: &str) -> String {
+        let found = self.matches(text.as_bytes());
+        if found.is_empty() {
+            return text.to_owned();
+        }
+        String::from_utf8_lossy(&redact(text.as_bytes(), &found)).into_owned()
     }
 
     /// `bytes` with every secret replaced; they need not be UTF-8.
     fn bytes(&self, bytes: &[u8]) -> Vec<u8> {
-        match &self.patterns {
-            Some(p) if p.replace.is_match(bytes) => {
-                let mut out = Vec::with_capacity(bytes.len());
-                p.replace
-                    .replace_all_with_bytes(bytes, &mut out, |_, _, out| {
-                        out.extend_from_slice(REDACTED.as_bytes());
-                        true
-                    });
-                out
-            }
-            _ => bytes.to_vec(),
+        let found = self.matches(bytes);
+        if found.is_empty() {
+            return bytes.to_vec();
         }
+        redact(bytes, &found)
     }
 
     /// `texts` scrubbed as the one text they join into (a call's progress
     /// messages), each keeping its own part; `None` when they hold no secret.
     pub(super) fn pieces(&self, texts: &[&str]) -> Option<Vec<String>> {
         blocks::pieces(self, texts)
+    }
+
+    /// `before` (a call's last progress messages) and the text blocks of
+    /// `content` scrubbed as one text, the blocks in place: what is clean of
+    /// each `before` text, or `None` when nothing held a secret.
+    pub(super) fn leading(
+        &self,
+        before: &[&str],
+        content: &mut [crate::protocol::ContentBlock],
+    ) -> Option<Vec<String>> {
+        blocks::scrub_after(self, before, content)
     }
 
     /// Scrubs a stream that arrives in pieces (a process's output): see
@@ -268,6 +302,19 @@ impl Scrubber {
         }
         error
     }
+}
+
+/// `bytes` with each of the ordered, disjoint ranges `found` replaced.
+fn redact(bytes: &[u8], found: &[(usize, usize)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    for &(start, end) in found {
+        out.extend_from_slice(&bytes[at..start]);
+        out.extend_from_slice(REDACTED.as_bytes());
+        at = end;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    out
 }
 
 /// Scrubs output that arrives in pieces. What [`StreamScrub::push`] gives

@@ -10,6 +10,7 @@ use std::{
 mod authorization_endpoint;
 mod config_errors;
 mod registrations;
+mod scrub;
 mod serve_lock;
 mod unowned;
 

@@ -1,50 +1,56 @@
-//! A secret cut across a tool result's adjacent text blocks (issue 44 item
-//! 7): each block alone holds no secret, the text a client joins does.
+//! A secret cut across a tool result's text blocks (issue 44 item 7): each
+//! block alone holds no secret, the text a client joins does. A non-text
+//! block between them (an image, a link) does not part them (issue 59).
 
 use serde_json::Value;
 
 use super::Scrubber;
 use crate::protocol::ContentBlock;
 
-/// Whether some run of two or more adjacent text blocks, joined, holds a
-/// secret (a secret inside one block counts too: the caller scrubs anyway).
+/// Whether the text blocks of a result, joined in order, hold a secret
+/// (a secret inside one block counts too: the caller scrubs anyway).
 pub(super) fn any_joined(scrubber: &Scrubber, content: &[ContentBlock]) -> bool {
-    let mut joined = String::new();
-    let mut run = 0;
-    for block in content {
-        match block.as_text() {
-            Some(text) => {
-                joined.push_str(&text.text);
-                run += 1;
-            }
-            None => {
-                if run > 1 && scrubber.holds_secret(joined.as_bytes()) {
-                    return true;
-                }
-                joined.clear();
-                run = 0;
-            }
-        }
-    }
-    run > 1 && scrubber.holds_secret(joined.as_bytes())
+    let texts: Vec<&str> = (content.iter())
+        .filter_map(|block| Some(block.as_text()?.text.as_str()))
+        .collect();
+    texts.len() > 1 && scrubber.holds_secret(texts.concat().as_bytes())
 }
 
-/// Scrubs each run of adjacent text blocks of a result's wire form as one
-/// text: a secret spanning blocks is replaced in the block it starts in and
-/// removed from the rest.
+/// Scrubs the text blocks of a result's wire form as one text: a secret
+/// spanning blocks is replaced in the block it starts in and removed from
+/// the rest.
 pub(super) fn scrub_joined(scrubber: &Scrubber, result: &mut Value) {
     let Some(content) = result.get_mut("content").and_then(Value::as_array_mut) else {
         return;
     };
-    let mut run: Vec<&mut String> = Vec::new();
+    let run: Vec<&mut String> = (content.iter_mut())
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|block| match block.get_mut("text") {
+            Some(Value::String(text)) => Some(text),
+            _ => None,
+        })
+        .collect();
+    scrub_run(scrubber, run);
+}
+
+/// Scrubs the text blocks of `content` (in place) as one text with the
+/// `before` texts in front (a call's last progress messages): what is
+/// clean of each `before` text, or `None` when nothing held a secret.
+pub(super) fn scrub_after(
+    scrubber: &Scrubber,
+    before: &[&str],
+    content: &mut [ContentBlock],
+) -> Option<Vec<String>> {
+    let mut texts: Vec<&str> = before.to_vec();
+    texts.extend((content.iter()).filter_map(|block| Some(block.as_text()?.text.as_str())));
+    let mut clean = pieces(scrubber, &texts)?.into_iter();
+    let before: Vec<String> = clean.by_ref().take(before.len()).collect();
     for block in content.iter_mut() {
-        let is_text = block.get("type").and_then(Value::as_str) == Some("text");
-        match block.get_mut("text") {
-            Some(Value::String(text)) if is_text => run.push(text),
-            _ => scrub_run(scrubber, std::mem::take(&mut run)),
+        if let ContentBlock::Text(text) = block {
+            text.text = clean.next().unwrap_or_default();
         }
     }
-    scrub_run(scrubber, run);
+    Some(before)
 }
 
 fn scrub_run(scrubber: &Scrubber, run: Vec<&mut String>) {

@@ -40,6 +40,16 @@ pub(super) fn forms(secret: &str) -> Vec<String> {
             forms.push(ended.trim_end_matches('=').to_owned());
         }
     }
+    // base32 (RFC 4648) at each of the five alignments of its 5-byte
+    // groups: the characters only the secret determines (any case, and
+    // wrapped, through the skeleton).
+    for lead in 0..5 {
+        let mut data = vec![0u8; lead];
+        data.extend_from_slice(bytes);
+        let encoded = data_encoding::BASE32.encode(&data);
+        let (start, end) = ((8 * lead).div_ceil(5), 8 * (lead + bytes.len()) / 5);
+        forms.push(encoded[start..end].to_owned());
+    }
     forms.sort();
     forms.dedup();
     forms
@@ -63,6 +73,13 @@ mod tests {
                 let unpadded = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&data);
                 assert!(holds(&unpadded), "{data:?}");
             }
+        }
+        for lead in ["", "a", "ab", "abc", "abcd"] {
+            let data = format!("{lead}{secret}z");
+            assert!(
+                holds(&data_encoding::BASE32.encode(data.as_bytes())),
+                "{data:?}"
+            );
         }
         assert!(holds(&hex::encode(format!("x{secret}y"))));
         assert!(holds(&hex::encode_upper(secret)));
