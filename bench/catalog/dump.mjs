@@ -60,7 +60,11 @@ for (const [key, s] of Object.entries(SERVERS)) {
   });
   let stderr = '';
   transport.stderr?.on('data', (d) => { stderr += d; });
-  const client = new Client({ name: 'teamgate-catalog-dump', version: '1.0.0' });
+  // The capabilities teamgate declares toward upstreams (src/upstream/client.rs): the everything
+  // server lists four more tools to a client that can answer elicitation, sampling and roots.
+  // No handler is set, so a request the server sends is refused, as teamgate refuses one outside a call.
+  const client = new Client({ name: 'teamgate-catalog-dump', version: '1.0.0' },
+    { capabilities: { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} } });
   try {
     await client.connect(transport, { timeout: 60000 });
     const tools = [];
