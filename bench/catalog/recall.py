@@ -11,7 +11,7 @@ Against a running teamgate with `[mcp] discovery = "search"` fronting the catalo
   * prints recall@1, recall@3, the misses, and the p50/p95 latency of the search_tools calls.
 
 Standard library only. Usage:
-  python3 bench/catalog/recall.py [--url http://127.0.0.1:8080/mcp] [--token T | env TEAMGATE_TOKEN]
+  python3 bench/catalog/recall.py [--url http://127.0.0.1:8091/mcp] [--token T | env TEAMGATE_TOKEN]
       [--upstreams github,gitlab,fs,...|key=name,...] [--tasks FILE] [--limit 3] [--repeat N]
       [--full-url URL] [--json OUT] [--min-recall3 0.9]
 An upstream given as key=name means the tasks' `key_` tools are offered by teamgate as `name_`.
@@ -220,7 +220,7 @@ def full_list_bytes_offline(mapping):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--url", default="http://127.0.0.1:8080/mcp")
+    ap.add_argument("--url", default="http://127.0.0.1:8091/mcp")
     ap.add_argument("--token", default=os.environ.get("TEAMGATE_TOKEN"), help="bearer token (none: no header)")
     ap.add_argument("--upstreams", default=",".join(KEYS), help="keys (or key=name) of the upstreams behind teamgate")
     ap.add_argument("--tasks", default=os.path.join(HERE, "tasks.json"))
