@@ -5,3 +5,4 @@
 //! with or out-bids another upstream's, or by another spelling (item 2).
 
 mod names;
+mod resources;
