@@ -143,48 +143,39 @@ fn without_dots(path: &str) -> String {
     kept.join("/")
 }
 
-/// Templates longer than this (product of both lengths) are taken to
-/// overlap rather than compared, which would cost too much.
-const MAX_COMPARED: usize = 1 << 20;
-
 /// Whether some URI matches both templates (as `matches` reads them): a
-/// URI two upstreams' templates can both serve belongs to neither.
+/// URI two upstreams' templates can both serve belongs to neither. With a
+/// variable in each, one does exactly when their literal starts agree (one
+/// begins the other) and so do their literal ends: the start, every middle
+/// literal of both, and the end, in a row, is such a URI.
 pub(super) fn overlap(a: &str, b: &str) -> bool {
-    let (a, b) = (pattern(a), pattern(b));
-    if a.len().saturating_mul(b.len()) > MAX_COMPARED {
-        return true;
-    }
-    // can[i][j]: some string matches both a[i..] and b[j..].
-    let mut can = vec![vec![false; b.len() + 1]; a.len() + 1];
-    for i in (0..=a.len()).rev() {
-        for j in (0..=b.len()).rev() {
-            can[i][j] = match (a.get(i), b.get(j)) {
-                (None, None) => true,
-                (Some(None), _) => can[i + 1][j] || (j < b.len() && can[i][j + 1]),
-                (_, Some(None)) => can[i][j + 1] || (i < a.len() && can[i + 1][j]),
-                (Some(Some(x)), Some(Some(y))) => x == y && can[i + 1][j + 1],
-                _ => false,
-            };
+    let (x, y) = (literals(a), literals(b));
+    match (x.as_slice(), y.as_slice()) {
+        ([_], [_]) => a == b,
+        ([_], _) => matches(b, a),
+        (_, [_]) => matches(a, b),
+        ([x_first, .., x_last], [y_first, .., y_last]) => {
+            (x_first.starts_with(y_first) || y_first.starts_with(x_first))
+                && (x_last.ends_with(y_last) || y_last.ends_with(x_last))
         }
+        _ => false,
     }
-    can[0][0]
 }
 
-/// A template as bytes, `None` for each `{...}` (a template with an
-/// unclosed one is all literal, as `matches` reads it).
-fn pattern(template: &str) -> Vec<Option<u8>> {
-    let mut out = Vec::new();
+/// The literal parts of `template` around its `{...}` expressions; the
+/// whole of it when it has none or one is not closed (then it is a URI).
+fn literals(template: &str) -> Vec<&str> {
+    let mut literals = Vec::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         let Some(close) = rest[open..].find('}') else {
-            return template.bytes().map(Some).collect();
+            return vec![template];
         };
-        out.extend(rest[..open].bytes().map(Some));
-        out.push(None);
+        literals.push(&rest[..open]);
         rest = &rest[open + close + 1..];
     }
-    out.extend(rest.bytes().map(Some));
-    out
+    literals.push(rest);
+    literals
 }
 
 /// Whether `uri` is in teamgate's `upstream://` scheme, where each
@@ -198,26 +189,10 @@ pub(super) fn reserved(uri: &str) -> bool {
 /// Whether `uri` is one `template` describes: its literal parts in order,
 /// each `{...}` standing for anything (nothing included) up to the next one.
 pub(super) fn matches(template: &str, uri: &str) -> bool {
-    let mut literals = Vec::new();
-    let mut rest = template;
-    loop {
-        match rest.find('{') {
-            None => {
-                literals.push(rest);
-                break;
-            }
-            Some(open) => {
-                literals.push(&rest[..open]);
-                let Some(close) = rest[open..].find('}') else {
-                    return template == uri;
-                };
-                rest = &rest[open + close + 1..];
-            }
-        }
-    }
+    let literals = literals(template);
     let (first, last, middle) = match literals.as_slice() {
-        [] | [_] => return template == uri,
         [first, between @ .., last] => (*first, *last, between),
+        _ => return template == uri,
     };
     let Some(mut left) = uri.strip_prefix(first) else {
         return false;
@@ -291,6 +266,9 @@ mod tests {
         assert!(!overlap("mem://docs/{id}", "mem://notes/{id}"));
         assert!(!overlap("x{v}y", "x{w}z"));
         assert!(!overlap("plain://x", "plain://y") && overlap("plain://x", "plain://x"));
+        assert!(overlap("plain://x", "plain://{y}") && !overlap("plain://x", "other://{y}"));
+        assert!(overlap("broken://{x", "broken://{y}") && !overlap("broken://{x", "b://{y}"));
+        assert!(overlap("ab{x}", "{y}ba"));
     }
 
     #[test]
