@@ -197,7 +197,10 @@ impl Upstreams {
             }
         }
         // Before any new upstream lists (and pins) its tools.
-        *self.configured.lock().expect("configured lock") = configs.to_vec();
+        let link = |name: &String| (fresh.get(name).or_else(|| running.get(name))).map(|r| &r.link);
+        let weak = |c: &UpstreamConfig| link(&c.name).map(Arc::downgrade).unwrap_or_default();
+        let configured = configs.iter().map(|c| (c.clone(), weak(c))).collect();
+        *self.configured.lock().expect("configured lock") = configured;
         let mut next = HashMap::new();
         for config in configs {
             let entry = match fresh.remove(&config.name) {

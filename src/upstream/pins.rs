@@ -5,10 +5,11 @@
 //! operator approves the new definition (`teamgate upstreams approve`), so a
 //! server cannot rewrite a description members' agents already trust.
 //!
-//! A name belongs to the upstream that pinned it first: a tool seen for the
+//! A name belongs to the upstream that had it first: a tool seen for the
 //! first time whose exposed name (regardless of case) another configured
-//! upstream has pinned is a claim, withheld the same way until approved, so
-//! an upstream cannot take over another's tool name by listing it later.
+//! upstream has pinned, or lists and offers, is a claim, withheld the same
+//! way until approved, so an upstream cannot take over another's tool name
+//! by listing it later.
 //!
 //! Approvals are made by another process (the CLI) in the database, so each
 //! replica polls while it withholds something: one query a second per such
@@ -16,7 +17,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, Weak},
     time::Duration,
 };
 
@@ -25,6 +26,7 @@ use rmcp::model::Tool;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::link::Link;
 use crate::config::UpstreamConfig;
 
 /// How often a replica that withholds tools looks for their approval.
@@ -90,9 +92,10 @@ pub trait Pins: Send + Sync {
     }
 }
 
-/// Every configured upstream (set at each reconcile): whose pinned names a
-/// tool seen for the first time may claim.
-pub(super) type Configured = Arc<Mutex<Vec<UpstreamConfig>>>;
+/// Every configured upstream (set at each reconcile) and its connection:
+/// whose names a tool seen for the first time may claim. Weak: a link owns
+/// its pinning.
+pub(super) type Configured = Arc<Mutex<Vec<(UpstreamConfig, Weak<Link>)>>>;
 
 /// One upstream's pinning: which of its tools are withheld right now.
 pub(super) struct Pinning {
@@ -203,9 +206,10 @@ impl Pinning {
         Ok(withheld)
     }
 
-    /// The other configured upstream that has pinned (not merely claimed) a
-    /// tool exposed under the name this upstream's `tool` would have,
-    /// compared regardless of case. `owners` caches every such name once
+    /// The other configured upstream that has pinned (not merely claimed),
+    /// or lists and offers, a tool exposed under the name this upstream's
+    /// `tool` would have, compared regardless of case (listing covers an
+    /// owner with `pin = false`). `owners` caches every such name once
     /// per review, read only when a tool is seen for the first time.
     async fn owner(
         &self,
@@ -214,17 +218,28 @@ impl Pinning {
         tool: &str,
     ) -> anyhow::Result<Option<String>> {
         let configured = self.configured.lock().expect("configured lock").clone();
-        let Some(me) = configured.iter().find(|c| c.name == self.upstream) else {
+        let Some((me, _)) = configured.iter().find(|(c, _)| c.name == self.upstream) else {
             return Ok(None);
         };
         if owners.is_none() {
             let mut names = Vec::new();
-            for other in configured.iter().filter(|c| c.name != self.upstream) {
-                for (name, pin) in pins.pinned(&other.name).await? {
-                    if pin.claim.is_none() {
-                        names.push((other.exposed(&name).to_lowercase(), other.name.clone()));
-                    }
+            for (other, link) in configured.iter().filter(|(c, _)| c.name != self.upstream) {
+                let mut theirs: Vec<String> = (pins.pinned(&other.name).await?.into_iter())
+                    .filter(|(_, pin)| pin.claim.is_none())
+                    .map(|(name, _)| name)
+                    .collect();
+                if let Some(link) = link.upgrade() {
+                    let listed = link
+                        .current
+                        .lock()
+                        .expect("upstream state lock")
+                        .tools
+                        .clone();
+                    let offered = listed.iter().filter(|t| !link.pins.withholds(&t.name));
+                    theirs.extend(offered.map(|t| t.name.to_string()));
                 }
+                let exposed = theirs.iter().map(|name| other.exposed(name).to_lowercase());
+                names.extend(exposed.map(|name| (name, other.name.clone())));
             }
             *owners = Some(names);
         }
