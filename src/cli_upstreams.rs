@@ -20,7 +20,8 @@ pub enum UpstreamsCommand {
     /// Each configured upstream: transport, auth (configured, and whether
     /// members' OAuth is in use: teamgate registered at the server or
     /// members connected), whether it pins, how many tool definitions are
-    /// pinned, the tools awaiting approval (what changed), and the tools a
+    /// pinned, the tools awaiting approval (what changed, or the exposed name
+    /// they claim that another upstream had first), and the tools a
     /// running server does not offer (a name outside [A-Za-z0-9_.-]{1,128},
     /// listed twice, or taken by a tool listed before it).
     List {
@@ -104,12 +105,12 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
                     .map(|(row, pending)| {
                         json!({"tool": row.tool, "changed": changed_fields(&row.definition, &pending.definition),
                             "pinned": parse(&row.definition), "pending": parse(&pending.definition),
-                            "changedMs": pending.changed_ms})
+                            "changedMs": pending.changed_ms, "claims": claimed(upstream, row)})
                     })
                     .collect();
                 json!({"name": upstream.name, "transport": transport(upstream), "auth": auth.configured,
                     "oauthInUse": auth.in_use, "membersConnected": auth.connected, "pin": upstream.pin,
-                    "pinned": pins.len(), "awaiting": awaiting, "dropped": dropped})
+                    "pinned": pinned(pins), "awaiting": awaiting, "dropped": dropped})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -126,9 +127,17 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
     ]);
     for (upstream, pins, auth, dropped) in &listed {
         let waiting: Vec<String> = awaiting(pins)
-            .map(|(row, pending)| {
-                let fields = changed_fields(&row.definition, &pending.definition);
-                format!("{} ({})", row.tool, fields.join(", "))
+            .map(|(row, pending)| match claimed(upstream, row) {
+                Value::Null => {
+                    let fields = changed_fields(&row.definition, &pending.definition);
+                    format!("{} ({})", row.tool, fields.join(", "))
+                }
+                claim => format!(
+                    "{} (claims the name {}, {}'s first)",
+                    row.tool,
+                    claim["name"].as_str().unwrap_or_default(),
+                    claim["owner"].as_str().unwrap_or_default()
+                ),
             })
             .collect();
         table.row(vec![
@@ -136,7 +145,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
             transport(upstream),
             auth.shown(),
             if upstream.pin { "on" } else { "off" }.into(),
-            pins.len().to_string(),
+            pinned(pins).to_string(),
             if waiting.is_empty() {
                 "-".into()
             } else {
@@ -232,7 +241,9 @@ async fn approve(
     }
     store.append_audit(&records).await?;
     if !upstream.pin {
-        eprintln!("note: upstream {name} has pin = false; its changes pass through anyway");
+        eprintln!(
+            "note: upstream {name} has pin = false; its changed definitions pass through anyway (names claimed from another upstream do not)"
+        );
     }
     eprintln!("running servers offer the approved definitions within a couple of seconds");
     Ok(())
@@ -267,6 +278,20 @@ fn shown_dropped(dropped: &[Value]) -> String {
 fn awaiting(pins: &[PinRow]) -> impl Iterator<Item = (&PinRow, &crate::store::Pending)> {
     pins.iter()
         .filter_map(|row| row.pending.as_ref().map(|pending| (row, pending)))
+}
+
+/// `{"name": exposed name, "owner": upstream}` of a tool withheld for
+/// claiming a name another upstream had first; null for any other pin.
+fn claimed(upstream: &UpstreamConfig, row: &PinRow) -> Value {
+    match &row.claim {
+        Some(owner) => json!({"name": upstream.exposed(&row.tool), "owner": owner}),
+        None => Value::Null,
+    }
+}
+
+/// How many definitions are pinned (a withheld claim has none yet).
+fn pinned(pins: &[PinRow]) -> usize {
+    pins.iter().filter(|row| row.claim.is_none()).count()
 }
 
 /// How the upstream is reached; a URL without credentials or query.

@@ -16,6 +16,7 @@ fn pinned(row: PinRow) -> Pinned {
     Pinned {
         hash: row.hash,
         pending: row.pending.map(|p| p.hash),
+        claim: row.claim,
     }
 }
 
@@ -37,6 +38,16 @@ impl Pins for StorePins {
         definition: &str,
     ) -> anyhow::Result<Pinned> {
         Ok(pinned(self.0.pin(upstream, tool, hash, definition).await?))
+    }
+
+    async fn claim(
+        &self,
+        upstream: &str,
+        tool: &str,
+        owner: &str,
+        pending: (&str, &str),
+    ) -> anyhow::Result<Pinned> {
+        Ok(pinned(self.0.claim(upstream, tool, owner, pending).await?))
     }
 
     async fn set_pending(

@@ -155,7 +155,8 @@ pub(super) async fn end_session(
     Ok(back_to("/portal/admin/sessions"))
 }
 
-/// `GET /portal/admin/upstreams`: each upstream's tools awaiting approval.
+/// `GET /portal/admin/upstreams`: each upstream's tools awaiting approval
+/// (a changed definition, or a name another upstream had first).
 pub(super) async fn upstreams(
     State(portal): State<Arc<Portal>>,
     member: Member,
@@ -163,26 +164,27 @@ pub(super) async fn upstreams(
     member.require_admin()?;
     let mut listed = Vec::new();
     for upstream in &portal.config.upstreams {
-        listed.push((
-            upstream.name.clone(),
-            upstream.pin,
-            portal.store.pins(Some(&upstream.name)).await?,
-        ));
+        listed.push((upstream, portal.store.pins(Some(&upstream.name)).await?));
     }
     Ok(page(
         "Upstream approvals",
         Some(&member),
         html! {
             @if listed.is_empty() { p.muted { "No upstream servers are configured." } }
-            @for (name, pin, pins) in &listed {
+            @for (upstream, pins) in &listed {
+                @let name = &upstream.name;
                 h2 { (name) }
-                p.muted { (pins.len()) " tool definitions pinned" @if !pin { " (pin = false: changes pass through)" } }
+                p.muted { (pins.iter().filter(|r| r.claim.is_none()).count()) " tool definitions pinned" @if !upstream.pin { " (pin = false: changes pass through)" } }
                 @for row in pins.iter().filter(|r| r.pending.is_some()) {
                     form.inline method="post" action="/portal/admin/upstreams/approve" {
                         (csrf(&member))
                         input type="hidden" name="upstream" value=(name);
                         input type="hidden" name="tool" value=(row.tool);
-                        code { (row.tool) } " changed " (time(row.pending.as_ref().map(|p| p.changed_ms))) " "
+                        code { (row.tool) }
+                        @if let Some(owner) = &row.claim {
+                            " claims the name " code { (upstream.exposed(&row.tool)) } ", " (owner) "'s first, "
+                        } @else { " changed " }
+                        (time(row.pending.as_ref().map(|p| p.changed_ms))) " "
                         button type="submit" { "Approve" }
                     }
                     details { summary { "pinned and new definitions" }

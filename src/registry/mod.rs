@@ -82,24 +82,29 @@ impl RegistryBuilder {
 
     /// Indexes every provider. A name must mean one thing: an upstream
     /// server's tool or prompt whose name a provider registered before it
-    /// has is left out (the tool's provider is told, `clashed`), so one
+    /// has (a tool's regardless of case, so no look-alike) is left out (the tool's provider is told, `clashed`), so one
     /// upstream's clash changes nothing else; any other duplicate is a
     /// configuration error.
     pub fn build(self) -> Result<Registry, RegistryError> {
         let sources = self.clone();
         let mut tools = Vec::new();
         let mut tool_index = HashMap::new();
+        let mut folded = std::collections::HashSet::new();
         for provider in &self.tools {
             let mut clashed = Vec::new();
             for tool in provider.tools() {
                 let name = tool.name.to_string();
-                if tool_index.contains_key(&name) {
-                    match provider.origin(&name) {
-                        Some(_) => clashed.push(name),
-                        None => return Err(RegistryError::Duplicate("tool", name)),
+                let upstream = provider.origin(&name).is_some();
+                if tool_index.contains_key(&name)
+                    || (upstream && folded.contains(&name.to_lowercase()))
+                {
+                    match upstream {
+                        true => clashed.push(name),
+                        false => return Err(RegistryError::Duplicate("tool", name)),
                     }
                     continue;
                 }
+                folded.insert(name.to_lowercase());
                 tool_index.insert(name, (provider.clone(), tools.len()));
                 tools.push(tool);
             }

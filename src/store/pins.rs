@@ -21,6 +21,9 @@ pub struct PinRow {
     pub pinned_ms: i64,
     /// A different definition seen since, awaiting approval.
     pub pending: Option<Pending>,
+    /// The upstream that offered this tool's exposed name first, while the
+    /// claim awaits approval (`hash` is then empty: nothing approved yet).
+    pub claim: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +40,8 @@ pub struct Pending {
 ///   saw the tool first) and returns the row as stored afterwards.
 /// - `set_pending` records (or, with `None`, forgets) a changed definition
 ///   of a pinned tool; false when the tool has no pin.
+/// - `claim` records a tool whose exposed name upstream `owner` offered
+///   first: no approved definition, the seen one pending; kept like `pin`.
 /// - `approve` makes each pending definition of `upstream` (of `tool` only,
 ///   when given) the pinned one and returns the approved tools' names.
 /// - `pins` lists pins, of one upstream or all, ordered by upstream and tool.
@@ -55,12 +60,19 @@ pub trait PinRepo: Send + Sync {
         tool: &str,
         pending: Option<(&str, &str)>,
     ) -> Result<bool, StoreError>;
+    async fn claim(
+        &self,
+        upstream: &str,
+        tool: &str,
+        owner: &str,
+        pending: (&str, &str),
+    ) -> Result<PinRow, StoreError>;
     async fn approve(&self, upstream: &str, tool: Option<&str>) -> Result<Vec<String>, StoreError>;
     async fn pins(&self, upstream: Option<&str>) -> Result<Vec<PinRow>, StoreError>;
 }
 
 const COLUMNS: &str = "upstream, tool, hash, definition, pinned_ms, pending_hash, \
-    pending_definition, changed_ms";
+    pending_definition, changed_ms, claim";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<PinRow, sqlx::Error> {
     let pending_hash: Option<String> = row.try_get("pending_hash")?;
@@ -83,6 +95,7 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<PinRow, sqlx::Error> {
         definition: row.try_get("definition")?,
         pinned_ms: row.try_get("pinned_ms")?,
         pending,
+        claim: row.try_get("claim")?,
     })
 }
 
@@ -97,7 +110,8 @@ impl PinRepo for Store {
     ) -> Result<PinRow, StoreError> {
         let error = query_error("pin an upstream tool");
         sqlx::query(&format!(
-            "insert into upstream_pins ({COLUMNS}) values ($1, $2, $3, $4, $5, null, null, null) \
+            "insert into upstream_pins ({COLUMNS}) \
+             values ($1, $2, $3, $4, $5, null, null, null, null) \
              on conflict (upstream, tool) do nothing"
         ))
         .bind(upstream)
@@ -117,6 +131,33 @@ impl PinRepo for Store {
         .await
         .map_err(error)?;
         from_row(&row).map_err(error)
+    }
+
+    async fn claim(
+        &self,
+        upstream: &str,
+        tool: &str,
+        owner: &str,
+        (hash, definition): (&str, &str),
+    ) -> Result<PinRow, StoreError> {
+        let error = query_error("record an upstream tool's claim of a name");
+        let now = self.now_ms();
+        sqlx::query(&format!(
+            "insert into upstream_pins ({COLUMNS}) values ($1, $2, '', '', $3, $4, $5, $3, $6) \
+             on conflict (upstream, tool) do nothing"
+        ))
+        .bind(upstream)
+        .bind(tool)
+        .bind(now)
+        .bind(hash)
+        .bind(definition)
+        .bind(owner)
+        .execute(self.writer())
+        .await
+        .map_err(error)?;
+        let rows = self.pins(Some(upstream)).await?;
+        let row = rows.into_iter().find(|row| row.tool == tool);
+        row.ok_or_else(|| error(sqlx::Error::RowNotFound))
     }
 
     async fn set_pending(
@@ -147,8 +188,8 @@ impl PinRepo for Store {
     async fn approve(&self, upstream: &str, tool: Option<&str>) -> Result<Vec<String>, StoreError> {
         let error = query_error("approve an upstream tool's definition");
         let set = "update upstream_pins set hash = pending_hash, definition = pending_definition, \
-             pinned_ms = $1, pending_hash = null, pending_definition = null, changed_ms = null \
-             where upstream = $2 and pending_hash is not null";
+             pinned_ms = $1, pending_hash = null, pending_definition = null, changed_ms = null, \
+             claim = null where upstream = $2 and pending_hash is not null";
         let query = match tool {
             Some(_) => format!("{set} and tool = $3 returning tool"),
             None => format!("{set} returning tool"),

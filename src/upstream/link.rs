@@ -165,7 +165,7 @@ impl Link {
             scrubber,
             Arc::new(|| {}),
             self.on_call.clone(),
-            super::pins::Pinning::new(&self.config.name, None),
+            super::pins::Pinning::new(&self.config.name, (None, false), Default::default()),
         );
         (link.legacy).store(self.legacy.load(Ordering::Relaxed), Ordering::Relaxed);
         let _ = link.parent.set(Arc::downgrade(self));

@@ -78,6 +78,8 @@ pub struct Upstreams {
     bus: Arc<OnceLock<ChangeBus>>,
     /// Where tool definitions are pinned; `None`: nowhere (no database).
     pins: Option<Arc<dyn Pins>>,
+    /// Every configured upstream, for the pins' name claims.
+    configured: pins::Configured,
     /// Upstreams found to want members' OAuth, shared with the portal.
     oauth: MemberOauth,
     /// Members' tokens, to list an OAuth upstream over a member's connection.
@@ -119,6 +121,7 @@ impl Upstreams {
             neighbours: Arc::default(),
             bus: Arc::default(),
             pins: None,
+            configured: Arc::default(),
             oauth: MemberOauth::default(),
             secrets: None,
         }
@@ -193,6 +196,11 @@ impl Upstreams {
                 fresh.insert(config.name.clone(), self.start(config, slots)?);
             }
         }
+        // Before any new upstream lists (and pins) its tools.
+        let link = |name: &String| (fresh.get(name).or_else(|| running.get(name))).map(|r| &r.link);
+        let weak = |c: &UpstreamConfig| link(&c.name).map(Arc::downgrade).unwrap_or_default();
+        let configured = configs.iter().map(|c| (c.clone(), weak(c))).collect();
+        *self.configured.lock().expect("configured lock") = configured;
         let mut next = HashMap::new();
         for config in configs {
             let entry = match fresh.remove(&config.name) {
@@ -313,7 +321,11 @@ impl Upstreams {
             Scrubber::new(secrets.clone()),
             changed,
             self.on_call.clone(),
-            pins::Pinning::new(&config.name, self.pins.clone().filter(|_| config.pin)),
+            pins::Pinning::new(
+                &config.name,
+                (self.pins.clone(), config.pin),
+                self.configured.clone(),
+            ),
         );
         link.dropped.report_to(&config.name, self.pins.clone());
         let provider = tools::UpstreamTools::new(link.clone(), members.clone())

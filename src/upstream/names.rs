@@ -1,7 +1,7 @@
 //! An upstream's tool names, checked as they are listed: a name outside
 //! `[A-Za-z0-9_.-]{1,128}` (markup, 3,000 characters, spaces, non-ASCII)
 //! is dropped, so it never reaches a client's screen or model, and so is a
-//! name the server lists more than once, every copy of it (which of the
+//! name the server lists more than once (regardless of case), every copy of it (which of the
 //! definitions a call would reach is the server's choice, not the one
 //! pinned or shown). Each drop is a warning naming the upstream and the
 //! name, cut short and escaped.
@@ -53,12 +53,19 @@ pub(super) fn checked(upstream: &str, mut tools: Vec<Tool>) -> (Vec<Tool>, Vec<D
         }
         ok
     });
+    // `Foo` and `foo` are one name to a member reading the list.
     let mut copies: HashMap<String, usize> = HashMap::new();
     for tool in &tools {
-        *copies.entry(tool.name.to_string()).or_default() += 1;
+        *copies.entry(tool.name.to_lowercase()).or_default() += 1;
     }
-    tools.retain(|tool| copies[tool.name.as_ref()] == 1);
-    let mut twice: Vec<_> = copies.into_iter().filter(|(_, n)| *n > 1).collect();
+    let mut twice: Vec<(String, usize)> = Vec::new();
+    tools.retain(|tool| {
+        let n = copies[&tool.name.to_lowercase()];
+        if n > 1 && !twice.iter().any(|(t, _)| t == tool.name.as_ref()) {
+            twice.push((tool.name.to_string(), n));
+        }
+        n == 1
+    });
     twice.sort();
     for (name, copies) in twice {
         tracing::warn!(%upstream, tool = %name, copies, "the upstream listed a tool name more than once; every copy dropped");

@@ -5,13 +5,19 @@
 //! operator approves the new definition (`teamgate upstreams approve`), so a
 //! server cannot rewrite a description members' agents already trust.
 //!
+//! A name belongs to the upstream that had it first: a tool seen for the
+//! first time whose exposed name (regardless of case) another configured
+//! upstream has pinned, or lists and offers, is a claim, withheld the same
+//! way until approved, so an upstream cannot take over another's tool name
+//! by listing it later.
+//!
 //! Approvals are made by another process (the CLI) in the database, so each
 //! replica polls while it withholds something: one query a second per such
 //! upstream, on SQLite (no change relay) and PostgreSQL alike.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, Weak},
     time::Duration,
 };
 
@@ -19,6 +25,9 @@ use async_trait::async_trait;
 use rmcp::model::Tool;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use super::link::Link;
+use crate::config::UpstreamConfig;
 
 /// How often a replica that withholds tools looks for their approval.
 const APPROVAL_POLL: Duration = Duration::from_secs(1);
@@ -40,6 +49,9 @@ pub struct Pinned {
     pub hash: String,
     /// The hash of a changed definition awaiting approval.
     pub pending: Option<String>,
+    /// The upstream that had the tool's exposed name first, while this
+    /// claim of it awaits approval.
+    pub claim: Option<String>,
 }
 
 /// Where pins are kept, and the tools not offered recorded (`app`
@@ -57,6 +69,15 @@ pub trait Pins: Send + Sync {
         hash: &str,
         definition: &str,
     ) -> anyhow::Result<Pinned>;
+    /// Records a tool first seen whose exposed name `owner` has: nothing
+    /// approved, (hash, definition) pending; kept like `pin`.
+    async fn claim(
+        &self,
+        upstream: &str,
+        tool: &str,
+        owner: &str,
+        pending: (&str, &str),
+    ) -> anyhow::Result<Pinned>;
     /// Records (hash, definition) of a changed definition, or forgets it.
     async fn set_pending(
         &self,
@@ -71,11 +92,20 @@ pub trait Pins: Send + Sync {
     }
 }
 
+/// Every configured upstream (set at each reconcile) and its connection:
+/// whose names a tool seen for the first time may claim. Weak: a link owns
+/// its pinning.
+pub(super) type Configured = Arc<Mutex<Vec<(UpstreamConfig, Weak<Link>)>>>;
+
 /// One upstream's pinning: which of its tools are withheld right now.
 pub(super) struct Pinning {
     upstream: String,
-    /// `None`: pinning is off for this upstream (`pin = false`, or no store).
+    /// `None`: no store, nothing withheld.
     pins: Option<Arc<dyn Pins>>,
+    /// `pin = false`: definitions pass through unpinned; claims of another
+    /// upstream's names are withheld still.
+    pin: bool,
+    configured: Configured,
     /// Withheld tools and the hash of the definition seen; `None` while the
     /// definitions could not be checked (the store did not answer): then
     /// every tool is withheld.
@@ -83,7 +113,11 @@ pub(super) struct Pinning {
 }
 
 impl Pinning {
-    pub(super) fn new(upstream: &str, pins: Option<Arc<dyn Pins>>) -> Self {
+    pub(super) fn new(
+        upstream: &str,
+        (pins, pin): (Option<Arc<dyn Pins>>, bool),
+        configured: Configured,
+    ) -> Self {
         let withheld = if pins.is_some() {
             None
         } else {
@@ -92,6 +126,8 @@ impl Pinning {
         Self {
             upstream: upstream.to_owned(),
             pins,
+            pin,
+            configured,
             withheld: Mutex::new(withheld),
         }
     }
@@ -128,13 +164,24 @@ impl Pinning {
         let upstream = self.upstream.as_str();
         let pinned = pins.pinned(upstream).await?;
         let mut withheld = HashMap::new();
+        let mut owners = None;
         for tool in tools {
             let name = tool.name.as_ref();
             let (hash, definition) = fingerprint(tool);
             let pin = match pinned.get(name) {
                 Some(pin) => pin.clone(),
-                None => pins.pin(upstream, name, &hash, &definition).await?,
+                None => match self.owner(pins, &mut owners, name).await? {
+                    Some(owner) => {
+                        pins.claim(upstream, name, &owner, (&hash, &definition))
+                            .await?
+                    }
+                    None if self.pin => pins.pin(upstream, name, &hash, &definition).await?,
+                    None => continue,
+                },
             };
+            if !self.pin && pin.claim.is_none() {
+                continue;
+            }
             if pin.hash == hash {
                 if pin.pending.is_some() {
                     // Changed back to what was approved: nothing awaits any more.
@@ -146,10 +193,61 @@ impl Pinning {
                 pins.set_pending(upstream, name, Some((&hash, &definition)))
                     .await?;
             }
-            tracing::warn!(%upstream, tool = %name, "an upstream tool's definition changed since it was pinned; withheld until an operator runs `teamgate upstreams approve {upstream} {name}`");
+            match &pin.claim {
+                Some(owner) => {
+                    tracing::warn!(%upstream, tool = %name, %owner, "an upstream tool's exposed name is one another upstream had first; withheld until an operator runs `teamgate upstreams approve {upstream} {name}`")
+                }
+                None => {
+                    tracing::warn!(%upstream, tool = %name, "an upstream tool's definition changed since it was pinned; withheld until an operator runs `teamgate upstreams approve {upstream} {name}`")
+                }
+            }
             withheld.insert(name.to_owned(), hash);
         }
         Ok(withheld)
+    }
+
+    /// The other configured upstream that has pinned (not merely claimed),
+    /// or lists and offers, a tool exposed under the name this upstream's
+    /// `tool` would have, compared regardless of case (listing covers an
+    /// owner with `pin = false`). `owners` caches every such name once
+    /// per review, read only when a tool is seen for the first time.
+    async fn owner(
+        &self,
+        pins: &dyn Pins,
+        owners: &mut Option<Vec<(String, String)>>,
+        tool: &str,
+    ) -> anyhow::Result<Option<String>> {
+        let configured = self.configured.lock().expect("configured lock").clone();
+        let Some((me, _)) = configured.iter().find(|(c, _)| c.name == self.upstream) else {
+            return Ok(None);
+        };
+        if owners.is_none() {
+            let mut names = Vec::new();
+            for (other, link) in configured.iter().filter(|(c, _)| c.name != self.upstream) {
+                let mut theirs: Vec<String> = (pins.pinned(&other.name).await?.into_iter())
+                    .filter(|(_, pin)| pin.claim.is_none())
+                    .map(|(name, _)| name)
+                    .collect();
+                if let Some(link) = link.upgrade() {
+                    let listed = link
+                        .current
+                        .lock()
+                        .expect("upstream state lock")
+                        .tools
+                        .clone();
+                    let offered = listed.iter().filter(|t| !link.pins.withholds(&t.name));
+                    theirs.extend(offered.map(|t| t.name.to_string()));
+                }
+                let exposed = theirs.iter().map(|name| other.exposed(name).to_lowercase());
+                names.extend(exposed.map(|name| (name, other.name.clone())));
+            }
+            *owners = Some(names);
+        }
+        let exposed = me.exposed(tool).to_lowercase();
+        let mut names = owners.iter().flatten();
+        Ok(names
+            .find(|(name, _)| *name == exposed)
+            .map(|(_, owner)| owner.clone()))
     }
 
     /// Resolves when the tools should be reviewed again: a withheld tool's

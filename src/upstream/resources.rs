@@ -1,6 +1,7 @@
 //! An upstream's resources and templates as the registry offers them: each
 //! under the upstream's URI unless another provider (teamgate's own, or
-//! another upstream) has the same one, else renamed (`uris.rs`); reads,
+//! another upstream) has the same URI or a template that can match a URI
+//! this one does, else renamed (`uris.rs`); reads,
 //! completions and subscriptions mapped back and forwarded. A member's
 //! subscription subscribes the upstream once per URI, whoever asks; the
 //! upstream's `resources/updated` reaches the change bus under the URI
@@ -41,55 +42,47 @@ pub(super) struct Neighbours {
 
 impl Neighbours {
     /// Whether a provider other than upstream `me` has `uri` (with
-    /// `template`, the same URI template).
+    /// `template`, a template that can match a URI `uri` does).
     fn taken(&self, me: &Link, uri: &str, template: bool) -> bool {
-        let own = self.own.lock().expect("neighbours lock").clone();
-        let claimed = own.iter().any(|p| match template {
-            false => p.owns(uri),
-            true => p.templates().iter().any(|t| t.uri_template == uri),
-        });
-        if claimed {
-            return true;
+        if !template {
+            return self.lists(me, uri);
         }
-        let links = self.links.lock().expect("neighbours lock").clone();
-        links
-            .iter()
-            .filter(|link| !std::ptr::eq(link.as_ref(), me))
-            .any(|link| {
-                let offer = up_offer(link);
-                match template {
-                    false => offer.resources.iter().any(|r| r.uri == uri),
-                    true => offer.templates.iter().any(|t| t.uri_template == uri),
-                }
-            })
+        let own = self.own.lock().expect("neighbours lock").clone();
+        let overlaps = |t: &ResourceTemplate| uris::overlap(&t.uri_template, uri);
+        own.iter().any(|p| p.templates().iter().any(overlaps))
+            || (self.others(me).iter()).any(|offer| offer.templates.iter().any(overlaps))
     }
-}
 
-impl Neighbours {
-    /// Whether a provider other than upstream `me` lists `uri` (as its own
-    /// URI; teamgate's own providers, by owning it).
+    /// Whether a provider other than upstream `me` lists `uri` or another
+    /// spelling of it (teamgate's own providers, by owning it).
     fn lists(&self, me: &Link, uri: &str) -> bool {
+        let normal = uris::normalised(uri);
         let own = self.own.lock().expect("neighbours lock").clone();
-        if own.iter().any(|p| p.owns(uri)) {
+        if own.iter().any(|p| p.owns(uri) || p.owns(&normal)) {
             return true;
         }
-        let links = self.links.lock().expect("neighbours lock").clone();
-        (links.iter())
-            .filter(|link| !std::ptr::eq(link.as_ref(), me))
-            .any(|link| up_offer(link).resources.iter().any(|r| r.uri == uri))
+        (self.others(me).iter())
+            .any(|offer| (offer.resources.iter()).any(|r| uris::normalised(&r.uri) == normal))
     }
 
-    /// Whether a template of an upstream other than `me` matching `uri` is
-    /// more specific than `than`.
-    fn more_specific(&self, me: &Link, uri: &str, than: usize) -> bool {
+    /// Whether a template of an upstream other than `me` matches `uri` (or
+    /// its normalised spelling).
+    fn templated(&self, me: &Link, uri: &str) -> bool {
+        let normal = uris::normalised(uri);
+        (self.others(me).iter()).any(|offer| {
+            (offer.templates.iter()).any(|t| {
+                uris::matches(&t.uri_template, uri) || uris::matches(&t.uri_template, &normal)
+            })
+        })
+    }
+
+    /// What each upstream but `me` offers now.
+    fn others(&self, me: &Link) -> Vec<Arc<Offer>> {
         let links = self.links.lock().expect("neighbours lock").clone();
         (links.iter())
             .filter(|link| !std::ptr::eq(link.as_ref(), me))
-            .any(|link| {
-                (up_offer(link).templates.iter()).any(|t| {
-                    uris::matches(&t.uri_template, uri) && uris::specificity(&t.uri_template) > than
-                })
-            })
+            .map(|link| up_offer(link))
+            .collect()
     }
 }
 
@@ -132,30 +125,29 @@ impl UpstreamResources {
     }
 
     /// The upstream's own URI of `uri`, when this upstream serves it: a
-    /// URI in its namespace, one it lists that no other provider does, or
-    /// one its template matches when no provider lists it, no template of
-    /// another is more specific (`uris::specificity`), and it is not in
+    /// URI in its namespace, one it lists (spelt as RFC 3986 normalises
+    /// it) that no other provider does, or one its template matches when
+    /// no other provider lists it, no other upstream's template matches it
+    /// (a tie is nobody's: the namespaces reach both), and it is not in
     /// the `upstream://` scheme (other upstreams' namespaces).
     fn original(&self, uri: &str) -> Option<String> {
         if let Some(original) = uris::original(&self.link.config.name, uri) {
             return Some(original);
         }
         let offer = up_offer(&self.link);
-        let listed = offer.resources.iter().any(|r| r.uri == uri)
-            && !self.neighbours.taken(&self.link, uri, false);
-        let templated = || {
-            let best = (offer.templates.iter())
-                .filter(|t| uris::matches(&t.uri_template, uri))
-                .filter(|t| !self.neighbours.taken(&self.link, &t.uri_template, true))
-                .map(|t| uris::specificity(&t.uri_template))
-                .max();
-            best.is_some_and(|best| {
-                !uris::reserved(uri)
-                    && !self.neighbours.lists(&self.link, uri)
-                    && !self.neighbours.more_specific(&self.link, uri, best)
-            })
-        };
-        (listed || templated()).then(|| uri.to_owned())
+        let normal = uris::normalised(uri);
+        let listed = (offer.resources.iter()).find(|r| uris::normalised(&r.uri) == normal);
+        if let Some(listed) = listed {
+            // Sent as the upstream spells it.
+            return (!self.neighbours.lists(&self.link, uri)).then(|| listed.uri.clone());
+        }
+        let matching =
+            |u: &str| (offer.templates.iter()).any(|t| uris::matches(&t.uri_template, u));
+        let sent = [uri, normal.as_str()].into_iter().find(|u| matching(u))?;
+        let theirs = uris::reserved(uri)
+            || self.neighbours.lists(&self.link, uri)
+            || self.neighbours.templated(&self.link, uri);
+        (!theirs).then(|| sent.to_owned())
     }
 
     fn not_found(uri: &str) -> McpError {

@@ -44,6 +44,7 @@ mod sec44_streams;
 mod sec44_upoauth;
 mod sec44_upreg;
 mod sec59;
+mod sec59_upreg;
 mod sec_authz;
 mod sec_commands;
 mod sec_edge;

@@ -17,7 +17,7 @@ use teamgate::config::UpstreamConfig;
 use crate::{helpers::repo_path, sdk};
 
 /// The venv's python, installed by scripts/install-test-deps.sh.
-fn python() -> Option<String> {
+pub(crate) fn python() -> Option<String> {
     let python = repo_path(".cache/venv/bin/python");
     if !python.exists() {
         assert!(std::env::var_os("CI").is_none(), "CI installs the venv");
@@ -28,14 +28,14 @@ fn python() -> Option<String> {
 }
 
 /// What one upstream lists: a JSON file the server reads on every list.
-struct Listing {
+pub(crate) struct Listing {
     _dir: tempfile::TempDir,
-    file: PathBuf,
-    python: String,
+    pub(crate) file: PathBuf,
+    pub(crate) python: String,
 }
 
 impl Listing {
-    fn new(python: &str, listed: Value) -> Self {
+    pub(crate) fn new(python: &str, listed: Value) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("listed.json");
         std::fs::write(&file, listed.to_string()).unwrap();
@@ -47,12 +47,12 @@ impl Listing {
     }
 
     /// Lists `listed` from now on (the server hears of it on `relist`).
-    fn set(&self, listed: Value) {
+    pub(crate) fn set(&self, listed: Value) {
         std::fs::write(&self.file, listed.to_string()).unwrap();
     }
 
     /// The `[[upstreams]]` entry `name` running this server over stdio.
-    fn upstream(&self, name: &str, adjust: Value) -> UpstreamConfig {
+    pub(crate) fn upstream(&self, name: &str, adjust: Value) -> UpstreamConfig {
         let script = repo_path("tests/interop/upstream_listed.py");
         let mut config = json!({
             "name": name,
@@ -67,13 +67,17 @@ impl Listing {
 }
 
 /// The tool names `tools/list` shows.
-async fn names(client: &sdk::Client) -> Vec<String> {
+pub(crate) async fn names(client: &sdk::Client) -> Vec<String> {
     let listed = client.list_all_tools().await.expect("tools/list answers");
     listed.into_iter().map(|t| t.name.to_string()).collect()
 }
 
 /// Lists until `done` holds (bounded: 30 s), returning the last list.
-async fn until(client: &sdk::Client, what: &str, done: impl Fn(&[String]) -> bool) -> Vec<String> {
+pub(crate) async fn until(
+    client: &sdk::Client,
+    what: &str,
+    done: impl Fn(&[String]) -> bool,
+) -> Vec<String> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let listed = names(client).await;
@@ -89,7 +93,7 @@ async fn until(client: &sdk::Client, what: &str, done: impl Fn(&[String]) -> boo
 }
 
 /// A tool call's error text (the call must fail as a JSON-RPC error).
-async fn refused(client: &sdk::Client, name: &str) -> String {
+pub(crate) async fn refused(client: &sdk::Client, name: &str) -> String {
     let params = rmcp::model::CallToolRequestParams::new(name.to_owned());
     let error = client.call_tool(params).await;
     error.expect_err("the call is refused").to_string()

@@ -2,9 +2,10 @@
 //! configured first, offers the templates `{x}`, `mem://{x}` and
 //! `upstream://victim/{x}` and lists a URI under `upstream://victim/`;
 //! "victim" lists `mem://doc` and `file:///notes` and the template
-//! `mem://docs/{id}`. A listed URI is read from its lister, a URI matching
-//! templates from the most specific one, nothing under
-//! `upstream://victim/` is grab's, and the audit record names who served.
+//! `mem://docs/{id}`. A listed URI is read from its lister, a URI that
+//! templates of both match from neither (issue 59 item 2: each reaches it
+//! under `upstream://<name>/`), nothing under `upstream://victim/` is
+//! grab's, and the audit record names who served.
 
 use std::time::Duration;
 
@@ -54,28 +55,28 @@ async fn an_upstream_cannot_capture_another_upstreams_resources() {
             .any(|u| u.starts_with("upstream://victim/listed")),
         "grab may not list under upstream://victim/: {uris:?}"
     );
-    let templates = listed(&app, "resources/templates/list", "uriTemplate", "mem://{x}").await;
+    let victims = "upstream://victim/mem://docs/{id}";
+    let templates = listed(&app, "resources/templates/list", "uriTemplate", victims).await;
+    assert!(templates.iter().any(|t| t == victims), "{templates:?}");
     assert!(
-        templates.iter().any(|t| t == "mem://docs/{id}"),
-        "{templates:?}"
-    );
-    assert!(
-        !templates
-            .iter()
-            .any(|t| t.starts_with("upstream://victim/")),
+        (templates.iter()).all(|t| !t.starts_with("upstream://victim/") || t == victims),
         "{templates:?}"
     );
 
     for (uri, served) in [
         ("mem://doc", "victim read mem://doc"),
         ("file:///notes", "victim read file:///notes"),
-        ("mem://docs/7", "victim read mem://docs/7"),
+        ("upstream://victim/mem://docs/7", "victim read mem://docs/7"),
         ("mem://other", "grab read mem://other"),
         ("anything", "grab read anything"),
     ] {
         assert_eq!(read(&app, uri).await, served, "{uri}");
     }
-    for uri in ["upstream://victim/listed", "upstream://victim/mem://doc"] {
+    for uri in [
+        "upstream://victim/listed",
+        "upstream://victim/mem://doc",
+        "mem://docs/7",
+    ] {
         let answer = read(&app, uri).await;
         assert!(!answer.starts_with("grab"), "{uri}: {answer}");
     }
@@ -96,7 +97,8 @@ async fn an_upstream_cannot_capture_another_upstreams_resources() {
         };
         if by("mem://doc").is_some() && by("anything").is_some() {
             assert_eq!(by("mem://doc"), Some("victim"), "{reads:?}");
-            assert_eq!(by("mem://docs/7"), Some("victim"), "{reads:?}");
+            let docs = by("upstream://victim/mem://docs/7");
+            assert_eq!(docs, Some("victim"), "{reads:?}");
             assert_eq!(by("anything"), Some("grab"), "{reads:?}");
             break;
         }
