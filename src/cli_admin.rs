@@ -10,7 +10,7 @@ use crate::{
     auth::PersonalTokens,
     cli_table::Table,
     config::Config,
-    registry::{ChangeBus, Kind},
+    registry::{ChangeBus, Kind, TOOLSET_SCOPE},
     store::{SessionRepo, Store, SystemClock},
 };
 
@@ -27,6 +27,10 @@ pub enum TokenCommand {
         /// A granted scope (repeatable); default: auth.default_token_scopes.
         #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
+        /// Limit the token to a toolset's endpoint (repeatable): it is
+        /// refused at every other endpoint (scope `toolset:<name>`).
+        #[arg(long = "toolset", value_name = "NAME")]
+        toolsets: Vec<String>,
         /// Lifetime, e.g. "90d" or "12h"; default: no expiry.
         #[arg(long, value_parser = humantime::parse_duration)]
         expires_in: Option<Duration>,
@@ -104,6 +108,7 @@ pub async fn tokens(command: TokenCommand, config: Config) -> anyhow::Result<()>
             user,
             name,
             scopes,
+            toolsets,
             expires_in,
             force,
         } => {
@@ -113,12 +118,22 @@ pub async fn tokens(command: TokenCommand, config: Config) -> anyhow::Result<()>
                 !user.contains('#'),
                 "--user must not contain `#`: it is kept for OAuth users' names (<issuer>#<name>)"
             );
-            let scopes = if scopes.is_empty() {
+            let mut scopes = if scopes.is_empty() {
                 config.auth.default_token_scopes.clone()
             } else {
                 unknown_scopes(&config, &scopes, force)?;
                 scopes
             };
+            for toolset in toolsets {
+                anyhow::ensure!(
+                    config.toolsets.iter().any(|t| t.name == toolset),
+                    "--toolset {toolset}: no [[toolsets]] entry has that name; declared: {}",
+                    (config.toolsets.iter().map(|t| t.name.as_str()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                scopes.push(format!("{TOOLSET_SCOPE}{toolset}"));
+            }
             let created = tokens.create(&user, &name, scopes, expires_in).await?;
             println!(
                 "Created token {} for {} (scopes: {}; expires: {}). It is shown once; store it now:",
@@ -281,6 +296,7 @@ fn unknown_scopes(config: &Config, scopes: &[String], force: bool) -> anyhow::Re
     };
     let mut known: BTreeSet<String> = config.auth.oauth.scopes_supported.iter().cloned().collect();
     known.insert("resources:read".into());
+    (config.toolsets.iter()).for_each(|t| _ = known.insert(format!("{TOOLSET_SCOPE}{}", t.name)));
     let tools = registry
         .tools()
         .iter()

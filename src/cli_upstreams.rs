@@ -236,6 +236,7 @@ async fn approve(
             trace_id: String::new(),
             upstream: name.to_owned(),
             credential: String::new(),
+            endpoint: String::new(),
             address: String::new(),
         });
     }

@@ -11,7 +11,7 @@ use crate::{
     config::Config,
     gate::TeamGate,
     http::{self, EdgeConfig, GuardConfig, HttpParts, RateLimits, StreamCaps, limits},
-    mcp::{Admission, Engine, McpHandler, StoredSessions},
+    mcp::{Admission, Endpoints, Engine, McpHandler, StoredSessions},
     protocol::{StreamableHttpServerConfig, StreamableHttpService},
     telemetry::{self, Observer},
 };
@@ -33,7 +33,9 @@ impl App {
             config.store.max_sessions,
             config.store.max_sessions_per_owner,
         );
-        let mcp = Engine::new(mcp, admission);
+        let groups_claim = (config.portal.as_ref()).map_or("groups", |p| p.groups_claim.as_str());
+        let endpoints = Endpoints::new(&config.mcp.path, groups_claim);
+        let mcp = Engine::new(mcp, admission, endpoints, self.shared.clone());
         let gate = TeamGate {
             sessions: self.sessions.clone(),
             authenticator: self.authenticator.clone(),

@@ -230,8 +230,13 @@ impl OwnIssuer {
                 })
             })?;
         let claims = data.claims;
-        // The audience is this endpoint, whatever URL form the request used.
-        if super::jwt::normalise(resource) != super::jwt::normalise(&self.issuer) {
+        // The audience is this server's endpoint, whatever URL form the
+        // request used; a token for a toolset's endpoint carries that
+        // toolset's `toolset:` scope, which the engine holds it to.
+        let issuer = super::jwt::normalise(&self.issuer);
+        let resource = super::jwt::normalise(resource);
+        let toolset = resource.strip_prefix(issuer.trim_end_matches('/'));
+        if !toolset.is_some_and(|rest| rest.is_empty() || rest.starts_with('/')) {
             return Err(AuthError::InvalidToken(
                 "the token was issued for another resource",
             ));

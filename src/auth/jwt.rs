@@ -89,7 +89,14 @@ impl OAuth {
     }
 
     /// The caller `token` stands for, if it is a valid access token for `resource`.
-    pub async fn verify(&self, token: &str, resource: &str) -> Result<Caller, AuthError> {
+    /// The caller of `token`, an access token for `resource` (the endpoint
+    /// asked; `toolset` is its `/<name>` when it is a toolset's).
+    pub async fn verify(
+        &self,
+        token: &str,
+        resource: &str,
+        toolset: &str,
+    ) -> Result<Caller, AuthError> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| AuthError::InvalidToken("malformed token"))?;
         let unverified =
@@ -136,11 +143,17 @@ impl OAuth {
                 })
             })?;
         let claims = data.claims;
-        let expected = if issuer.config.audience.is_empty() {
-            resource
+        // A toolset's endpoint is its own resource: with a configured
+        // audience, that audience and the endpoint's `/<name>` (issue 60).
+        let audience = &issuer.config.audience;
+        let expected = if audience.is_empty() {
+            resource.to_owned()
+        } else if toolset.is_empty() {
+            audience.clone()
         } else {
-            &issuer.config.audience
+            format!("{}{toolset}", audience.trim_end_matches('/'))
         };
+        let expected = expected.as_str();
         if !audiences(&claims)
             .iter()
             .any(|aud| normalise(aud) == normalise(expected))

@@ -6,22 +6,40 @@ use serde_json::json;
 
 use super::AuthState;
 
+/// Where RFC 9728 metadata is served, before the resource's path.
+const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+
 /// The endpoint's URL: `server.public_url` when set, else the request's own
-/// origin (loopback deployments) and the endpoint path.
+/// origin (loopback deployments) and the endpoint path; a toolset's
+/// endpoint (`<mcp_path>/<name>`, or its metadata) adds `/<name>`: each
+/// endpoint is its own resource (issue 60).
 pub fn resource_url(public_url: &str, mcp_path: &str, parts: &Parts) -> String {
+    let toolset = endpoint_suffix(mcp_path, parts);
     if !public_url.is_empty() {
-        return public_url.trim_end_matches('/').to_owned();
+        return format!("{}{toolset}", public_url.trim_end_matches('/'));
     }
     // The edge layer resolved scheme and host, through trusted proxies only.
     if let Some(client) = parts.extensions.get::<crate::protocol::ClientInfo>() {
-        return format!("{}://{}{mcp_path}", client.scheme, client.host);
+        return format!("{}://{}{mcp_path}{toolset}", client.scheme, client.host);
     }
     let host = parts
         .headers
         .get(http::header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("127.0.0.1");
-    format!("http://{host}{mcp_path}")
+    format!("http://{host}{mcp_path}{toolset}")
+}
+
+/// `/<name>` when the request is on a toolset's endpoint or asks for its
+/// metadata; empty for the main endpoint.
+pub fn endpoint_suffix(mcp_path: &str, parts: &Parts) -> String {
+    let path = parts.uri.path();
+    let path = path.strip_prefix(WELL_KNOWN).unwrap_or(path);
+    let name = (path.strip_prefix(mcp_path.trim_end_matches('/')))
+        .and_then(|rest| rest.strip_prefix('/'))
+        .map(|rest| rest.trim_end_matches('/'))
+        .filter(|name| !name.is_empty() && !name.contains('/'));
+    name.map(|name| format!("/{name}")).unwrap_or_default()
 }
 
 /// Where the metadata for `resource` lives (path-inserted form, RFC 9728 §3.1).

@@ -10,7 +10,7 @@ mod withdrawn;
 
 pub use issuer::{OwnIssuer, Signed};
 pub use jwt::OAuth;
-pub use metadata::{challenge, protected_resource_metadata, resource_url};
+pub use metadata::{challenge, endpoint_suffix, protected_resource_metadata, resource_url};
 pub use tokens::{NewToken, PersonalTokens};
 
 use std::sync::Arc;
@@ -147,7 +147,10 @@ impl Authenticator {
                 .await;
         }
         if self.oauth.is_enabled() && token.matches('.').count() == 2 {
-            return self.oauth.verify(token, &self.resource(parts)).await;
+            let suffix = endpoint_suffix(&self.mcp_path, parts);
+            return (self.oauth)
+                .verify(token, &self.resource(parts), &suffix)
+                .await;
         }
         Err(AuthError::InvalidToken(
             "not a teamgate token or an access token from a trusted issuer",

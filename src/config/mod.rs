@@ -17,6 +17,7 @@ mod rules;
 mod secret;
 mod suggest;
 mod tasks;
+mod toolsets;
 mod upstreams;
 mod validate;
 
@@ -34,6 +35,7 @@ pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
 pub use tasks::{TaskMode, TasksConfig};
+pub use toolsets::{Discovery, ToolsetConfig};
 pub use upstreams::{
     OnUnavailable, ToolOverride, ToolRate, UpstreamAuth, UpstreamConfig, UpstreamOauth,
     UpstreamTools,
@@ -61,6 +63,8 @@ pub struct Config {
     pub telemetry: TelemetryConfig,
     /// MCP servers fronted by teamgate (`upstreams.rs`).
     pub upstreams: Vec<UpstreamConfig>,
+    /// Curated endpoints at `<mcp.path>/<name>` (`toolsets.rs`).
+    pub toolsets: Vec<ToolsetConfig>,
     /// Team sign-in and the web portal (`portal.rs`); absent: no `/portal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub portal: Option<PortalConfig>,

@@ -13,6 +13,7 @@ impl Config {
             why,
         };
         super::upstreams::validate(&self.upstreams, &self.tools.http_allowlist)?;
+        super::toolsets::validate(&self.toolsets)?;
         if let Some(portal) = &self.portal {
             portal.validate(&self.server.public_url)?;
         }

@@ -48,6 +48,7 @@ async fn refuse(state: &AuthState, parts: &Parts, error: AuthError) -> Response 
                 trace_id: String::new(),
                 upstream: String::new(),
                 credential: String::new(),
+                endpoint: String::new(),
                 address: parts
                     .extensions
                     .get::<crate::protocol::ClientInfo>()

@@ -44,6 +44,8 @@ pub enum HttpError {
     SessionNotFound,
     #[error("Method Not Allowed")]
     MethodNotAllowed,
+    #[error("Not Found: {0}")]
+    NotFound(String),
     #[error("Service Unavailable: {0}")]
     Unavailable(String),
     #[error("Too Many Requests: {1}; retry after {0:?}")]
@@ -66,6 +68,11 @@ impl From<crate::mcp::EngineError> for HttpError {
         match refusal {
             EngineError::SessionNotFound => Self::SessionNotFound,
             EngineError::Unavailable(reason) => Self::Unavailable(reason),
+            EngineError::NoEndpoint(reason) => Self::NotFound(reason),
+            EngineError::NotAdmitted(message) => Self::Forbidden {
+                challenge: String::new(),
+                message,
+            },
         }
     }
 }
@@ -78,7 +85,7 @@ impl HttpError {
             Self::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Self::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
-            Self::SessionNotFound => StatusCode::NOT_FOUND,
+            Self::SessionNotFound | Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::TooManyRequests(..) => StatusCode::TOO_MANY_REQUESTS,

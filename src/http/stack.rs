@@ -122,7 +122,11 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         }
     }));
 
+    // A toolset's endpoint is the same service at `<mcp_path>/<name>`; the
+    // engine tells which (`mcp/endpoint.rs`).
+    let toolsets = format!("{}/{{toolset}}", mcp_path.trim_end_matches('/'));
     let mut routes = Router::new()
+        .route_service(&toolsets, endpoint.clone())
         .route_service(&mcp_path, endpoint)
         .route(METADATA_PATH, get(auth::protected_resource_metadata))
         .route(

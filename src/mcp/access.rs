@@ -33,6 +33,19 @@ pub(super) async fn authorize(
     arguments: Option<&JsonObject>,
 ) -> Result<(), McpError> {
     let caller = caller_of(context);
+    if !registry.on_endpoint(caller.endpoint(), kind, target) {
+        // Not offered on this toolset's endpoint: as if it did not exist.
+        let endpoint = caller.endpoint().unwrap_or_default();
+        let reason = format!("{target} is not offered on the toolset endpoint {endpoint}");
+        deny(sink, context, (method, target, arguments), &reason).await;
+        return Err(match kind {
+            Kind::Tool => McpError::invalid_params(format!("Unknown tool: {target}"), None),
+            Kind::Prompt => McpError::invalid_params(format!("Unknown prompt: {target}"), None),
+            Kind::Resource => {
+                McpError::resource_not_found("Resource not found", Some(json!({ "uri": target })))
+            }
+        });
+    }
     if caller.may_do_anything() {
         return Ok(());
     }
@@ -104,7 +117,8 @@ async fn deny(
 
 /// Whether `caller` may use `target` of `kind`.
 pub(super) fn allowed(caller: &Caller, registry: &Registry, kind: Kind, target: &str) -> bool {
-    caller.may_do_anything() || caller.may(&registry.required_scopes(kind, target))
+    registry.on_endpoint(caller.endpoint(), kind, target)
+        && (caller.may_do_anything() || caller.may(&registry.required_scopes(kind, target)))
 }
 
 /// What of `items` the caller may use (lists show nothing else).
@@ -115,28 +129,49 @@ pub(super) fn visible<T: Clone>(
     items: &[T],
     name: impl Fn(&T) -> &str,
 ) -> Vec<T> {
-    if caller.may_do_anything() {
+    if caller.may_do_anything() && caller.endpoint().is_none() {
         return items.to_vec();
     }
     items
         .iter()
-        .filter(|item| caller.may(&registry.required_scopes(kind, name(item))))
+        .filter(|item| allowed(caller, registry, kind, name(item)))
         .cloned()
         .collect()
 }
 
 /// The resource templates `caller` may read through.
 pub(super) fn templates(caller: &Caller, registry: &Registry) -> Vec<ResourceTemplate> {
-    if caller.may_do_anything() {
+    if caller.may_do_anything() && caller.endpoint().is_none() {
         return registry.templates().to_vec();
     }
     registry
         .resource_providers()
         .iter()
         .flat_map(|provider| provider.templates().into_iter().map(move |t| (provider, t)))
-        .filter(|(provider, t)| caller.may(&resource_scopes(provider.as_ref(), &t.uri_template)))
+        .filter(|(provider, t)| on_endpoint(caller, registry, provider.as_ref(), &t.uri_template))
+        .filter(|(provider, t)| {
+            caller.may_do_anything()
+                || caller.may(&resource_scopes(provider.as_ref(), &t.uri_template))
+        })
         .map(|(_, t)| t)
         .collect()
+}
+
+/// Whether a template (or anything else a resource provider has under
+/// `uri`) is offered on the caller's endpoint: by its URI, its source or
+/// its upstream.
+fn on_endpoint(
+    caller: &Caller,
+    registry: &Registry,
+    provider: &dyn crate::registry::ResourceProvider,
+    uri: &str,
+) -> bool {
+    let Some(toolset) = caller.endpoint().map(|name| registry.toolset(name)) else {
+        return true;
+    };
+    let upstream = provider.origin().unwrap_or_default();
+    let source = crate::registry::source_of(uri);
+    toolset.is_some_and(|t| t.permits([uri, source, upstream.as_str()]))
 }
 
 /// The values `completion/complete` offers `caller`. A prompt the caller may
@@ -166,7 +201,9 @@ pub(super) async fn completions(
         Reference::Resource(template) => {
             let mut values = Vec::new();
             for provider in registry.resource_providers().iter().filter(|p| {
-                caller.may_do_anything() || caller.may(&resource_scopes(p.as_ref(), &template.uri))
+                on_endpoint(caller, registry, p.as_ref(), &template.uri)
+                    && (caller.may_do_anything()
+                        || caller.may(&resource_scopes(p.as_ref(), &template.uri)))
             }) {
                 let offered = provider.complete(&template.uri, &argument.name, &argument.value);
                 values.extend(offered.await);

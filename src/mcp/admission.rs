@@ -25,6 +25,12 @@ pub enum EngineError {
     /// No room for another session (or no store to keep it in).
     #[error("{0}")]
     Unavailable(String),
+    /// No toolset endpoint at the request's path (`endpoint.rs`).
+    #[error("{0}")]
+    NoEndpoint(String),
+    /// The caller may not connect to the request's endpoint.
+    #[error("{0}")]
+    NotAdmitted(String),
 }
 
 /// The session caps and the owners' register they are checked against.
@@ -129,6 +135,7 @@ impl Admission {
                 trace_id: String::new(),
                 upstream: String::new(),
                 credential: String::new(),
+                endpoint: caller.endpoint().unwrap_or_default().to_owned(),
                 address: String::new(),
             })
             .await;

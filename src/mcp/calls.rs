@@ -133,6 +133,7 @@ impl Audit {
                 trace_id: trace_id(context),
                 upstream: String::new(),
                 credential: String::new(),
+                endpoint: caller.endpoint().unwrap_or_default().to_owned(),
                 address: String::new(),
             },
         }

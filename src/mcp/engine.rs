@@ -11,7 +11,7 @@ use axum::{
 };
 
 use super::{
-    McpHandler, Sessions, StreamableHttpService,
+    Endpoints, McpHandler, Sessions, Shared, StreamableHttpService,
     admission::{Admission, EngineError},
 };
 use crate::registry::Caller;
@@ -35,13 +35,21 @@ pub(super) fn serving() -> Option<Caller> {
 pub struct Engine {
     rmcp: StreamableHttpService<McpHandler, Sessions>,
     admission: Arc<Admission>,
+    /// The main endpoint and the toolsets' (`endpoint.rs`).
+    endpoints: Arc<(Endpoints, Arc<Shared>)>,
 }
 
 impl Engine {
-    pub fn new(rmcp: StreamableHttpService<McpHandler, Sessions>, admission: Admission) -> Self {
+    pub fn new(
+        rmcp: StreamableHttpService<McpHandler, Sessions>,
+        admission: Admission,
+        endpoints: Endpoints,
+        shared: Arc<Shared>,
+    ) -> Self {
         Self {
             rmcp,
             admission: Arc::new(admission),
+            endpoints: Arc::new((endpoints, shared)),
         }
     }
 
@@ -49,7 +57,7 @@ impl Engine {
     /// reference: rmcp's tower `call` would clone its service per request,
     /// and each clone locks the shutdown token's mutex.
     pub async fn serve(&self, request: Request<Body>) -> Result<Response, EngineError> {
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
         let caller = parts.extensions.get::<Caller>().cloned();
         // Without a known caller (no authentication step in front), rmcp's
         // questions are answered for nobody.
@@ -58,6 +66,10 @@ impl Engine {
             let request = Request::from_parts(parts, body);
             return Ok(self.rmcp.handle(request).await.into_response());
         };
+        let (endpoints, shared) = self.endpoints.as_ref();
+        let caller = endpoints.admit(shared, parts.uri.path(), caller)?;
+        // What the handler reads per request: the caller on its endpoint.
+        parts.extensions.insert(caller.clone());
         self.admission.check(&caller, &parts).await?;
         let request = Request::from_parts(parts, body);
         Ok(SERVING

@@ -5,6 +5,7 @@
 mod access;
 mod admission;
 mod calls;
+mod endpoint;
 mod engine;
 mod handler;
 mod known;
@@ -24,6 +25,7 @@ use crate::protocol::*;
 
 pub use admission::{Admission, EngineError};
 pub use calls::AuditSink;
+pub use endpoint::Endpoints;
 pub use engine::Engine;
 pub use handler::McpHandler;
 pub use sessions::{SessionSettings, Sessions, StoredSessions};

@@ -74,6 +74,7 @@ impl Portal {
                 trace_id: String::new(),
                 upstream: String::new(),
                 credential: String::new(),
+                endpoint: String::new(),
                 address: address.to_owned(),
             })
             .await;

@@ -17,11 +17,15 @@ use crate::protocol::{
     Peer, ProtocolVersion, RequestContext, RequestMetaObject, RoleServer,
 };
 
+/// The scope prefix that limits a token to toolset endpoints, and admits
+/// it to them: `toolset:oncall` (issue 60).
+pub const TOOLSET_SCOPE: &str = "toolset:";
+
 /// The authenticated caller, set by the auth layer on every request. The
 /// guard, the handler, the audit record and the call context each keep one:
 /// a clone shares it instead of copying its strings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Caller(Arc<Identity>);
+pub struct Caller(Arc<Identity>, Option<Arc<str>>);
 
 /// Who a caller is; read through `Caller`.
 #[derive(Debug, PartialEq)]
@@ -37,7 +41,7 @@ pub struct Identity {
 
 impl From<Identity> for Caller {
     fn from(identity: Identity) -> Self {
-        Self(Arc::new(identity))
+        Self(Arc::new(identity), None)
     }
 }
 
@@ -59,6 +63,23 @@ impl Caller {
             claims: serde_json::Map::new(),
         }
         .into()
+    }
+
+    /// The same caller on the toolset endpoint `name` (issue 60): offered
+    /// only what that toolset lets through, whatever its scopes.
+    pub fn at_endpoint(&self, name: &str) -> Self {
+        Self(self.0.clone(), Some(name.into()))
+    }
+
+    /// The toolset whose endpoint the caller is on; `None`: the main one.
+    pub fn endpoint(&self) -> Option<&str> {
+        self.1.as_deref()
+    }
+
+    /// The toolsets a `toolset:<name>` scope limits the caller's token to;
+    /// empty: not limited.
+    pub fn toolset_limits(&self) -> impl Iterator<Item = &str> {
+        (self.scopes.iter()).filter_map(|s| s.strip_prefix(TOOLSET_SCOPE))
     }
 
     /// Whether a `*` scope covers whatever is required (checked first, so

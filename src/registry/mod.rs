@@ -17,16 +17,18 @@ mod provider;
 mod scrub;
 mod slots;
 mod slots_ask;
+mod toolsets;
 
 use std::{collections::HashMap, sync::Arc};
 
-pub use context::{CallContext, Caller, Identity, TaskInput, scope_covers};
+pub use context::{CallContext, Caller, Identity, TOOLSET_SCOPE, TaskInput, scope_covers};
 pub use credentials::{CredentialKind, CredentialUse, MemberSecrets};
 pub use events::{ChangeBus, ChangeEvent};
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};
 pub(crate) use slots::Template;
 pub use slots::{CONNECTIONS_PATH, Slots};
+pub use toolsets::{Toolset, source_of};
 
 use crate::protocol::{
     CallToolResponse, JsonObject, McpError, Prompt, Resource, ResourceTemplate, ServerCapabilities,
@@ -49,9 +51,15 @@ pub struct RegistryBuilder {
     prompts: Vec<Arc<dyn PromptProvider>>,
     subscribable: bool,
     secrets: Vec<String>,
+    toolsets: Vec<Arc<Toolset>>,
 }
 
 impl RegistryBuilder {
+    /// The curated endpoints (`[[toolsets]]`).
+    pub fn toolsets(mut self, configs: &[crate::config::ToolsetConfig]) -> Self {
+        self.toolsets = configs.iter().map(|c| Arc::new(Toolset::new(c))).collect();
+        self
+    }
     pub fn tools(mut self, provider: Arc<dyn ToolProvider>) -> Self {
         self.tools.push(provider);
         self
@@ -142,6 +150,9 @@ impl RegistryBuilder {
             resource_providers: self.resources,
             subscribable,
             scrubber: Scrubber::new(self.secrets),
+            toolsets: (self.toolsets.iter())
+                .map(|t| (t.name.clone(), t.clone()))
+                .collect(),
             sources,
         })
     }
@@ -167,6 +178,8 @@ pub struct Registry {
     has_resources: bool,
     subscribable: bool,
     scrubber: Scrubber,
+    /// The curated endpoints, by name.
+    toolsets: HashMap<String, Arc<Toolset>>,
     /// The providers this was built from, for `refreshed`.
     sources: RegistryBuilder,
 }

@@ -31,13 +31,15 @@ pub struct AuditRecord {
     pub credential: String,
     /// Where the action came from (the client's address); empty when unknown.
     pub address: String,
+    /// The toolset endpoint the call came through; empty for the main one.
+    pub endpoint: String,
 }
 
 /// The audit table's columns, in the order `AuditRecord::fields` gives a
 /// record's values.
 const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, \
-    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id, upstream, address, credential";
-const FIELDS: usize = 17;
+    protocol_version, method, target, args_digest, outcome, latency_ms, trace_id, upstream, address, credential, endpoint";
+const FIELDS: usize = 18;
 
 /// One column's value.
 enum Field<'a> {
@@ -68,6 +70,7 @@ impl AuditRecord {
             upstream,
             address,
             credential,
+            endpoint,
         } = self;
         [
             Text(id),
@@ -87,6 +90,7 @@ impl AuditRecord {
             Text(upstream),
             Text(address),
             Text(credential),
+            Text(endpoint),
         ]
     }
 
@@ -111,6 +115,7 @@ impl AuditRecord {
             upstream: String::new(),
             address: String::new(),
             credential: String::new(),
+            endpoint: String::new(),
         }
     }
 }
@@ -173,6 +178,7 @@ fn read_record(row: &sqlx::any::AnyRow) -> Result<AuditRecord, sqlx::Error> {
         upstream: row.try_get("upstream")?,
         address: row.try_get("address")?,
         credential: row.try_get("credential")?,
+        endpoint: row.try_get("endpoint")?,
     })
 }
 

@@ -59,6 +59,7 @@ mod tasks;
 mod tasks_store;
 mod telemetry;
 mod tidy;
+mod toolsets;
 mod upstream_members;
 mod upstream_oauth;
 mod upstream_oauth_auto;

@@ -231,6 +231,7 @@ fn audit_record(user: &str, at_ms: i64) -> AuditRecord {
         trace_id: String::new(),
         upstream: "github".into(),
         credential: "shared".into(),
+        endpoint: "oncall".into(),
         address: String::new(),
     }
 }

@@ -156,6 +156,7 @@ async fn audit_search_contract(store: &Store, clock: &ManualClock, backend: &str
         trace_id: String::new(),
         upstream: String::new(),
         credential: String::new(),
+        endpoint: String::new(),
     };
     store
         .append_audit(&[

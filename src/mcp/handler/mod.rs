@@ -97,7 +97,16 @@ impl McpHandler {
 /// keeps that task small.
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> InitializeResult {
-        self.shared.current_info()
+        let mut info = self.shared.current_info();
+        // A toolset's endpoint introduces itself with its description.
+        let endpoint = self.serving.as_ref().and_then(Caller::endpoint);
+        if let Some(toolset) =
+            endpoint.and_then(|name| self.shared.registry().toolset(name).cloned())
+            && !toolset.description.is_empty()
+        {
+            info.instructions = Some(toolset.description.clone());
+        }
+        info
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

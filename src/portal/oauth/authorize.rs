@@ -149,10 +149,8 @@ async fn check(portal: &Portal, authz: &AuthServer, ask: &Ask) -> Result<Checked
     {
         return Err(refused("PKCE with code_challenge_method=S256 is required"));
     }
-    let resource = ask.get("resource");
-    if !resource.is_empty() && !crate::auth::same_resource(resource, authz.issuer.issuer()) {
-        return Err(refused("the resource is not this server's MCP endpoint"));
-    }
+    super::endpoint::asked(portal, authz.issuer.issuer(), ask.get("resource"))
+        .map_err(|why| refused(&why))?;
     Ok(checked)
 }
 
@@ -206,6 +204,10 @@ pub(super) async fn ask(
         // The member has seen no consent page: a page, not a redirect.
         return Err(refused("your groups allow none of the scopes it asks for"));
     }
+    let toolset = super::endpoint::asked(&portal, authz.issuer.issuer(), ask.get("resource"))
+        .map_err(|why| refused(&why))?;
+    let scopes =
+        super::endpoint::scoped(toolset.as_ref(), &member, scopes).map_err(|why| refused(&why))?;
     Ok(consent(&member, &checked, &ask, &scopes))
 }
 
@@ -287,6 +289,18 @@ pub(super) async fn decide(
     let ask = Ask::parse(form)?;
     let checked = check(&portal, authz, &ask).await?;
     let scopes = scopes_for(&portal, &member, &ask);
+    let toolset = super::endpoint::asked(&portal, authz.issuer.issuer(), ask.get("resource"))
+        .map_err(|why| refused(&why))?;
+    let scopes = match super::endpoint::scoped(toolset.as_ref(), &member, scopes) {
+        Ok(scopes)
+            if scopes
+                .iter()
+                .any(|s| !s.starts_with(crate::registry::TOOLSET_SCOPE)) =>
+        {
+            scopes
+        }
+        _ => Vec::new(),
+    };
     if !allow || scopes.is_empty() {
         return Ok(error_back(
             authz,

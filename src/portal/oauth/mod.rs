@@ -10,6 +10,7 @@
 mod authorize;
 pub(super) use authorize::sign_in_then;
 mod clients;
+mod endpoint;
 mod grants;
 mod token;
 

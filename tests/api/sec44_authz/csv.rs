@@ -24,6 +24,7 @@ fn record(user: &str, target: &str, at_ms: i64) -> AuditRecord {
         trace_id: String::new(),
         upstream: String::new(),
         credential: String::new(),
+        endpoint: String::new(),
         address: "192.0.2.7".into(),
     }
 }

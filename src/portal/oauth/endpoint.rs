@@ -1,0 +1,63 @@
+//! The resource a client asks a token for (RFC 8707): this server's MCP
+//! endpoint, or a toolset's endpoint under it (issue 60). A token for a
+//! toolset carries its `toolset:<name>` scope, so the engine holds it to
+//! that endpoint, and only members of the toolset's groups get one.
+
+use std::sync::Arc;
+
+use crate::{
+    portal::{Portal, session::Member},
+    registry::{TOOLSET_SCOPE, Toolset},
+};
+
+/// The toolset `resource` names (`None`: the main endpoint, or none asked),
+/// or why it is no endpoint of this server.
+pub(super) fn asked(
+    portal: &Portal,
+    issuer: &str,
+    resource: &str,
+) -> Result<Option<Arc<Toolset>>, String> {
+    if resource.is_empty() || crate::auth::same_resource(resource, issuer) {
+        return Ok(None);
+    }
+    let name = resource
+        .trim_end_matches('/')
+        .rsplit_once('/')
+        .map(|(_, name)| name)
+        .unwrap_or_default();
+    let toolset = (portal.registry)().toolset(name).cloned();
+    match toolset {
+        Some(toolset)
+            if crate::auth::same_resource(
+                resource,
+                &format!("{}/{name}", issuer.trim_end_matches('/')),
+            ) =>
+        {
+            Ok(Some(toolset))
+        }
+        _ => Err("the resource is not this server's MCP endpoint or one of its toolsets'".into()),
+    }
+}
+
+/// The scopes of a token for `toolset`: `scopes` and the toolset's own, or
+/// why the member may not connect there.
+pub(super) fn scoped(
+    toolset: Option<&Arc<Toolset>>,
+    member: &Member,
+    mut scopes: Vec<String>,
+) -> Result<Vec<String>, String> {
+    let Some(toolset) = toolset else {
+        return Ok(scopes);
+    };
+    let groups = &member.session.groups;
+    if !toolset.groups.is_empty() && !groups.iter().any(|g| toolset.groups.contains(g)) {
+        return Err(format!(
+            "your groups ({}) are none of those that may connect to the toolset {} ({})",
+            groups.join(", "),
+            toolset.name,
+            toolset.groups.join(", ")
+        ));
+    }
+    scopes.push(format!("{TOOLSET_SCOPE}{}", toolset.name));
+    Ok(scopes)
+}

@@ -1,0 +1,133 @@
+//! Toolsets (issue 60): the curated endpoints a configuration declares,
+//! with their globs compiled once per registry. A caller on a toolset's
+//! endpoint is offered only what `permits` lets through, on top of its
+//! scopes; the engine asks, the registry answers.
+
+use std::sync::Arc;
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+
+use super::Kind;
+use crate::config::{Discovery, ToolsetConfig};
+
+/// One `[[toolsets]]` entry, ready to answer.
+#[derive(Debug)]
+pub struct Toolset {
+    pub name: String,
+    pub description: String,
+    pub groups: Vec<String>,
+    pub discovery: Discovery,
+    include: GlobSet,
+    exclude: GlobSet,
+    always: GlobSet,
+}
+
+fn globs(patterns: &[String]) -> GlobSet {
+    let mut set = GlobSetBuilder::new();
+    // Checked by the configuration's rules; one that fails here picks nothing.
+    for glob in patterns.iter().filter_map(|p| Glob::new(p).ok()) {
+        set.add(glob);
+    }
+    set.build().unwrap_or_else(|_| GlobSet::empty())
+}
+
+impl Toolset {
+    pub fn new(config: &ToolsetConfig) -> Self {
+        Self {
+            name: config.name.clone(),
+            description: config.description.clone(),
+            groups: config.groups.clone(),
+            discovery: config.discovery,
+            include: globs(&config.include),
+            exclude: globs(&config.exclude),
+            always: globs(&config.always),
+        }
+    }
+
+    /// Whether the endpoint offers something known by any of `names` (a
+    /// tool's or prompt's name; a resource's URI, its source, its upstream).
+    pub fn permits<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> bool {
+        let names: Vec<&str> = names.into_iter().filter(|n| !n.is_empty()).collect();
+        names.iter().any(|n| self.include.is_match(n))
+            && !names.iter().any(|n| self.exclude.is_match(n))
+    }
+
+    /// Whether a tool is listed even in search mode.
+    pub fn always_listed(&self, name: &str) -> bool {
+        self.always.is_match(name)
+    }
+}
+
+impl super::Registry {
+    pub fn toolset(&self, name: &str) -> Option<&Arc<Toolset>> {
+        self.toolsets.get(name)
+    }
+
+    /// Every toolset, by name.
+    pub fn toolsets(&self) -> impl Iterator<Item = &Arc<Toolset>> {
+        let mut all: Vec<_> = self.toolsets.values().collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all.into_iter()
+    }
+
+    /// Whether the endpoint `endpoint` (a toolset's name; `None`: the main
+    /// one) offers `target` of `kind`. A toolset gone in a reload offers
+    /// nothing.
+    pub fn on_endpoint(&self, endpoint: Option<&str>, kind: Kind, target: &str) -> bool {
+        let Some(name) = endpoint else {
+            return true;
+        };
+        let Some(toolset) = self.toolsets.get(name) else {
+            return false;
+        };
+        match kind {
+            Kind::Tool | Kind::Prompt => toolset.permits([target]),
+            Kind::Resource => {
+                let upstream = self.resource_owner(target).and_then(|p| p.origin());
+                let names = [target, source_of(target), upstream.as_deref().unwrap_or("")];
+                toolset.permits(names)
+            }
+        }
+    }
+}
+
+/// The source a resource URI names: `runbooks` in `docs://runbooks/a.md`.
+pub fn source_of(uri: &str) -> &str {
+    uri.split_once("://")
+        .map(|(_, rest)| rest.split('/').next().unwrap_or_default())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toolset(include: &[&str], exclude: &[&str]) -> Toolset {
+        let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        Toolset::new(&ToolsetConfig {
+            name: "oncall".into(),
+            description: String::new(),
+            include: strings(include),
+            exclude: strings(exclude),
+            groups: Vec::new(),
+            discovery: Discovery::List,
+            always: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn include_picks_and_exclude_takes_out() {
+        let oncall = toolset(
+            &["k8s_*", "search_docs", "runbooks"],
+            &["k8s_kubectl_delete"],
+        );
+        assert!(oncall.permits(["k8s_get_pods"]));
+        assert!(!oncall.permits(["k8s_kubectl_delete"]));
+        assert!(oncall.permits(["search_docs"]));
+        assert!(!oncall.permits(["github_create_issue"]));
+        let uri = "docs://runbooks/restart.md";
+        assert!(oncall.permits([uri, source_of(uri)]));
+        let other = "docs://guides/a.md";
+        assert!(!oncall.permits([other, source_of(other)]));
+    }
+}
