@@ -15,6 +15,7 @@ pub mod oauth_reach;
 mod progress;
 mod provider;
 mod scrub;
+mod search;
 mod slots;
 mod slots_ask;
 
@@ -25,6 +26,7 @@ pub use credentials::{CredentialKind, CredentialUse, MemberSecrets};
 pub use events::{ChangeBus, ChangeEvent};
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};
+pub use search::ToolIndex;
 pub(crate) use slots::Template;
 pub use slots::{CONNECTIONS_PATH, Slots};
 
