@@ -3,14 +3,16 @@
 //! People ask for a tool the way they would ask a colleague ("open a PR",
 //! "DM Sam", "mkdir out", "take a screenshot"); tools describe themselves
 //! in API words ("Create a new pull request", "Post a message", "Create a
-//! directory"). The table below maps the first to the second at query time:
-//! abbreviations, command names, jargon and everyday verbs. A phrase is
-//! matched on stemmed words, articles skipped ("file a bug" is "file bug"),
-//! and adds its words beside the query's own at `SYNONYM` weight; the words
-//! of a matched phrase of two or more words then count for `IDIOM` only
-//! ("pull up" a profile is not about pull requests). The table is about
-//! the language, not about one catalogue of tools: every entry should hold
-//! for any tool set.
+//! directory"). Two tables map the first to the second at query time:
+//! `SAME`, abbreviations, commands and jargon that mean exactly their
+//! expansion (its words count as much as the query's own), and `RELATED`,
+//! everyday words that lean toward API words (`SYNONYM` weight). A phrase
+//! is matched on stemmed words, fillers skipped ("file a bug" is "file
+//! bug", "catch me up" is "catch up"), the longest at each word first; the
+//! query's own words inside a matched phrase of two or more words then
+//! count for `IDIOM` only ("pull up" a profile is not about pull requests).
+//! The tables are about the language, not about one catalogue of tools:
+//! every entry should hold for any tool set.
 //!
 //! The shape of a word adds its kind too: `example.com` is a URL,
 //! `notes.txt` a file, `a/b/c` a path, `#general` a channel, `42` a number.
@@ -21,40 +23,37 @@ use tantivy::tokenizer::TextAnalyzer;
 
 use super::{MAX_QUERY_CHARS, MAX_TERMS, STOP_WORDS, analyzer, stemmer, tokens, words};
 
-/// Weight of the words a synonym adds, against 1 for the query's own.
+/// Weight of the words a `RELATED` entry adds, against 1 for the query's own.
 const SYNONYM: f32 = 0.6;
 /// Weight of the query's own words inside a matched phrase of two or more.
 const IDIOM: f32 = 0.4;
-/// Words skipped when matching phrases.
-/// (`s` and `t` are what is left of "what's" and "don't".)
-const ARTICLES: &[&str] = &[
-    "a", "an", "the", "some", "my", "our", "your", "this", "s", "t",
+/// Words skipped when matching phrases: articles, pronouns, and what is
+/// left of "what's" and "don't".
+const FILLERS: &[&str] = &[
+    "a", "an", "the", "some", "my", "our", "your", "this", "me", "us", "it", "them", "him", "her",
+    "s", "t",
 ];
 
-/// Phrases (alternatives) and what they mean.
-const SYNONYMS: &[(&[&str], &str)] = &[
+/// Phrases (alternatives) that mean exactly their expansion. A phrase's
+/// meaning stands alone: where "file a bug" matches, "bug" alone does not.
+#[rustfmt::skip]
+const SAME: &[(&[&str], &str)] = &[
     // Abbreviations and jargon.
     (&["pr", "prs"], "pull request"),
     (&["mr", "mrs"], "merge request"),
     (&["dm", "dms"], "direct message send post"),
     (&["k8s", "kube", "kubectl"], "kubernetes"),
     (&["repo", "repos"], "repository"),
-    (&["project"], "repository"),
     (&["org"], "organization"),
-    (&["ci", "build status", "checks pass"], "status checks"),
-    (&["lgtm", "approve"], "approve review"),
+    (&["ci", "build status"], "status checks"),
+    (&["lgtm"], "approve review"),
     (&["bug", "ticket", "defect"], "issue"),
-    (&["readme"], "file contents"),
+    (&["file bug", "report bug"], "create issue"),
     (&["env", "env vars", "envvars"], "environment variables"),
     (&["js"], "javascript"),
-    (
-        &["xhr", "ajax", "api calls", "http calls"],
-        "network requests",
-    ),
+    (&["xhr", "ajax", "api calls", "http calls"], "network requests"),
     (&["db"], "database"),
-    (&["database", "table"], "data source database"),
-    (&["llm", "model", "ai"], "llm sampling model"),
-    (&["demo"], "demonstrates"),
+    (&["llm"], "llm sampling model"),
     (&["timezone", "time zone"], "profile"),
     // Shell commands.
     (&["ls", "dir"], "list directory"),
@@ -63,33 +62,44 @@ const SYNONYMS: &[(&[&str], &str)] = &[
     (&["mv", "rename"], "move rename"),
     (&["cp"], "copy"),
     (&["cat"], "read file contents"),
-    (&["grep"], "search"),
-    (&["exec", "run inside", "shell"], "execute command"),
-    // Files and folders.
+    (&["grep", "find", "look up", "lookup"], "search"),
+    (&["exec"], "execute command"),
+    // Everyday names of things.
     (&["folder", "folders"], "directory"),
+    (&["picture", "photo"], "image"),
+    (&["screenshot", "screen shot", "screen capture", "capture screen"], "screenshot"),
+    (&["go to", "visit"], "navigate url"),
+    (&["go back", "back button"], "navigate back"),
+    (&["popup", "pop up", "modal"], "dialog"),
+    (&["dropdown", "drop down", "combobox"], "select option"),
+    (&["dark mode", "light mode"], "emulate media color scheme"),
+    (&["thumbs up", "upvote"], "reaction add"),
+    (&["roll back", "rollback"], "rollout undo revision"),
+    (&["catch up", "recap"], "recent messages history"),
+];
+
+/// Everyday words and what they lean toward.
+#[rustfmt::skip]
+const RELATED: &[(&[&str], &str)] = &[
+    (&["project"], "repository"),
+    (&["approve"], "approve review"),
+    (&["checks pass"], "status checks"),
+    (&["readme"], "file contents"),
+    (&["database", "table"], "data source database"),
+    (&["model", "ai"], "llm sampling model"),
+    (&["demo"], "demonstrates"),
+    (&["shell", "run inside", "run in"], "execute command"),
     (&["disk"], "file system"),
     (&["big", "how large", "size"], "size info"),
-    (
-        &["picture", "photo", "png", "jpg", "jpeg", "logo"],
-        "image media",
-    ),
+    (&["png", "jpg", "jpeg", "logo"], "image media"),
     (&["doc", "document"], "page"),
     (&["paragraph"], "block text"),
-    // Everyday verbs and the API verbs they mean.
-    (
-        &["open", "start", "new", "make", "cut", "file bug"],
-        "create new",
-    ),
-    (&["open file", "open url", "open page"], "read navigate"),
-    (
-        &["show", "display", "view", "see", "pull up", "look at"],
-        "get read",
-    ),
+    (&["open", "start", "new", "make", "cut"], "create new"),
+    (&["open file"], "read file"),
+    (&["open url", "open page", "open site", "browse"], "navigate url"),
+    (&["show", "display", "view", "see", "pull up", "look at"], "get read list"),
     (&["which", "what in"], "list"),
-    (
-        &["find", "look up", "lookup", "locate", "where"],
-        "search find",
-    ),
+    (&["locate", "where"], "search"),
     (&["get", "fetch", "load"], "get retrieve read"),
     (&["retrieve"], "get"),
     (&["export", "download", "dump"], "retrieve read"),
@@ -97,94 +107,44 @@ const SYNONYMS: &[(&[&str], &str)] = &[
     (&["change", "modify", "edit", "alter", "set"], "update edit"),
     (&["update"], "edit patch"),
     (&["save", "store"], "write create"),
-    (
-        &["remove", "erase", "drop", "forget", "discard"],
-        "delete remove",
-    ),
-    (&["close", "reopen"], "update state"),
+    (&["remove", "erase", "drop", "discard"], "delete remove"),
+    (&["close issue", "reopen"], "update issue state"),
     (&["reply", "answer", "respond"], "reply comment"),
-    (&["send", "tell", "notify", "say"], "post send message"),
+    (&["send", "tell", "notify"], "post send message"),
     (&["said", "conversation"], "message"),
     (&["up to date", "sync", "rebase"], "update latest"),
     (&["filter"], "query"),
     (&["add up", "plus", "sum", "add"], "sum add"),
     (&["say back", "repeat", "parrot"], "echo"),
     (&["compress", "zip"], "gzip compress"),
-    (&["slow", "kick off", "job"], "long running operation"),
-    (
-        &["ask", "prompt me", "ask me", "ask user"],
-        "elicitation request user input",
-    ),
+    (&["slow", "job"], "long running operation"),
+    (&["kick off"], "start trigger long running operation"),
+    (&["ask", "ask user", "prompt user"], "elicitation request user input"),
+    (&["why", "stuck", "troubleshoot", "diagnose", "debug"], "describe status details"),
     // Memory.
-    (
-        &["remember", "memorize", "note that", "keep in mind"],
-        "memory create entities add observations",
-    ),
+    (&["remember", "memorize", "note that", "keep in mind"], "memory create entities add observations"),
     (&["recall", "know about", "remember about"], "memory search"),
-    (&["forget"], "memory"),
+    (&["forget"], "memory delete remove"),
     (&["note"], "observation"),
     // People and chat.
-    (
-        &[
-            "who",
-            "people",
-            "colleague",
-            "member",
-            "members",
-            "teammate",
-        ],
-        "user users",
-    ),
-    (
-        &["thumbs up", "like", "react", "emoji", "upvote"],
-        "reaction add",
-    ),
-    (&["catch up", "recap", "history"], "recent messages history"),
+    (&["who", "people", "colleague", "member", "members", "teammate"], "user users"),
+    (&["like", "react", "emoji"], "reaction add"),
+    (&["history"], "recent messages history"),
     (&["details", "info", "information"], "detailed information"),
-    // Kubernetes.
-    (
-        &[
-            "pod",
-            "pods",
-            "deployment",
-            "namespace",
-            "container",
-            "node",
-            "helm",
-            "replicas",
-        ],
-        "kubernetes",
-    ),
+    // Kubernetes: its objects are its resources.
+    (&["pod", "pods", "deployment", "namespace", "container", "node", "replicas"], "kubernetes resource"),
+    (&["helm"], "kubernetes"),
     (&["cluster"], "kubernetes context"),
-    (
-        &["roll back", "rollback", "revert", "undo"],
-        "rollout undo revision",
-    ),
+    (&["revert", "undo"], "rollout undo revision"),
     (&["drain", "cordon", "uncordon"], "node"),
     (&["localhost", "tunnel"], "local port forward"),
     (&["yaml", "manifest"], "manifest yaml"),
     // Browsers.
-    (
-        &[
-            "screenshot",
-            "screen shot",
-            "screen capture",
-            "capture screen",
-        ],
-        "screenshot",
-    ),
-    (&["go to", "visit", "browse", "navigate"], "navigate url"),
-    (&["go back", "back button"], "navigate back"),
+    (&["navigate"], "navigate url"),
     (&["hit", "press", "tap"], "press click"),
-    (&["popup", "pop up", "alert", "confirm", "modal"], "dialog"),
-    (
-        &["dropdown", "drop down", "combobox", "pick", "choose"],
-        "select option",
-    ),
-    (
-        &["dark mode", "light mode", "color scheme", "theme"],
-        "emulate media color scheme",
-    ),
+    (&["alert", "confirm"], "dialog"),
+    (&["pick", "choose"], "select option"),
+    (&["color scheme", "theme"], "emulate media color scheme"),
     (&["devtools", "console"], "console messages"),
     (&["fill out", "fill in"], "fill form type"),
     (&["enter", "input"], "type text"),
@@ -193,19 +153,24 @@ const SYNONYMS: &[(&[&str], &str)] = &[
 struct Phrase {
     stems: Vec<String>,
     expansion: &'static str,
+    weight: f32,
 }
 
 static PHRASES: LazyLock<Vec<Phrase>> = LazyLock::new(|| {
     let mut stemmer = stemmer();
-    SYNONYMS
-        .iter()
-        .flat_map(|(keys, expansion)| keys.iter().map(move |key| (*key, *expansion)))
-        .map(|(key, expansion)| Phrase {
+    let same = SAME.iter().map(|entry| (entry, 1.0));
+    let related = RELATED.iter().map(|entry| (entry, SYNONYM));
+    same.chain(related)
+        .flat_map(|((keys, expansion), weight)| {
+            keys.iter().map(move |key| (*key, *expansion, weight))
+        })
+        .map(|(key, expansion, weight)| Phrase {
             stems: tokens(&mut stemmer, key)
                 .into_iter()
-                .filter(|s| !ARTICLES.contains(&s.as_str()))
+                .filter(|s| !FILLERS.contains(&s.as_str()))
                 .collect(),
             expansion,
+            weight,
         })
         .filter(|p| !p.stems.is_empty())
         .collect()
@@ -233,7 +198,7 @@ pub(super) fn terms(query: &str) -> Vec<(String, f32)> {
     let mut seq: Vec<Word> = Vec::new();
     for raw in words(query).split_whitespace() {
         let lower = raw.to_lowercase();
-        if ARTICLES.contains(&lower.as_str()) {
+        if FILLERS.contains(&lower.as_str()) {
             continue;
         }
         // A number is an argument ("PR 42"), not what a tool does.
@@ -249,25 +214,32 @@ pub(super) fn terms(query: &str) -> Vec<(String, f32)> {
             });
         }
     }
-    let mut added: Vec<&str> = shapes(query);
-    for start in 0..seq.len() {
-        for phrase in PHRASES.iter() {
+    // Phrases left to right, the longest at each word first.
+    let mut added: Vec<(&str, f32)> = shapes(query).into_iter().map(|s| (s, SYNONYM)).collect();
+    let mut start = 0;
+    while start < seq.len() {
+        let at = |phrase: &&Phrase| {
             let n = phrase.stems.len();
-            let matched = seq.len() - start >= n
+            seq.len() - start >= n
                 && phrase
                     .stems
                     .iter()
                     .zip(&seq[start..])
-                    .all(|(p, w)| *p == w.stem);
-            if matched {
-                added.push(phrase.expansion);
-                if n > 1 {
-                    seq[start..start + n]
-                        .iter_mut()
-                        .for_each(|w| w.idiom = true);
-                }
-            }
+                    .all(|(p, w)| *p == w.stem)
+        };
+        let Some(n) = PHRASES.iter().filter(at).map(|p| p.stems.len()).max() else {
+            start += 1;
+            continue;
+        };
+        for phrase in PHRASES.iter().filter(at).filter(|p| p.stems.len() == n) {
+            added.push((phrase.expansion, phrase.weight));
         }
+        if n > 1 {
+            seq[start..start + n]
+                .iter_mut()
+                .for_each(|w| w.idiom = true);
+        }
+        start += n;
     }
     let mut terms: Vec<(String, f32)> = Vec::new();
     let mut put = |term: String, weight: f32| {
@@ -280,9 +252,9 @@ pub(super) fn terms(query: &str) -> Vec<(String, f32)> {
     for word in seq.into_iter().filter(|w| !w.stop) {
         put(word.stem, if word.idiom { IDIOM } else { 1.0 });
     }
-    for text in added {
+    for (text, weight) in added {
         for term in tokens(&mut analyzer, text) {
-            put(term, SYNONYM);
+            put(term, weight);
         }
     }
     terms
