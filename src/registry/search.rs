@@ -1,0 +1,389 @@
+//! A permission-aware search over tool definitions (issue 60): the ranking
+//! behind the `search_tools` meta-tool, so a client that cannot hold a
+//! hundred tool definitions in its context finds the few it needs.
+//!
+//! Each tool is one tantivy document (in RAM) with four fields: its name
+//! split into words (`github_create_pull_request`, `API-post-search` and
+//! `getUserProfile` alike), its title, its description, and its input
+//! schema's property names, descriptions and enum values. Text is English,
+//! stemmed, without stop words. A query is never given to tantivy's query
+//! parser: its words (and the words the synonym table adds for them, see
+//! `synonyms`) become term queries, each scored by the field where it says
+//! most about a tool (a dis-max, name > title > description > parameters)
+//! and summed, so a tool matching more of the query's words ranks higher.
+//!
+//! Every match is scored and the caller's `permitted` filter applied before
+//! the list is cut to `limit`: a caller gets as many results as it may see,
+//! and nothing about the tools it may not.
+
+mod synonyms;
+
+use tantivy::{
+    Index, Searcher, TantivyDocument, Term,
+    collector::TopDocs,
+    query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery},
+    schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions},
+    tokenizer::{
+        AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
+        StopWordFilter, TextAnalyzer,
+    },
+};
+
+use crate::protocol::{JsonObject, Tool};
+
+/// Characters of a query looked at: a task, not a document.
+const MAX_QUERY_CHARS: usize = 1_000;
+/// Most distinct terms (the query's own and its synonyms') searched.
+const MAX_TERMS: usize = 64;
+/// Text kept of one tool's description, and of its parameters.
+const MAX_FIELD_CHARS: usize = 8_000;
+/// Memory of the one indexing thread (tantivy's minimum is 15 MB).
+const WRITER_MEMORY: usize = 15_000_000;
+const TOKENIZER: &str = "tools";
+
+/// How much a matched word says about a tool, by where it matched.
+struct Weights {
+    name: f32,
+    title: f32,
+    description: f32,
+    parameters: f32,
+    /// Share of the other fields' scores kept beside the best one.
+    tie: f32,
+}
+
+const WEIGHTS: Weights = Weights {
+    name: 3.0,
+    title: 2.0,
+    description: 1.0,
+    parameters: 0.5,
+    tie: 0.2,
+};
+
+/// Words that say nothing about which tool is meant: Lucene's English stop
+/// words, the fillers of a request ("can you show me"), and "tool", which
+/// every tool is (`Echo Tool`).
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with", "i", "me", "my", "you", "your", "we", "our", "us",
+    "its", "do", "does", "did", "can", "could", "would", "should", "please", "so", "tool", "tools",
+];
+
+/// English words, ASCII-folded, stemmed, without stop words; the same for
+/// the index and the query.
+fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(StopWordFilter::remove(
+            STOP_WORDS.iter().map(|w| (*w).to_owned()),
+        ))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// The analyzer without stop words removed: what synonym phrases are
+/// matched on ("note that", "go to").
+fn stemmer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// `text`'s tokens through `analyzer`.
+fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut stream = analyzer.token_stream(text);
+    let mut out = Vec::new();
+    while let Some(token) = stream.next() {
+        out.push(token.text.clone());
+    }
+    out
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    name: Field,
+    title: Field,
+    description: Field,
+    parameters: Field,
+    /// The tool's position in `ToolIndex::names`.
+    ord: Field,
+}
+
+/// The tools of one registry, searchable by what they do. Built once per
+/// registry (it never changes); cheap to search from many requests at once.
+pub struct ToolIndex {
+    names: Vec<String>,
+    /// `None` when tantivy failed to build the index (it never should, in
+    /// RAM): every search is then empty.
+    inner: Option<Inner>,
+}
+
+struct Inner {
+    searcher: Searcher,
+    fields: Fields,
+    /// The tool (its index in `names`) of each document, by segment and doc id.
+    ords: Vec<Vec<u32>>,
+}
+
+impl std::fmt::Debug for ToolIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolIndex")
+            .field("tools", &self.names.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolIndex {
+    /// Most results one search returns, whatever `limit` asks.
+    pub const MAX_LIMIT: usize = 50;
+
+    /// Indexes `tools` (named as listed to clients).
+    pub fn build(tools: &[Tool]) -> ToolIndex {
+        let names = tools.iter().map(|t| t.name.to_string()).collect();
+        let inner = match build(tools) {
+            Ok(inner) => Some(inner),
+            Err(error) => {
+                tracing::warn!(%error, "building the tool search index failed");
+                None
+            }
+        };
+        ToolIndex { names, inner }
+    }
+
+    /// How many tools are indexed.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Names of the tools that best match `query`, best first: at most
+    /// `limit` (itself at most `MAX_LIMIT`), all of them tools `permitted`
+    /// accepts. Words only, no query syntax; an empty query finds nothing.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        permitted: impl Fn(&str) -> bool,
+    ) -> Vec<String> {
+        let limit = limit.min(Self::MAX_LIMIT);
+        let Some(inner) = &self.inner else {
+            return Vec::new();
+        };
+        if limit == 0 || self.names.is_empty() {
+            return Vec::new();
+        }
+        let terms = synonyms::terms(query);
+        if terms.is_empty() {
+            return Vec::new();
+        }
+        let query = inner.query(&terms);
+        // Every match is scored (a registry holds hundreds of tools, not
+        // millions), so the filter never leaves the caller short.
+        let collector = TopDocs::with_limit(self.names.len()).order_by_score();
+        let scored = match inner.searcher.search(&query, &collector) {
+            Ok(scored) => scored,
+            Err(error) => {
+                tracing::warn!(%error, "tool search failed");
+                return Vec::new();
+            }
+        };
+        let mut ranked: Vec<(f32, &str)> = scored
+            .into_iter()
+            .filter_map(|(score, address)| {
+                let ord = inner
+                    .ords
+                    .get(address.segment_ord as usize)?
+                    .get(address.doc_id as usize)?;
+                Some((score, self.names.get(*ord as usize)?.as_str()))
+            })
+            .collect();
+        // Ties by name, so the order never depends on the index's layout.
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        ranked
+            .into_iter()
+            .filter(|(_, name)| permitted(name))
+            .take(limit)
+            .map(|(_, name)| name.to_owned())
+            .collect()
+    }
+}
+
+impl Inner {
+    fn query(&self, terms: &[(String, f32)]) -> BooleanQuery {
+        let f = self.fields;
+        let w = &WEIGHTS;
+        let weighted = [
+            (f.name, w.name),
+            (f.title, w.title),
+            (f.description, w.description),
+            (f.parameters, w.parameters),
+        ];
+        let clauses = terms
+            .iter()
+            .map(|(term, weight)| {
+                let per_field = weighted
+                    .iter()
+                    .map(|&(field, boost)| {
+                        let term = Term::from_field_text(field, term);
+                        let one = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                        Box::new(BoostQuery::new(Box::new(one), boost)) as Box<dyn Query>
+                    })
+                    .collect();
+                let best = DisjunctionMaxQuery::with_tie_breaker(per_field, w.tie);
+                let clause = BoostQuery::new(Box::new(best), *weight);
+                (Occur::Should, Box::new(clause) as Box<dyn Query>)
+            })
+            .collect();
+        BooleanQuery::new(clauses)
+    }
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut schema = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        name: schema.add_text_field("name", text.clone()),
+        title: schema.add_text_field("title", text.clone()),
+        description: schema.add_text_field("description", text.clone()),
+        parameters: schema.add_text_field("parameters", text),
+        ord: schema.add_u64_field("ord", FAST),
+    };
+    (schema.build(), fields)
+}
+
+fn build(tools: &[Tool]) -> tantivy::Result<Inner> {
+    let (schema, fields) = schema();
+    let index = Index::create_in_ram(schema);
+    index.tokenizers().register(TOKENIZER, analyzer());
+    let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, WRITER_MEMORY)?;
+    for (ord, tool) in tools.iter().enumerate() {
+        let mut doc = TantivyDocument::new();
+        doc.add_text(fields.name, words(&tool.name));
+        let title = tool
+            .title
+            .as_deref()
+            .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.as_deref()));
+        if let Some(title) = title {
+            doc.add_text(fields.title, words(title));
+        }
+        if let Some(description) = &tool.description {
+            doc.add_text(fields.description, capped(description));
+        }
+        let mut parameters = String::new();
+        schema_words(&tool.input_schema, 0, &mut parameters);
+        doc.add_text(fields.parameters, capped(&parameters));
+        doc.add_u64(fields.ord, ord as u64);
+        writer.add_document(doc)?;
+    }
+    writer.commit()?;
+    writer.wait_merging_threads()?;
+    let reader = index
+        .reader_builder()
+        .reload_policy(tantivy::ReloadPolicy::Manual)
+        .try_into()?;
+    let searcher = reader.searcher();
+    let mut ords = Vec::new();
+    for segment in searcher.segment_readers() {
+        let column = segment.fast_fields().u64("ord")?;
+        let per_doc = (0..segment.max_doc())
+            .map(|doc| column.first(doc).map_or(u32::MAX, |o| o as u32))
+            .collect();
+        ords.push(per_doc);
+    }
+    Ok(Inner {
+        searcher,
+        fields,
+        ords,
+    })
+}
+
+fn capped(text: &str) -> &str {
+    match text.char_indices().nth(MAX_FIELD_CHARS) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}
+
+/// A name as words: `_`, `-`, `.` and camelCase humps split
+/// (`getUserProfile`, `HTTPServer` are `get User Profile`, `HTTP Server`).
+fn words(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::with_capacity(name.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            out.push(' ');
+            continue;
+        }
+        let previous = i.checked_sub(1).map(|p| chars[p]);
+        let next = chars.get(i + 1).copied();
+        let hump = c.is_uppercase()
+            && previous.is_some_and(|p| {
+                p.is_lowercase() || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+            });
+        if hump {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The words of an input schema: each property's name (as written and as
+/// words), description and string enum values, nested properties included.
+fn schema_words(schema: &JsonObject, depth: usize, out: &mut String) {
+    if depth > 4 || out.len() > MAX_FIELD_CHARS {
+        return;
+    }
+    if let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) {
+        for (name, property) in properties {
+            out.push_str(name);
+            out.push(' ');
+            out.push_str(&words(name));
+            out.push('\n');
+            let Some(property) = property.as_object() else {
+                continue;
+            };
+            if let Some(text) = property.get("description").and_then(|d| d.as_str()) {
+                out.push_str(text);
+                out.push('\n');
+            }
+            schema_words(property, depth + 1, out);
+        }
+    }
+    if let Some(values) = schema.get("enum").and_then(|e| e.as_array()) {
+        for value in values.iter().filter_map(|v| v.as_str()) {
+            out.push_str(&words(value));
+            out.push(' ');
+        }
+        out.push('\n');
+    }
+    if let Some(items) = schema.get("items").and_then(|i| i.as_object()) {
+        schema_words(items, depth + 1, out);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for one in schema
+            .get(key)
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_object())
+        {
+            schema_words(one, depth + 1, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
