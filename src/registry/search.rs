@@ -119,7 +119,10 @@ impl ToolIndex {
 
     /// Names of the tools that best match `query`, best first: at most
     /// `limit` (itself at most `MAX_LIMIT`), all of them tools `permitted`
-    /// accepts. Words only, no query syntax; an empty query finds nothing.
+    /// accepts. `permitted` (the caller's scopes, its endpoint) is asked of
+    /// every match in rank order before the list is cut, so a caller gets
+    /// `limit` names whenever that many permitted tools match. Words only,
+    /// no query syntax; an empty query finds nothing; no query panics.
     pub fn search(
         &self,
         query: &str,

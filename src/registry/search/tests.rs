@@ -152,6 +152,12 @@ fn odd_queries_never_panic() {
 }
 
 #[test]
+fn the_index_is_shared_across_requests() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<ToolIndex>();
+}
+
+#[test]
 fn names_split_into_words() {
     assert_eq!(
         words("github_create_pull_request"),
