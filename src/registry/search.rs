@@ -17,19 +17,17 @@
 //! and nothing about the tools it may not.
 
 mod synonyms;
+mod text;
 
 use tantivy::{
     Index, Searcher, TantivyDocument, Term,
     collector::TopDocs,
     query::{BooleanQuery, BoostQuery, DisjunctionMaxQuery, Occur, Query, TermQuery},
     schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions},
-    tokenizer::{
-        AsciiFoldingFilter, Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer,
-        StopWordFilter, TextAnalyzer,
-    },
 };
 
-use crate::protocol::{JsonObject, Tool};
+use self::text::{analyzer, capped, schema_words, words};
+use crate::protocol::Tool;
 
 /// Characters of a query looked at: a task, not a document.
 const MAX_QUERY_CHARS: usize = 1_000;
@@ -52,57 +50,12 @@ struct Weights {
 }
 
 const WEIGHTS: Weights = Weights {
-    name: 3.0,
+    name: 2.5,
     title: 2.0,
-    description: 1.0,
+    description: 1.2,
     parameters: 0.5,
-    tie: 0.2,
+    tie: 0.3,
 };
-
-/// Words that say nothing about which tool is meant: Lucene's English stop
-/// words, the fillers of a request ("can you show me"), and "tool", which
-/// every tool is (`Echo Tool`).
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
-    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
-    "they", "this", "to", "was", "will", "with", "i", "me", "my", "you", "your", "we", "our", "us",
-    "its", "do", "does", "did", "can", "could", "would", "should", "please", "so", "tool", "tools",
-];
-
-/// English words, ASCII-folded, stemmed, without stop words; the same for
-/// the index and the query.
-fn analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .filter(AsciiFoldingFilter)
-        .filter(StopWordFilter::remove(
-            STOP_WORDS.iter().map(|w| (*w).to_owned()),
-        ))
-        .filter(Stemmer::new(Language::English))
-        .build()
-}
-
-/// The analyzer without stop words removed: what synonym phrases are
-/// matched on ("note that", "go to").
-fn stemmer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(40))
-        .filter(LowerCaser)
-        .filter(AsciiFoldingFilter)
-        .filter(Stemmer::new(Language::English))
-        .build()
-}
-
-/// `text`'s tokens through `analyzer`.
-fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
-    let mut stream = analyzer.token_stream(text);
-    let mut out = Vec::new();
-    while let Some(token) = stream.next() {
-        out.push(token.text.clone());
-    }
-    out
-}
 
 #[derive(Clone, Copy)]
 struct Fields {
@@ -166,7 +119,10 @@ impl ToolIndex {
 
     /// Names of the tools that best match `query`, best first: at most
     /// `limit` (itself at most `MAX_LIMIT`), all of them tools `permitted`
-    /// accepts. Words only, no query syntax; an empty query finds nothing.
+    /// accepts. `permitted` (the caller's scopes, its endpoint) is asked of
+    /// every match in rank order before the list is cut, so a caller gets
+    /// `limit` names whenever that many permitted tools match. Words only,
+    /// no query syntax; an empty query finds nothing; no query panics.
     pub fn search(
         &self,
         query: &str,
@@ -307,82 +263,6 @@ fn build(tools: &[Tool]) -> tantivy::Result<Inner> {
         fields,
         ords,
     })
-}
-
-fn capped(text: &str) -> &str {
-    match text.char_indices().nth(MAX_FIELD_CHARS) {
-        Some((end, _)) => &text[..end],
-        None => text,
-    }
-}
-
-/// A name as words: `_`, `-`, `.` and camelCase humps split
-/// (`getUserProfile`, `HTTPServer` are `get User Profile`, `HTTP Server`).
-fn words(name: &str) -> String {
-    let chars: Vec<char> = name.chars().collect();
-    let mut out = String::with_capacity(name.len() + 8);
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            out.push(' ');
-            continue;
-        }
-        let previous = i.checked_sub(1).map(|p| chars[p]);
-        let next = chars.get(i + 1).copied();
-        let hump = c.is_uppercase()
-            && previous.is_some_and(|p| {
-                p.is_lowercase() || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
-            });
-        if hump {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The words of an input schema: each property's name (as written and as
-/// words), description and string enum values, nested properties included.
-fn schema_words(schema: &JsonObject, depth: usize, out: &mut String) {
-    if depth > 4 || out.len() > MAX_FIELD_CHARS {
-        return;
-    }
-    if let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) {
-        for (name, property) in properties {
-            out.push_str(name);
-            out.push(' ');
-            out.push_str(&words(name));
-            out.push('\n');
-            let Some(property) = property.as_object() else {
-                continue;
-            };
-            if let Some(text) = property.get("description").and_then(|d| d.as_str()) {
-                out.push_str(text);
-                out.push('\n');
-            }
-            schema_words(property, depth + 1, out);
-        }
-    }
-    if let Some(values) = schema.get("enum").and_then(|e| e.as_array()) {
-        for value in values.iter().filter_map(|v| v.as_str()) {
-            out.push_str(&words(value));
-            out.push(' ');
-        }
-        out.push('\n');
-    }
-    if let Some(items) = schema.get("items").and_then(|i| i.as_object()) {
-        schema_words(items, depth + 1, out);
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        for one in schema
-            .get(key)
-            .and_then(|v| v.as_array())
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_object())
-        {
-            schema_words(one, depth + 1, out);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,10 @@ use std::sync::LazyLock;
 
 use tantivy::tokenizer::TextAnalyzer;
 
-use super::{MAX_QUERY_CHARS, MAX_TERMS, STOP_WORDS, analyzer, stemmer, tokens, words};
+use super::{
+    MAX_QUERY_CHARS, MAX_TERMS,
+    text::{STOP_WORDS, analyzer, humps, stemmer, tokens},
+};
 
 /// Weight of the words a `RELATED` entry adds, against 1 for the query's own.
 const SYNONYM: f32 = 0.6;
@@ -76,6 +79,8 @@ const SAME: &[(&[&str], &str)] = &[
     (&["thumbs up", "upvote"], "reaction add"),
     (&["roll back", "rollback"], "rollout undo revision"),
     (&["catch up", "recap"], "recent messages history"),
+    (&["say back", "repeat after", "parrot"], "echo"),
+    (&["open"], "create new"),
 ];
 
 /// Everyday words and what they lean toward.
@@ -94,7 +99,7 @@ const RELATED: &[(&[&str], &str)] = &[
     (&["png", "jpg", "jpeg", "logo"], "image media"),
     (&["doc", "document"], "page"),
     (&["paragraph"], "block text"),
-    (&["open", "start", "new", "make", "cut"], "create new"),
+    (&["start", "new", "make", "cut"], "create new"),
     (&["open file"], "read file"),
     (&["open url", "open page", "open site", "browse"], "navigate url"),
     (&["show", "display", "view", "see", "pull up", "look at"], "get read list"),
@@ -115,7 +120,8 @@ const RELATED: &[(&[&str], &str)] = &[
     (&["up to date", "sync", "rebase"], "update latest"),
     (&["filter"], "query"),
     (&["add up", "plus", "sum", "add"], "sum add"),
-    (&["say back", "repeat", "parrot"], "echo"),
+    (&["in one go", "at once", "in one commit"], "multiple single"),
+    (&["write up", "draft", "compose"], "create new"),
     (&["compress", "zip"], "gzip compress"),
     (&["slow", "job"], "long running operation"),
     (&["kick off"], "start trigger long running operation"),
@@ -123,7 +129,7 @@ const RELATED: &[(&[&str], &str)] = &[
     (&["why", "stuck", "troubleshoot", "diagnose", "debug"], "describe status details"),
     // Memory.
     (&["remember", "memorize", "note that", "keep in mind"], "memory create entities add observations"),
-    (&["recall", "know about", "remember about"], "memory search"),
+    (&["recall", "remember about"], "memory search"),
     (&["forget"], "memory delete remove"),
     (&["note"], "observation"),
     // People and chat.
@@ -196,7 +202,13 @@ pub(super) fn terms(query: &str) -> Vec<(String, f32)> {
     };
     let (mut analyzer, mut stemmer) = (ANALYZER.clone(), STEMMER.clone());
     let mut seq: Vec<Word> = Vec::new();
-    for raw in words(query).split_whitespace() {
+    // The parts of camelCase words ("parseConfig"), beside the words.
+    let mut parts: Vec<String> = Vec::new();
+    for raw in query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        parts.extend(humps(raw));
         let lower = raw.to_lowercase();
         if FILLERS.contains(&lower.as_str()) {
             continue;
@@ -215,7 +227,9 @@ pub(super) fn terms(query: &str) -> Vec<(String, f32)> {
         }
     }
     // Phrases left to right, the longest at each word first.
-    let mut added: Vec<(&str, f32)> = shapes(query).into_iter().map(|s| (s, SYNONYM)).collect();
+    // A word's shape says what it is: `notes.txt` is a file.
+    let mut added: Vec<(&str, f32)> = shapes(query).into_iter().map(|s| (s, 1.0)).collect();
+    added.extend(parts.iter().map(|p| (p.as_str(), SYNONYM)));
     let mut start = 0;
     while start < seq.len() {
         let at = |phrase: &&Phrase| {

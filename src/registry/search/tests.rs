@@ -58,8 +58,9 @@ fn the_catalog_tasks_find_their_tools() {
         let rank = found.iter().position(|name| right.contains(name));
         at1 += usize::from(rank == Some(0));
         at3 += usize::from(rank.is_some());
-        if rank.is_none() {
-            println!("miss: {query:?}: {found:?}, want {right:?}");
+        if rank != Some(0) {
+            let at = rank.map_or("miss".to_owned(), |r| format!("at {}", r + 1));
+            println!("{at}: {query:?}: {found:?}, want {right:?}");
         }
     }
     let n = tasks.len() as f64;
@@ -151,14 +152,24 @@ fn odd_queries_never_panic() {
 }
 
 #[test]
+fn the_index_is_shared_across_requests() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<ToolIndex>();
+}
+
+#[test]
 fn names_split_into_words() {
     assert_eq!(
         words("github_create_pull_request"),
         "github create pull request"
     );
     assert_eq!(words("API-post-search"), "API post search");
-    assert_eq!(words("getUserProfile.v2"), "get User Profile v2");
-    assert_eq!(words("HTTPServer"), "HTTP Server");
+    assert_eq!(
+        words("getUserProfile.v2"),
+        "getUserProfile get User Profile v2"
+    );
+    assert_eq!(words("HTTPServer"), "HTTPServer HTTP Server");
+    assert_eq!(words("GitHub"), "GitHub Git Hub");
     assert_eq!(words("k8s_kubectl_get"), "k8s kubectl get");
 }
 
@@ -232,4 +243,94 @@ fn building_and_searching_are_fast() {
     let (build_max, p95_max) = if release { (100, 5) } else { (1_000, 50) };
     assert!(build < Duration::from_millis(build_max), "build {build:?}");
     assert!(p95 < Duration::from_millis(p95_max), "p95 {p95:?}");
+}
+
+/// Queries written after the tuning, against tools the catalog tasks do
+/// not all ask for, never tuned on: how far the ranking carries beyond
+/// tasks.json (35 queries; recall@1 0.74, recall@3 0.97 when written).
+#[test]
+fn other_queries_find_their_tools_too() {
+    let (tools, _) = catalog();
+    let index = ToolIndex::build(&tools);
+    let cases = [
+        (
+            "create a new repository on github called demo",
+            "github_create_repository",
+        ),
+        (
+            "send a message to the #random channel",
+            "slack_slack_post_message",
+        ),
+        ("show kubernetes deployments", "k8s_kubectl_get"),
+        ("restart the nginx deployment", "k8s_kubectl_rollout"),
+        (
+            "upload a file in the browser",
+            "playwright_browser_file_upload",
+        ),
+        ("hover over the menu", "playwright_browser_hover"),
+        (
+            "resize the browser window to 800x600",
+            "playwright_browser_resize",
+        ),
+        (
+            "wait until the page shows Done",
+            "playwright_browser_wait_for",
+        ),
+        (
+            "uninstall the redis helm release",
+            "k8s_uninstall_helm_chart",
+        ),
+        ("list my gitlab projects", "gitlab_search_repositories"),
+        ("search github users named torvalds", "github_search_users"),
+        ("read these three files at once", "fs_read_multiple_files"),
+        (
+            "what relations are in the knowledge graph",
+            "memory_read_graph",
+        ),
+        ("list notion users", "notion_API-get-users"),
+        ("delete a block in notion", "notion_API-delete-a-block"),
+        ("get the pod's logs", "k8s_kubectl_logs"),
+        ("stop forwarding the port", "k8s_stop_port_forward"),
+        ("press Enter", "playwright_browser_press_key"),
+        (
+            "run some javascript on the page",
+            "playwright_browser_evaluate",
+        ),
+        ("show the directory tree of src", "fs_directory_tree"),
+        ("create a new branch on gitlab", "gitlab_create_branch"),
+        ("who am I in notion", "notion_API-get-self"),
+        ("kubectl delete pod foo", "k8s_kubectl_delete"),
+        ("check the kubernetes server is alive", "k8s_ping"),
+        ("search code for TODO in github", "github_search_code"),
+        ("get the details of issue 5 on GitHub", "github_get_issue"),
+        ("rm the old deployment", "k8s_kubectl_delete"),
+        ("ls the home folder", "fs_list_directory"),
+        ("close the browser", "playwright_browser_close"),
+        ("list PRs on github", "github_list_pull_requests"),
+        ("upgrade the helm chart", "k8s_upgrade_helm_chart"),
+        ("link two entities in memory", "memory_create_relations"),
+        (
+            "drag the card onto the done column",
+            "playwright_browser_drag",
+        ),
+        (
+            "take an accessibility snapshot",
+            "playwright_browser_snapshot",
+        ),
+        ("merge the MR", "gitlab_create_merge_request"),
+    ];
+    let (mut at1, mut at3) = (0, 0);
+    for (q, want) in cases {
+        let found = index.search(q, 3, all);
+        let rank = found.iter().position(|n| n == want);
+        at1 += usize::from(rank == Some(0));
+        at3 += usize::from(rank.is_some());
+        if rank != Some(0) {
+            println!("{rank:?}: {q:?}: {found:?} want {want}");
+        }
+    }
+    let n = cases.len() as f64;
+    let (r1, r3) = (at1 as f64 / n, at3 as f64 / n);
+    println!("other queries: recall@1 {r1:.3} recall@3 {r3:.3} over {n} queries");
+    assert!(r3 >= 0.8, "recall@3 {r3:.3} < 0.8");
 }
