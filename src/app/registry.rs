@@ -20,7 +20,9 @@ pub(crate) fn build_registry(
     upstreams: Option<&Upstreams>,
 ) -> anyhow::Result<Arc<Registry>> {
     let providers = &config.providers;
-    let mut builder = Registry::builder().toolsets(&config.toolsets);
+    let mut builder = Registry::builder()
+        .toolsets(&config.toolsets)
+        .main_endpoint(config.mcp.discovery, &config.mcp.always);
     if providers.conformance.enabled {
         // The suite calls the first listed tool with `{}` and reads the first
         // listed resource, so the conformance fixtures come first.

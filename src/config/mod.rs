@@ -304,6 +304,10 @@ pub struct McpConfig {
     pub path: String,
     /// `serverInfo.name` reported to clients.
     pub server_name: String,
+    /// How clients find tools at `path`: `list` or `search` (as a toolset's).
+    pub discovery: Discovery,
+    /// Tools `tools/list` shows at `path` even in search mode (globs).
+    pub always: Vec<String>,
     /// Instructions returned by `initialize` and `server/discover`.
     pub instructions: String,
     /// Interval of SSE keep-alive comments on open streams.

@@ -26,7 +26,8 @@ pub struct ToolsetConfig {
     #[serde(default)]
     pub groups: Vec<String>,
     /// How clients find tools: `list` (every tool in `tools/list`) or
-    /// `search` (meta-tools, issue 60 part 2).
+    /// `search` (the pinned tools and the meta-tools `search_tools` and
+    /// `call_tool`).
     #[serde(default)]
     pub discovery: Discovery,
     /// Tools listed even in search mode.
@@ -80,13 +81,6 @@ pub(super) fn validate(toolsets: &[ToolsetConfig]) -> Result<(), ConfigError> {
                     return Err(invalid(i, key, format!("`{glob}` is not a glob: {error}")));
                 }
             }
-        }
-        if toolset.discovery == Discovery::Search {
-            return Err(invalid(
-                i,
-                "discovery",
-                "\"search\" is not available yet (issue 60 part 2): use \"list\"".into(),
-            ));
         }
     }
     Ok(())

@@ -54,6 +54,8 @@ pub struct RegistryBuilder {
     subscribable: bool,
     secrets: Vec<String>,
     toolsets: Vec<Arc<Toolset>>,
+    /// The main endpoint's discovery, as a toolset offering everything.
+    main: Option<Arc<Toolset>>,
 }
 
 impl RegistryBuilder {
@@ -142,7 +144,9 @@ impl RegistryBuilder {
         let offering: Vec<_> = self.resources.iter().filter(|p| p.offers()).collect();
         let has_resources = !offering.is_empty();
         let subscribable = self.subscribable || offering.iter().any(|p| p.subscribable());
+        let index = toolsets::index_if_searched(&self, &tools);
         Ok(Registry {
+            index,
             tools,
             tool_index,
             prompts,
@@ -152,6 +156,7 @@ impl RegistryBuilder {
             resource_providers: self.resources,
             subscribable,
             scrubber: Scrubber::new(self.secrets),
+            main: self.main.clone(),
             toolsets: (self.toolsets.iter())
                 .map(|t| (t.name.clone(), t.clone()))
                 .collect(),
@@ -182,6 +187,10 @@ pub struct Registry {
     scrubber: Scrubber,
     /// The curated endpoints, by name.
     toolsets: HashMap<String, Arc<Toolset>>,
+    /// The main endpoint's discovery (`None`: list).
+    main: Option<Arc<Toolset>>,
+    /// The tools' search index, when an endpoint is in search mode.
+    index: Option<Arc<ToolIndex>>,
     /// The providers this was built from, for `refreshed`.
     sources: RegistryBuilder,
 }

@@ -58,7 +58,56 @@ impl Toolset {
     }
 }
 
+impl super::RegistryBuilder {
+    /// The main endpoint's discovery (`[mcp] discovery` and `always`).
+    pub fn main_endpoint(mut self, discovery: Discovery, always: &[String]) -> Self {
+        self.main = Some(Arc::new(Toolset::new(&ToolsetConfig {
+            name: String::new(),
+            description: String::new(),
+            include: vec!["*".into()],
+            exclude: Vec::new(),
+            groups: Vec::new(),
+            discovery,
+            always: always.to_vec(),
+        })));
+        self
+    }
+}
+
+/// The search index of `tools`, when some endpoint searches: built with the
+/// registry, so on every change of what is offered.
+pub(super) fn index_if_searched(
+    builder: &super::RegistryBuilder,
+    tools: &[crate::protocol::Tool],
+) -> Option<Arc<super::ToolIndex>> {
+    let endpoints = builder.main.iter().chain(&builder.toolsets);
+    if !endpoints
+        .into_iter()
+        .any(|t| t.discovery == Discovery::Search)
+    {
+        return None;
+    }
+    let started = std::time::Instant::now();
+    let index = super::ToolIndex::build(tools);
+    tracing::debug!(tools = tools.len(), elapsed = ?started.elapsed(), "tool search index built");
+    Some(Arc::new(index))
+}
+
 impl super::Registry {
+    /// The discovery of an endpoint (`None`: the main one): its mode and
+    /// pinned tools; `None` for the main one left at `list`, or a toolset gone.
+    pub fn discovery(&self, endpoint: Option<&str>) -> Option<&Arc<Toolset>> {
+        match endpoint {
+            None => self.main.as_ref(),
+            Some(name) => self.toolsets.get(name),
+        }
+    }
+
+    /// The tools' search index (`None`: no endpoint searches).
+    pub fn tool_index(&self) -> Option<&Arc<super::ToolIndex>> {
+        self.index.as_ref()
+    }
+
     pub fn toolset(&self, name: &str) -> Option<&Arc<Toolset>> {
         self.toolsets.get(name)
     }

@@ -37,7 +37,7 @@ fn configure(c: &mut Config) {
 }
 
 /// A stateless 2026-07-28 request to `path` with `token`: status and reply.
-async fn call(
+pub(crate) async fn call(
     app: &TestApp,
     path: &str,
     token: &str,
@@ -68,7 +68,7 @@ async fn call(
     (status, reply)
 }
 
-async fn names(app: &TestApp, path: &str, token: &str) -> BTreeSet<String> {
+pub(crate) async fn names(app: &TestApp, path: &str, token: &str) -> BTreeSet<String> {
     let (status, reply) = call(app, path, token, 1, "tools/list", json!({})).await;
     assert_eq!(status, StatusCode::OK, "{reply}");
     (reply["result"]["tools"].as_array().unwrap().iter())
@@ -76,7 +76,7 @@ async fn names(app: &TestApp, path: &str, token: &str) -> BTreeSet<String> {
         .collect()
 }
 
-async fn token(app: &TestApp, user: &str, scopes: &[&str]) -> String {
+pub(crate) async fn token(app: &TestApp, user: &str, scopes: &[&str]) -> String {
     let scopes = scopes.iter().map(|s| s.to_string()).collect();
     app.tokens
         .create(user, "", scopes, None)

@@ -20,7 +20,7 @@ use crate::{
 };
 
 impl McpHandler {
-    fn audit(
+    pub(super) fn audit(
         &self,
         context: &RequestContext<RoleServer>,
         method: &str,
@@ -130,6 +130,10 @@ impl McpHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // In search mode, the meta-tools (`catalog.rs`).
+        if let Some(meta) = self.meta_call(&request, &context) {
+            return meta.await;
+        }
         // Boxed: see the note on this impl.
         Box::pin(async move {
             let registry = self.shared.registry();

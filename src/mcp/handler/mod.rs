@@ -4,6 +4,7 @@
 
 #![allow(deprecated)] // logging/setLevel and resources/subscribe are legacy-only but served.
 
+mod catalog;
 mod methods;
 mod support;
 mod tasks;
@@ -117,8 +118,13 @@ impl ServerHandler for McpHandler {
     /// the caller may not use is unknown there too, so both answer alike.
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let registry = self.shared.registry();
-        let (_, tool) = registry.tool(name)?;
         let caller = self.serving.as_ref();
+        if caller.is_some_and(|c| catalog::searching(&registry, c))
+            && let Some(meta) = catalog::meta_tool(name)
+        {
+            return Some(meta);
+        }
+        let (_, tool) = registry.tool(name)?;
         if caller.is_some_and(|c| !access::allowed(c, &registry, Kind::Tool, name)) {
             return None;
         }
@@ -150,9 +156,13 @@ impl ServerHandler for McpHandler {
     ) -> Result<ListToolsResult, McpError> {
         let registry = self.shared.registry();
         let caller = caller_of(&context);
-        let tools = access::visible(&caller, Kind::Tool, &registry, registry.tools(), |t| {
-            &t.name
-        });
+        let tools = if catalog::searching(&registry, &caller) {
+            catalog::listing(&registry, &caller)
+        } else {
+            access::visible(&caller, Kind::Tool, &registry, registry.tools(), |t| {
+                &t.name
+            })
+        };
         let (tools, next) = ended(
             outcome_slot(&context).as_ref(),
             page(&tools, cursor(&request)),
