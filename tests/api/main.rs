@@ -60,6 +60,7 @@ mod tasks_store;
 mod telemetry;
 mod tidy;
 mod toolsets;
+mod toolsets_oauth;
 mod toolsets_search;
 mod upstream_members;
 mod upstream_oauth;
