@@ -13,6 +13,7 @@ mod credentials_browser;
 mod credentials_store;
 mod databases;
 mod deploy_checks;
+mod dev_idp;
 mod docs_persist;
 mod docs_sections;
 mod docs_source;

@@ -3,6 +3,9 @@
 // on 127.0.0.1:0, run with Node 22.
 //   node22 tests/interop/idp_oidc.mjs --redirect http://127.0.0.1:PORT/portal/callback
 // Prints `PORT <port>` once listening. Client `teamgate` (secret `portal-test-secret`, code + PKCE).
+// For a person trying the portal locally (scripts/dev-idp does this): --port N listens on a fixed
+// port and --stay keeps running after stdin closes (Ctrl-C ends it), e.g.
+//   node22 tests/interop/idp_oidc.mjs --port 5556 --stay --redirect http://127.0.0.1:8080/portal/callback
 // Accounts (any password, through the provider's own login form, devInteractions):
 //   ann (group dev), bob (group ops), cat (group admins), dan (group guests, mapped to no scope).
 // --upstream-oauth SECONDS: also the authorization server of an upstream teamgate connects members
@@ -21,7 +24,12 @@ const { default: Provider } = await import(pathToFileURL(path.join(dir, 'lib/ind
 const args = process.argv.slice(2);
 const opt = (name) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; };
 const redirect = opt('--redirect');
-if (!redirect) { console.error('usage: idp_oidc.mjs --redirect URL'); process.exit(2); }
+const port = Number(opt('--port') ?? 0);
+const stay = args.includes('--stay');
+if (!redirect || !Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error('usage: idp_oidc.mjs --redirect URL [--port N] [--stay] [--upstream-oauth SECONDS]');
+  process.exit(2);
+}
 
 const upstreamOauth = opt('--upstream-oauth');
 const extra = upstreamOauth ? {
@@ -39,7 +47,8 @@ const resourceIndicators = {
 const ACCOUNTS = { ann: ['dev'], bob: ['ops'], cat: ['admins'], dan: ['guests'] };
 
 const server = http.createServer();
-server.listen(0, '127.0.0.1', () => {
+server.on('error', (err) => { console.error(`idp: cannot listen on 127.0.0.1:${port}: ${err.message}`); process.exit(1); });
+server.listen(port, '127.0.0.1', () => {
   const { port } = server.address();
   const provider = new Provider(`http://127.0.0.1:${port}`, {
     clients: [{
@@ -82,6 +91,8 @@ server.listen(0, '127.0.0.1', () => {
   server.on('clientError', (err, socket) => { console.error('idp: bad request from a client:', err.code, err.message); socket.destroy(); });
   console.log(`PORT ${port}`);
 });
-// Ends with its parent (the test closes stdin).
-process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
+// Ends with its parent (the test closes stdin), unless a person asked it to stay.
+if (!stay) {
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.resume();
+}

@@ -1,0 +1,87 @@
+//! `scripts/dev-idp` (issue 63 item 7): the test OpenID provider as a
+//! provider a person runs to try the portal locally: one command, a fixed
+//! port, still up after its standard input closes, with the `[portal]`
+//! settings that sign in against it printed.
+
+use std::{
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use crate::helpers::repo_path;
+
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn dev_idp_runs_on_a_fixed_port_and_stays_up() {
+    if !repo_path(".cache/oidc-provider/node_modules").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "install-test-deps installs oidc-provider"
+        );
+        eprintln!("SKIP: oidc-provider is not installed (scripts/install-test-deps.sh)");
+        return;
+    }
+    // A free port, released for the provider to take.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let child = Command::new(repo_path("scripts/dev-idp"))
+        .args([
+            "--port",
+            &port.to_string(),
+            "--teamgate",
+            "http://127.0.0.1:9999",
+        ])
+        // Closed at once: a person's terminal going away must not end it.
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log.reopen().unwrap())
+        .spawn()
+        .expect("scripts/dev-idp starts");
+    let _child = Killed(child);
+    let discovery = format!("http://127.0.0.1:{port}/.well-known/openid-configuration");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let document: serde_json::Value = loop {
+        if let Ok(response) = reqwest::get(&discovery).await
+            && response.status().is_success()
+        {
+            break response.json().await.unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no provider on {port}: {}",
+            std::fs::read_to_string(log.path()).unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(document["issuer"], format!("http://127.0.0.1:{port}"));
+    // Still there a while after its standard input closed.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        reqwest::get(&discovery)
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
+    let printed = std::fs::read_to_string(log.path()).unwrap();
+    assert!(
+        printed.contains(&format!("issuer = \"http://127.0.0.1:{port}\"")),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("http://127.0.0.1:9999/portal"),
+        "{printed}"
+    );
+}
