@@ -35,6 +35,7 @@ mod portal_browser;
 mod portal_grants;
 mod portal_idp;
 mod prompts;
+mod readme_python;
 mod reload;
 mod replicas;
 mod safety;
