@@ -49,8 +49,13 @@ pub(super) fn capabilities(config: &Config) -> Result<(), ConfigError> {
                 "needs output_schema: it selects the structuredContent",
             ));
         }
-        if tool.method.parse::<http::Method>().is_err() {
-            return Err(invalid(format!("{key}.method"), "is not an HTTP method"));
+        // Any token parses as an extension method; a typo (`GETT`) must not.
+        const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+        if !METHODS.contains(&tool.method.as_str()) {
+            return Err(invalid(
+                format!("{key}.method"),
+                format!("must be one of {}", METHODS.join(", ")),
+            ));
         }
         if tool.max_response_bytes == 0 || tool.timeout.is_zero() {
             return Err(invalid(

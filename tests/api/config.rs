@@ -107,6 +107,19 @@ fn unknown_keys_and_bad_values_name_the_key_and_the_file() {
         !error.contains("short"),
         "the secret is not echoed: {error}"
     );
+
+    // A mistyped HTTP method is refused, not sent as an extension method
+    // (issue 63 item 4).
+    let error = load_snippet(
+        "[tools]\nhttp_allowlist = [\"https://api.example.com/\"]\n[[tools.http]]\nname = \"t\"\n\
+         description = \"d\"\nurl = \"https://api.example.com/x\"\nmethod = \"GETT\"\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("tools.http[0].method") && error.contains("GET, POST"),
+        "{error}"
+    );
 }
 
 #[test]
