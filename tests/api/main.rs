@@ -62,6 +62,7 @@ mod tasks_store;
 mod telemetry;
 mod tidy;
 mod toolsets;
+mod toolsets_audience;
 mod toolsets_oauth;
 mod toolsets_search;
 mod upstream_members;
