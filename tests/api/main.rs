@@ -33,6 +33,8 @@ mod portal;
 mod portal_browser;
 mod portal_grants;
 mod portal_idp;
+mod portal_toolsets;
+mod portal_toolsets_browser;
 mod prompts;
 mod reload;
 mod replicas;
