@@ -240,13 +240,23 @@ pub(super) async fn toolsets(
         Some(&member),
         html! {
             p.muted { code { (portal.endpoint_url(None)) } " offers all " (all) " tools to every caller their scopes admit." }
-            @if listed.is_empty() { p.muted { "No toolsets are configured ([[toolsets]])." } }
+            @if listed.is_empty() { p.muted { "No toolsets are configured ([[toolsets]])." } } @else {
+                table id="toolsets" {
+                    thead { tr { th { "Toolset" } th { "Who may connect" } th { "Discovery" } th { "Tools" } } }
+                    tbody { @for (toolset, tools) in &listed { tr {
+                        td { a href={ "#toolset-" (toolset.name) } { code { (portal.endpoint_path(Some(&toolset.name))) } } }
+                        td { @if toolset.groups.is_empty() { "everyone" } @else { (toolset.groups.join(", ")) } }
+                        td { (endpoints::mode(toolset.discovery)) }
+                        td { (tools.len()) }
+                    } } }
+                }
+            }
             @for (toolset, tools) in &listed {
                 section.toolset id={ "toolset-" (toolset.name) } {
                     h2 { (toolset.name) }
                     table.toolset { tbody {
                         tr { th { "URL" } td { code { (portal.endpoint_url(Some(&toolset.name))) } } }
-                        tr { th { "Description" } td { (toolset.description) } }
+                        tr { th { "Description" } td { @if toolset.description.is_empty() { span.muted { "none" } } @else { (toolset.description) } } }
                         tr { th { "Discovery" } td { (endpoints::discovery(Some(toolset), tools)) } }
                         tr { th { "Who may connect" } td.groups {
                             @if toolset.groups.is_empty() { "everyone" } @else { "groups " (toolset.groups.join(", ")) }

@@ -27,6 +27,15 @@ impl Portal {
         }
     }
 
+    /// The path of the endpoint of `toolset`: `/mcp`, `/mcp/oncall`.
+    pub(super) fn endpoint_path(&self, toolset: Option<&str>) -> String {
+        let main = &self.config.mcp.path;
+        match toolset {
+            None => main.clone(),
+            Some(name) => format!("{}/{name}", main.trim_end_matches('/')),
+        }
+    }
+
     /// The toolset a new token is limited to: none when `name` is empty;
     /// refused when no toolset has that name or the member may not connect
     /// to it (the form is never trusted: its list is only what was shown).
@@ -70,6 +79,14 @@ pub(super) fn server_name(toolset: Option<&str>) -> String {
     }
 }
 
+/// A discovery mode's name, as the configuration spells it.
+pub(super) fn mode(discovery: Discovery) -> &'static str {
+    match discovery {
+        Discovery::List => "list",
+        Discovery::Search => "search",
+    }
+}
+
 /// How clients find an endpoint's tools, in a phrase.
 pub(super) fn discovery(toolset: Option<&Toolset>, tools: &[String]) -> String {
     match toolset.map(|t| (t.discovery, t)) {
@@ -107,17 +124,17 @@ pub(super) async fn list(
     };
     let main = registry.discovery(None).map(|t| t.as_ref());
     let main_tools = offered(&registry, None);
+    let open = open_to(&registry, &member);
     let mut sections = vec![endpoint(
         &portal,
         None,
         (discovery(main, &main_tools), reach(main_tools)),
-        "Every tool your scopes allow. Any of your tokens not limited to a toolset works here.",
+        "Every member. Any of your tokens not limited to a toolset works here.",
     )];
-    for toolset in open_to(&registry, &member) {
+    for toolset in &open {
         let tools = offered(&registry, Some(&toolset.name));
         let who = if toolset.groups.is_empty() {
-            "Open to every member: any of your tokens not limited to another toolset works here."
-                .to_owned()
+            "Every member. Any of your tokens not limited to another toolset works here.".to_owned()
         } else {
             let oauth = if portal.authz.is_some() {
                 ", or sign in from your client (it asks for this endpoint's URL)"
@@ -125,20 +142,27 @@ pub(super) async fn list(
                 ""
             };
             format!(
-                "For the groups {}. A personal token carries no groups: make one limited to \
-                 this toolset on the Tokens page{oauth}.",
+                "The groups {}. A personal token carries no groups: make one limited to this \
+                 toolset on the Tokens page{oauth}.",
                 toolset.groups.join(", ")
             )
         };
-        let found = (discovery(Some(&toolset), &tools), reach(tools));
-        sections.push(endpoint(&portal, Some(&toolset), found, &who));
+        let found = (discovery(Some(toolset), &tools), reach(tools));
+        sections.push(endpoint(&portal, Some(toolset), found, &who));
     }
+    let path = |name: Option<&str>| portal.endpoint_path(name);
     Ok(page(
         "Your endpoints",
         Some(&member),
         html! {
             p { "The MCP endpoints you may connect to. Each setup below needs a token from the "
                 a href="/portal/" { "Tokens" } " page in place of " code { (TOKEN_HERE) } "." }
+            ul id="endpoints" {
+                li { a href="#endpoint-main" { code { (path(None)) } } " every tool your scopes allow" }
+                @for t in &open {
+                    li { a href={ "#endpoint-" (t.name) } { code { (path(Some(&t.name))) } } " " (t.description) }
+                }
+            }
             @for section in sections { (section) }
         },
     ))
@@ -153,11 +177,11 @@ fn endpoint(
 ) -> Markup {
     let name = toolset.map(|t| t.name.as_str());
     let url = portal.endpoint_url(name);
-    let path = match name {
-        None => portal.config.mcp.path.clone(),
-        Some(name) => format!("{}/{name}", portal.config.mcp.path.trim_end_matches('/')),
+    let path = portal.endpoint_path(name);
+    let description = match toolset {
+        Some(t) => t.description.as_str(),
+        None => "Every tool your scopes allow.",
     };
-    let description = toolset.map(|t| t.description.as_str()).unwrap_or_default();
     html! {
         section.endpoint id={ "endpoint-" (name.unwrap_or("main")) } {
             h2 { code { (path) } @if let Some(name) = name { " " span.muted { "toolset " (name) } } }
@@ -166,14 +190,13 @@ fn endpoint(
                 tr { th { "URL" } td { code.url { (url) } } }
                 tr { th { "Discovery" } td { (discovery) } }
                 tr { th { "Who may connect" } td { (who) } }
-                tr { th { "Tools your scopes reach" } td {
+                tr { th { "Tools your scopes reach" } td.tools {
                     (tools.len())
-                    @if !tools.is_empty() {
-                        details { summary { "names" } (tools.join(", ")) }
-                    }
+                    @if !tools.is_empty() && tools.len() <= 8 { ": " (tools.join(", ")) }
+                    @if tools.len() > 8 { details { summary { "names" } (tools.join(", ")) } }
                 } }
             } }
-            (setup::render_first(&server_name(name), &url, TOKEN_HERE, 2))
+            (setup::render_first(&server_name(name), &url, TOKEN_HERE, 1))
         }
     }
 }

@@ -37,9 +37,11 @@ code.secret { word-break: break-all; font-size: 1.05rem; }
 .note { padding: .5rem .75rem; border-left: 4px solid var(--accent); }
 .error { padding: .5rem .75rem; border-left: 4px solid var(--bad); }
 .muted { opacity: .7; }
-section.endpoint, section.toolset { margin: 0 0 2.5rem; }
+section.endpoint, section.toolset { margin: 2rem 0 2.5rem; }
+table.endpoint, table.toolset { display: table; }
 table.endpoint th, table.toolset th { width: 11rem; white-space: nowrap; }
-td.tools ul { columns: 15rem; margin: .25rem 0; padding-left: 1.25rem; }
+td.tools ul { columns: 22rem; column-gap: 2.5rem; margin: .25rem 0; padding-left: 1.25rem; }
+td.tools li { overflow-wrap: anywhere; }
 details { margin: .5rem 0; }
 "#;
 

@@ -109,7 +109,7 @@ async fn portal_members_see_the_endpoints_their_groups_open_with_setups() {
                 "main" => ("teamgate".to_owned(), format!("{base}/mcp")),
                 _ => (format!("teamgate-{name}"), format!("{base}/mcp/{name}")),
             };
-            let claude = format!("claude mcp add --transport http {server} {url} --header");
+            let claude = format!("claude mcp add --transport http {server} {url} \\\n");
             assert!(part.contains(&claude), "{user} {name}: {part}");
             assert!(
                 part.contains(&format!("&quot;url&quot;: &quot;{url}&quot;")),

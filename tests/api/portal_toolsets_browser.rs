@@ -47,7 +47,7 @@ async fn portal_browser_members_see_their_endpoints_and_admins_the_toolsets() {
     let claude = chrome.text(&format!("{oncall}//section[1]//pre")).await;
     assert!(
         claude.starts_with(&format!(
-            "claude mcp add --transport http teamgate-oncall {url} --header"
+            "claude mcp add --transport http teamgate-oncall {url} \\\n  --header"
         )),
         "{claude}"
     );
@@ -61,6 +61,31 @@ async fn portal_browser_members_see_their_endpoints_and_admins_the_toolsets() {
         .await
         .unwrap();
     chrome.shot("bob-endpoint-oncall").await;
+    // The other clients' setups are folded; a click (no script) opens them.
+    chrome
+        .wait(&format!(
+            "{oncall}//details/summary[starts-with(., 'More clients')]"
+        ))
+        .await
+        .click()
+        .await
+        .unwrap();
+    let vscode = chrome
+        .text(&format!("{oncall}//details/section[1]//pre"))
+        .await;
+    assert!(
+        vscode.contains(&format!("\"url\": \"{url}\"")) && vscode.contains("teamgate-oncall"),
+        "{vscode}"
+    );
+    chrome
+        .client
+        .execute(
+            "document.querySelector('#endpoint-oncall details').scrollIntoView()",
+            vec![],
+        )
+        .await
+        .unwrap();
+    chrome.shot("bob-endpoint-oncall-more-clients").await;
 
     // A token limited to oncall, made with the form.
     chrome.goto("/portal/").await;
@@ -131,5 +156,5 @@ async fn portal_browser_members_see_their_endpoints_and_admins_the_toolsets() {
     chrome.shot("admin-toolsets-leads").await;
 
     let shots = chrome.close().await;
-    assert_eq!(shots.len(), 9, "{shots:?}");
+    assert_eq!(shots.len(), 10, "{shots:?}");
 }
