@@ -1,6 +1,7 @@
 //! The admin pages (403 for everyone else): health, members and their
 //! tokens (revoke any), live MCP sessions (end any), upstream definitions
-//! awaiting approval, and the effective configuration with secrets masked.
+//! awaiting approval, each toolset's endpoint (its tools, who may connect),
+//! and the effective configuration with secrets masked.
 //! The audit trail's page is `trail.rs`. Every action is audited, and each
 //! is also a CLI command (`teamgate token revoke`, `sessions end`,
 //! `upstreams approve`).
@@ -16,7 +17,7 @@ use axum::{
 use maud::html;
 
 use super::{
-    Portal, PortalError,
+    Portal, PortalError, endpoints,
     member::{field, fields},
     pages::{csrf, page, time},
     session::Member,
@@ -51,6 +52,7 @@ pub(super) async fn overview(
                 tr { th { "Tools / prompts / resources" }
                      td { (registry.tools().len()) " / " (registry.prompts().len()) " / " (registry.resources().len()) } }
                 tr { th { "Upstream servers" } td { (portal.config.upstreams.len()) } }
+                tr { th { "Toolsets" } td { a href="/portal/admin/toolsets" { (registry.toolsets().count()) } } }
             } }
         },
     ))
@@ -219,6 +221,60 @@ pub(super) async fn approve(
             .await;
     }
     Ok(back_to("/portal/admin/upstreams"))
+}
+
+/// `GET /portal/admin/toolsets`: each toolset's endpoint, who may connect,
+/// and the tools the current registry offers there.
+pub(super) async fn toolsets(
+    State(portal): State<Arc<Portal>>,
+    member: Member,
+) -> Result<Html<String>, PortalError> {
+    member.require_admin()?;
+    let registry = (portal.registry)();
+    let listed: Vec<_> = (registry.toolsets())
+        .map(|t| (t.clone(), endpoints::offered(&registry, Some(&t.name))))
+        .collect();
+    let all = registry.tools().len();
+    Ok(page(
+        "Toolsets",
+        Some(&member),
+        html! {
+            p.muted { code { (portal.endpoint_url(None)) } " offers all " (all) " tools to every caller their scopes admit." }
+            @if listed.is_empty() { p.muted { "No toolsets are configured ([[toolsets]])." } } @else {
+                table id="toolsets" {
+                    thead { tr { th { "Toolset" } th { "Who may connect" } th { "Discovery" } th { "Tools" } } }
+                    tbody { @for (toolset, tools) in &listed { tr {
+                        td { a href={ "#toolset-" (toolset.name) } { code { (portal.endpoint_path(Some(&toolset.name))) } } }
+                        td { @if toolset.groups.is_empty() { "everyone" } @else { (toolset.groups.join(", ")) } }
+                        td { (endpoints::mode(toolset.discovery)) }
+                        td { (tools.len()) }
+                    } } }
+                }
+            }
+            @for (toolset, tools) in &listed {
+                section.toolset id={ "toolset-" (toolset.name) } {
+                    h2 { (toolset.name) }
+                    table.toolset { tbody {
+                        tr { th { "URL" } td { code { (portal.endpoint_url(Some(&toolset.name))) } } }
+                        tr { th { "Description" } td { @if toolset.description.is_empty() { span.muted { "none" } } @else { (toolset.description) } } }
+                        tr { th { "Discovery" } td { (endpoints::discovery(Some(toolset), tools)) } }
+                        tr { th { "Who may connect" } td.groups {
+                            @if toolset.groups.is_empty() { "everyone" } @else { "groups " (toolset.groups.join(", ")) }
+                            span.muted { "; and tokens with the scope toolset:" (toolset.name) " or *" }
+                        } }
+                        tr { th { "Tools offered" } td.tools {
+                            strong.count { (tools.len()) } " of " (all)
+                            @if !tools.is_empty() {
+                                ul { @for tool in tools { li { code { (tool) }
+                                    @if toolset.always_listed(tool) && toolset.discovery == crate::config::Discovery::Search { " " span.muted { "(pinned)" } }
+                                } } }
+                            }
+                        } }
+                    } }
+                }
+            }
+        },
+    ))
 }
 
 /// `GET /portal/admin/config`: the effective configuration; secrets print

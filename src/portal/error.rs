@@ -21,6 +21,9 @@ pub enum PortalError {
     Csrf,
     #[error("{0}")]
     BadRequest(String),
+    /// A form asks for what this member may not have.
+    #[error("{0}")]
+    Forbidden(String),
     #[error("sign-in failed: {0}")]
     Login(&'static str),
     #[error("the identity provider cannot be reached or answered wrongly")]
@@ -39,7 +42,7 @@ impl PortalError {
         match self {
             Self::Config(_) | Self::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::NotSignedIn => StatusCode::UNAUTHORIZED,
-            Self::NotAdmin | Self::Csrf => StatusCode::FORBIDDEN,
+            Self::NotAdmin | Self::Csrf | Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::BadRequest(_) | Self::Login(_) => StatusCode::BAD_REQUEST,
             Self::Provider(_) | Self::Upstream(_) => StatusCode::BAD_GATEWAY,
             Self::NotFound => StatusCode::NOT_FOUND,

@@ -1,5 +1,6 @@
-//! A member's own pages: sign-in, their tokens (create, shown once with the
-//! client setups; list; revoke), and their activity (recent audit records
+//! A member's own pages: sign-in, their tokens (create, optionally limited
+//! to one toolset they may connect to, shown once with the client setups;
+//! list; revoke), and their activity (recent audit records
 //! and what their scopes give them).
 
 use std::{sync::Arc, time::Duration};
@@ -13,13 +14,13 @@ use axum::{
 use maud::html;
 
 use super::{
-    Portal, PortalError,
+    Portal, PortalError, endpoints,
     pages::{csrf, page, time},
     session::Member,
     setup,
 };
 use crate::{
-    registry::{Kind, scope_covers},
+    registry::{Kind, TOOLSET_SCOPE, scope_covers},
     store::{AuditFilter, AuditRecord, record_id},
 };
 
@@ -110,6 +111,7 @@ async fn tokens_page(
 ) -> Result<Html<String>, PortalError> {
     let rows = portal.store.tokens(Some(member.name())).await?;
     let grantable = portal.portal.grantable(&member.session.groups);
+    let toolsets = endpoints::open_to(&(portal.registry)(), member);
     let max_days = portal.portal.max_token_lifetime.as_secs() / 86_400;
     let lifetimes: Vec<u64> = LIFETIMES
         .into_iter()
@@ -139,6 +141,14 @@ async fn tokens_page(
                         legend { "Scopes" }
                         @for scope in &grantable {
                             label { span { input type="checkbox" name="scope" value=(scope) checked; " " code { (scope) } } }
+                        }
+                    }
+                    @if !toolsets.is_empty() {
+                        label { "Endpoint"
+                            select name="toolset" {
+                                option value="" selected { "not limited to a toolset" }
+                                @for t in &toolsets { option value=(t.name) { "only the toolset " (t.name) " (" (portal.endpoint_url(Some(&t.name))) ")" } }
+                            }
                         }
                     }
                     button type="submit" id="create" { "Create token" }
@@ -188,7 +198,7 @@ pub(super) async fn create(
             "a label of 1 to 64 characters is needed".into(),
         ));
     }
-    let scopes: Vec<String> = form
+    let mut scopes: Vec<String> = form
         .iter()
         .filter(|(k, _)| k == "scope")
         .map(|(_, v)| v.clone())
@@ -199,12 +209,17 @@ pub(super) async fn create(
             grantable.join(", ")
         )));
     }
+    let limit = portal.token_limit(&member, field(&form, "toolset"))?;
     let days: u64 = field(&form, "days").parse().unwrap_or(0);
     let lifetime = Duration::from_secs(days * 86_400);
     if days == 0 || lifetime > portal.portal.max_token_lifetime {
         return Err(PortalError::BadRequest(
             "choose one of the offered lifetimes".into(),
         ));
+    }
+    let limit = limit.as_ref().map(|t| t.name.as_str());
+    if let Some(name) = limit {
+        scopes.push(format!("{TOOLSET_SCOPE}{name}"));
     }
     let created = portal
         .tokens
@@ -218,12 +233,14 @@ pub(super) async fn create(
             &created.row.id,
         )
         .await;
-    let url = &portal.config.server.public_url;
+    // A limited token's setups are for the one endpoint where it works.
+    let url = portal.endpoint_url(limit);
     let shown = html! {
         div.note id="new-token" {
             p { "Token " code { (created.row.id) } " is shown once; copy it now:" }
             p { code.secret id="token-secret" { (created.token) } }
-            (setup::render(url, &created.token))
+            @if let Some(name) = limit { p { "It works only at the toolset " (name) "'s endpoint, " code { (url) } "." } }
+            (setup::render(&endpoints::server_name(limit), &url, &created.token))
         }
     };
     Ok((

@@ -1,6 +1,7 @@
 //! The portal: team sign-in through the identity provider (OpenID Connect,
 //! `oidc.rs`) and server-rendered pages under `/portal` where members make,
-//! list and revoke their own tokens (`member.rs`), set their own credentials
+//! list and revoke their own tokens (`member.rs`), see the endpoints they may
+//! connect to (`endpoints.rs`), set their own credentials
 //! for the tools that act as them upstream (`connections.rs`), and admins see the team
 //! (`admin.rs`). Browser sessions are store rows behind an opaque cookie
 //! (`session.rs`); the pages are maud templates with one stylesheet and no
@@ -11,6 +12,7 @@
 
 mod admin;
 mod connections;
+mod endpoints;
 mod error;
 mod member;
 mod oauth;
@@ -122,6 +124,7 @@ impl Portal {
             .route("/portal/tokens", post(member::create))
             .route("/portal/tokens/{id}/revoke", post(member::revoke))
             .route("/portal/activity", get(member::activity))
+            .route("/portal/endpoints", get(endpoints::list))
             .route("/portal/connections", get(connections::list))
             .route("/portal/connections/{slot}", post(connections::set))
             .route(upstream_oauth::CALLBACK_PATH, get(upstream_oauth::callback))
@@ -147,7 +150,8 @@ impl Portal {
             .route("/portal/admin/upstreams", get(admin::upstreams))
             .route("/portal/admin/upstreams/approve", post(admin::approve))
             .route("/portal/admin/config", get(admin::effective_config))
-            .route("/portal/admin/grants", get(reach::grants));
+            .route("/portal/admin/grants", get(reach::grants))
+            .route("/portal/admin/toolsets", get(admin::toolsets));
         Routes {
             open: self.finish(open),
             rest: self.finish(rest),

@@ -37,6 +37,12 @@ code.secret { word-break: break-all; font-size: 1.05rem; }
 .note { padding: .5rem .75rem; border-left: 4px solid var(--accent); }
 .error { padding: .5rem .75rem; border-left: 4px solid var(--bad); }
 .muted { opacity: .7; }
+section.endpoint, section.toolset { margin: 2rem 0 2.5rem; }
+table.endpoint, table.toolset { display: table; }
+table.endpoint th, table.toolset th { width: 11rem; white-space: nowrap; }
+td.tools ul { columns: 22rem; column-gap: 2.5rem; margin: .25rem 0; padding-left: 1.25rem; }
+td.tools li { overflow-wrap: anywhere; }
+details { margin: .5rem 0; }
 "#;
 
 /// `GET /portal/style.css`.
@@ -69,6 +75,7 @@ pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<S
                         @if let Some(member) = member {
                             nav {
                                 a href="/portal/" { "Tokens" }
+                                a href="/portal/endpoints" { "Endpoints" }
                                 a href="/portal/activity" { "Activity" }
                                 a href="/portal/connections" { "Connections" }
                                 @if member.clients_page {
@@ -80,6 +87,7 @@ pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<S
                                     a href="/portal/admin/sessions" { "Sessions" }
                                     a href="/portal/admin/audit" { "Audit" }
                                     a href="/portal/admin/upstreams" { "Upstreams" }
+                                    a href="/portal/admin/toolsets" { "Toolsets" }
                                     a href="/portal/admin/config" { "Config" }
                                     a href="/portal/admin/grants" { "Grants" }
                                 }

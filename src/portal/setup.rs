@@ -1,20 +1,27 @@
-//! The ready-to-paste client setups shown with a new token (the same ones
-//! `docs/connecting-clients.md` describes), with the URL and header filled in.
+//! The ready-to-paste client setups shown with a new token and on the
+//! endpoints page (the same ones `docs/connecting-clients.md` describes),
+//! with the server's name, the endpoint's URL and the header filled in.
 
 use maud::{Markup, html};
 use serde_json::json;
 
-/// Each client's name, where the text goes, and the text.
-pub(super) fn setups(url: &str, token: &str) -> Vec<(&'static str, &'static str, String)> {
+/// Each client's name, where the text goes, and the text, for the endpoint
+/// at `url` known to the client as `server`.
+pub(super) fn setups(
+    server: &str,
+    url: &str,
+    token: &str,
+) -> Vec<(&'static str, &'static str, String)> {
     let header = format!("Bearer {token}");
+    let input = format!("{server}-token");
     // VS Code asks for the token once and keeps it in its secret storage: a
     // workspace's .vscode/mcp.json is committed, so it never holds the token.
     let vscode = json!({
-        "inputs": [{"type": "promptString", "id": "teamgate-token",
+        "inputs": [{"type": "promptString", "id": input,
             "description": "teamgate personal token (paste it when VS Code asks)", "password": true}],
-        "servers": {"teamgate": {"type": "http", "url": url,
-            "headers": {"Authorization": "Bearer ${input:teamgate-token}"}}}});
-    let cursor = json!({"mcpServers": {"teamgate": {"url": url,
+        "servers": {server: {"type": "http", "url": url,
+            "headers": {"Authorization": format!("Bearer ${{input:{input}}}")}}}});
+    let cursor = json!({"mcpServers": {server: {"url": url,
         "headers": {"Authorization": header}}}});
     let pretty = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
     vec![
@@ -22,7 +29,7 @@ pub(super) fn setups(url: &str, token: &str) -> Vec<(&'static str, &'static str,
             "Claude Code",
             "run in a terminal",
             format!(
-                "claude mcp add --transport http teamgate {url} --header \"Authorization: {header}\""
+                "claude mcp add --transport http {server} {url} \\\n  --header \"Authorization: {header}\""
             ),
         ),
         ("VS Code", ".vscode/mcp.json", pretty(&vscode)),
@@ -37,12 +44,28 @@ pub(super) fn setups(url: &str, token: &str) -> Vec<(&'static str, &'static str,
     ]
 }
 
-pub(super) fn render(url: &str, token: &str) -> Markup {
-    html! {
-        @for (client, place, text) in setups(url, token) {
+pub(super) fn render(server: &str, url: &str, token: &str) -> Markup {
+    render_first(server, url, token, usize::MAX)
+}
+
+/// The first `shown` setups, and the others folded under "More clients".
+pub(super) fn render_first(server: &str, url: &str, token: &str, shown: usize) -> Markup {
+    let all = setups(server, url, token);
+    let (first, rest) = all.split_at(shown.min(all.len()));
+    let one = |(client, place, text): &(&str, &str, String)| {
+        html! {
             section {
                 h3 { (client) " " span.muted { "(" (place) ")" } }
                 pre { code { (text) } }
+            }
+        }
+    };
+    html! {
+        @for setup in first { (one(setup)) }
+        @if !rest.is_empty() {
+            details {
+                summary { "More clients: " (rest.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")) }
+                @for setup in rest { (one(setup)) }
             }
         }
     }
@@ -52,12 +75,19 @@ pub(super) fn render(url: &str, token: &str) -> Markup {
 mod tests {
     #[test]
     fn every_setup_names_the_url_and_the_header() {
-        for (client, _, text) in super::setups("https://mcp.example.com/mcp", "tg_a_b") {
-            assert!(text.contains("https://mcp.example.com/mcp"), "{text}");
+        let url = "https://mcp.example.com/mcp/oncall";
+        for (client, _, text) in super::setups("teamgate-oncall", url, "tg_a_b") {
+            assert!(text.contains(url), "{text}");
+            // The server's name, so several endpoints sit side by side in one client.
+            let named = client == "MCP Inspector" || text.contains("teamgate-oncall");
+            assert!(named, "{text}");
             if client == "VS Code" {
                 // Never the token in a file a workspace commits: VS Code prompts for it.
                 assert!(!text.contains("tg_a_b"), "{text}");
-                assert!(text.contains("promptString") && text.contains("${input:teamgate-token}"));
+                assert!(
+                    text.contains("promptString")
+                        && text.contains("${input:teamgate-oncall-token}")
+                );
             } else {
                 assert!(text.contains("Bearer tg_a_b"), "{text}");
             }

@@ -52,6 +52,12 @@ impl Toolset {
             && !names.iter().any(|n| self.exclude.is_match(n))
     }
 
+    /// Whether a member of `groups` (their IdP groups) may connect: the
+    /// toolset names no groups, or one of theirs.
+    pub fn open_to(&self, groups: &[String]) -> bool {
+        self.groups.is_empty() || groups.iter().any(|g| self.groups.contains(g))
+    }
+
     /// Whether a tool is listed even in search mode.
     pub fn always_listed(&self, name: &str) -> bool {
         self.always.is_match(name)
@@ -178,5 +184,15 @@ mod tests {
         assert!(oncall.permits([uri, source_of(uri)]));
         let other = "docs://guides/a.md";
         assert!(!oncall.permits([other, source_of(other)]));
+    }
+
+    #[test]
+    fn open_to_everyone_without_groups_else_to_their_members() {
+        let mut oncall = toolset(&["*"], &[]);
+        assert!(oncall.open_to(&[]));
+        oncall.groups = vec!["oncall".into(), "sre".into()];
+        assert!(oncall.open_to(&["dev".into(), "sre".into()]));
+        assert!(!oncall.open_to(&["dev".into()]));
+        assert!(!oncall.open_to(&[]));
     }
 }

@@ -34,6 +34,8 @@ mod portal;
 mod portal_browser;
 mod portal_grants;
 mod portal_idp;
+mod portal_toolsets;
+mod portal_toolsets_browser;
 mod prompts;
 mod readme_python;
 mod reload;

@@ -50,7 +50,7 @@ pub(super) fn scoped(
         return Ok(scopes);
     };
     let groups = &member.session.groups;
-    if !toolset.groups.is_empty() && !groups.iter().any(|g| toolset.groups.contains(g)) {
+    if !toolset.open_to(groups) {
         return Err(format!(
             "your groups ({}) are none of those that may connect to the toolset {} ({})",
             groups.join(", "),
