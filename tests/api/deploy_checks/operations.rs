@@ -226,3 +226,34 @@ fn the_client_setups_send_the_authorization_header() {
         "{part}"
     );
 }
+
+/// `token create --toolset` limits a token to a declared toolset's endpoint
+/// (scope `toolset:<name>`); an undeclared name is refused, naming those
+/// declared (issue 60).
+#[test]
+fn token_create_limits_a_token_to_a_declared_toolset() {
+    let config =
+        format!("{WATCHLESS}\n[[toolsets]]\nname = \"oncall\"\ninclude = [\"teamgate_info\"]\n");
+    let served = Logged::start(&config);
+    let args = ["token", "create", "--user", "olga", "--toolset", "oncall"];
+    let output = served.admin(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let listed = served.admin(&["token", "list", "--json"]);
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let scopes = &listed[0]["scopes"];
+    assert!(
+        scopes
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "toolset:oncall"),
+        "{listed}"
+    );
+    let output = served.admin(&["token", "create", "--user", "olga", "--toolset", "nope"]);
+    assert!(!output.status.success());
+    let error = stderr(&output);
+    assert!(
+        error.contains("--toolset nope") && error.contains("oncall"),
+        "{error}"
+    );
+}
