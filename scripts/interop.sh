@@ -15,6 +15,8 @@ LOG="$LOGDIR/server.log"
 # A database of its own, and a personal token: every client below authenticates.
 rm -f "$LOGDIR"/teamgate.db*
 export TEAMGATE__STORE__URL="sqlite://$LOGDIR/teamgate.db"
+# The operator commands never create a store of their own: `migrate` makes it.
+"$BIN" migrate >/dev/null || { echo "interop: cannot create the store"; exit 1; }
 TOKEN="$("$BIN" token create --user interop --name ci | tail -n 1)" || { echo "interop: cannot create a token"; exit 1; }
 [[ "$TOKEN" == tg_* ]] || { echo "interop: unexpected token output"; exit 1; }
 # The conformance overlay plus two upstreams: the everything server (tools `everything_*`), whose

@@ -23,6 +23,10 @@ use crate::{
 #[derive(Debug, Parser)]
 #[command(name = "teamgate", version, about = "A remote MCP server a team deploys once", long_about = None)]
 pub struct Cli {
+    /// The server's configuration file(s), before the command as well as
+    /// after it: `teamgate --config F upstreams list`.
+    #[arg(long = "config", value_name = "FILE", value_delimiter = ':')]
+    pub config: Vec<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -116,8 +120,37 @@ impl ConfigArgs {
     }
 }
 
+impl Command {
+    fn config_args(&mut self) -> &mut ConfigArgs {
+        match self {
+            Command::Serve { config, .. }
+            | Command::Stdio { config }
+            | Command::CheckConfig { config }
+            | Command::Migrate { config }
+            | Command::Sessions { config, .. }
+            | Command::Token { config, .. }
+            | Command::Audit { config, .. }
+            | Command::Upstreams { config, .. } => config,
+        }
+    }
+}
+
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
+    let mut command = cli.command;
+    if !cli.config.is_empty() {
+        // Files given before the command come first; TEAMGATE_CONFIG, which
+        // stands in only when no file is given, gives way to them.
+        let from_env: Vec<PathBuf> = std::env::var_os("TEAMGATE_CONFIG")
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default();
+        let args = command.config_args();
+        let after = std::mem::take(&mut args.files);
+        args.files = cli.config;
+        if after != from_env {
+            args.files.extend(after);
+        }
+    }
+    match command {
         Command::Serve { config, listen } => serve(config.load(listen)?, config.sources()).await,
         Command::Stdio { config } => stdio(config.load(None)?, config.sources()).await,
         Command::Migrate { config } => {

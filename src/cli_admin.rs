@@ -84,8 +84,28 @@ pub enum AuditCommand {
     },
 }
 
-async fn open(config: &Config) -> anyhow::Result<Store> {
-    let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
+/// The server's store, for an operator command: which one is said on
+/// stderr, and a SQLite file that does not exist is not created (issue 63):
+/// a command run without the server's configuration would otherwise make
+/// an empty database next to it, and a token made there is refused by the
+/// server with 401.
+pub(crate) async fn open(config: &Config) -> anyhow::Result<Store> {
+    let url = &config.store.url;
+    match crate::store::sqlite_path(url.expose()) {
+        Some(file) => {
+            let shown = std::path::absolute(&file).unwrap_or(file.clone());
+            anyhow::ensure!(
+                file.exists(),
+                "the store {} does not exist: this is not the server's store. Give the server's \
+                 configuration (--config FILE, TEAMGATE_CONFIG or TEAMGATE__STORE__URL), or create \
+                 this store with `teamgate migrate`",
+                shown.display()
+            );
+            eprintln!("store: {}", shown.display());
+        }
+        None => eprintln!("store: {}", url.masked()),
+    }
+    let store = Store::connect(url.expose(), Arc::new(SystemClock)).await?;
     store.migrate().await?;
     Ok(store)
 }

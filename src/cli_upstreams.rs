@@ -4,7 +4,7 @@
 //! and the configuration, never on a running server's memory: a running
 //! server (every replica) notices an approval within a couple of seconds.
 
-use std::{collections::BTreeSet, sync::Arc};
+use std::collections::BTreeSet;
 
 use clap::Subcommand;
 use serde_json::{Value, json};
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::{
     cli_table::Table,
     config::{Config, UpstreamConfig},
-    store::{AuditRecord, PinRepo, PinRow, Store, SystemClock, dropped_tools_key, record_id},
+    store::{AuditRecord, PinRepo, PinRow, Store, dropped_tools_key, record_id},
 };
 
 #[derive(Debug, Subcommand)]
@@ -35,8 +35,7 @@ pub enum UpstreamsCommand {
 }
 
 pub async fn upstreams(command: UpstreamsCommand, config: Config) -> anyhow::Result<()> {
-    let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
-    store.migrate().await?;
+    let store = crate::cli_admin::open(&config).await?;
     match command {
         UpstreamsCommand::List { json } => list(&store, &config, json).await,
         UpstreamsCommand::Approve { name, tool } => {

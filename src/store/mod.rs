@@ -246,6 +246,15 @@ fn sqlite_file(url: &str) -> Result<PathBuf, StoreError> {
     Ok(file.to_path_buf())
 }
 
+/// The file a `sqlite:` URL names, when it names one (`None` for
+/// PostgreSQL and in-memory URLs): what the operator commands check before
+/// they would create an empty database.
+pub fn sqlite_path(url: &str) -> Option<PathBuf> {
+    url.starts_with("sqlite:")
+        .then(|| sqlite_file(url).ok())
+        .flatten()
+}
+
 /// `sqlite://path` with `mode=rwc` (create the file) and the folder made.
 fn prepare_sqlite(url: &str) -> String {
     let path = url

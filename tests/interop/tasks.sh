@@ -47,6 +47,7 @@ else
   export TEAMGATE__STORE__URL="sqlite://$LOGDIR/teamgate.db"; REPLICAS="a"
 fi
 KEY="tasks-test-key-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+"$BIN" migrate >/dev/null || exit 1   # the operator commands never create a store themselves
 TOKEN="$("$BIN" token create --user tasks-alice --name ci | tail -n 1)" || exit 1
 OTHER="$("$BIN" token create --user tasks-bob --name ci | tail -n 1)" || exit 1
 NAME=tasks REPLICA_CONFIG="$LOGDIR/tasks.toml"

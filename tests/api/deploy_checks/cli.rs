@@ -18,7 +18,10 @@ fn config_is_accepted_after_the_sub_subcommand_and_from_the_environment() {
     let store = store_env(dir.path());
     let envs = [("TEAMGATE__STORE__URL", store.as_str())];
     let path = file.to_str().unwrap();
+    let output = teamgate(dir.path(), &["migrate", "--config", path], &envs);
+    assert!(output.status.success(), "{}", stderr(&output));
     for args in [
+        vec!["--config", path, "upstreams", "list"],
         vec!["upstreams", "--config", path, "list"],
         vec!["upstreams", "list", "--config", path],
         vec!["sessions", "list", "--config", path],
@@ -38,6 +41,49 @@ fn config_is_accepted_after_the_sub_subcommand_and_from_the_environment() {
     let output = teamgate(dir.path(), &["upstreams", "list"], &envs);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(String::from_utf8_lossy(&output.stdout).contains("tickets"));
+}
+
+/// An operator command never creates a store of its own (issue 63 item 3):
+/// run away from the server's configuration, it says which store it would
+/// use and that it does not exist; on the server's store it says which one.
+#[test]
+fn admin_commands_name_their_store_and_never_create_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    write(
+        &file,
+        "[store]\nurl = \"sqlite://server-data/teamgate.db\"\n",
+    );
+    let path = file.to_str().unwrap();
+    for args in [
+        vec!["token", "list"],
+        vec!["--config", path, "token", "list"],
+        vec!["audit", "tail"],
+        vec!["sessions", "list"],
+    ] {
+        let output = teamgate(dir.path(), &args, &[]);
+        let said = stderr(&output);
+        assert!(!output.status.success(), "{args:?}: {said}");
+        assert!(
+            said.contains("does not exist") && said.contains("teamgate migrate"),
+            "{args:?}: {said}"
+        );
+    }
+    assert!(!dir.path().join("data").exists(), "no store was created");
+    assert!(
+        !dir.path().join("server-data").exists(),
+        "no store was created"
+    );
+    let output = teamgate(dir.path(), &["migrate", "--config", path], &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = teamgate(dir.path(), &["--config", path, "token", "list"], &[]);
+    let said = stderr(&output);
+    assert!(output.status.success(), "{said}");
+    let store = dir.path().join("server-data/teamgate.db");
+    assert!(
+        said.contains(&format!("store: {}", store.display())),
+        "{said}"
+    );
 }
 
 #[test]
