@@ -127,9 +127,18 @@ impl OwnIssuer {
             .decode(&key.private_pkcs8)
             .map_err(|_| AuthError::Unavailable("a stored signing key is corrupt".into()))?;
         let now = self.store.now_ms() / 1000;
+        // RFC 8707: the audience is the endpoint the token was asked for; a
+        // toolset's grant carries its `toolset:<name>` scope (issue 60).
+        let toolset = scopes
+            .iter()
+            .find_map(|s| s.strip_prefix(crate::registry::TOOLSET_SCOPE));
+        let audience = match toolset {
+            Some(name) => format!("{}/{name}", self.issuer.trim_end_matches('/')),
+            None => self.issuer.clone(),
+        };
         let claims = json!({
             "iss": self.issuer,
-            "aud": self.issuer,
+            "aud": audience,
             "sub": member,
             "member": member,
             "scope": scopes.join(" "),
@@ -215,7 +224,8 @@ impl OwnIssuer {
             .await?;
         let mut validation = Validation::new(Algorithm::ES256);
         validation.set_issuer(&[self.issuer.as_str()]);
-        validation.set_audience(&[self.issuer.as_str()]);
+        // The audience is compared below with the endpoint asked.
+        validation.validate_aud = false;
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.validate_nbf = true;
         validation.leeway = leeway;
@@ -230,13 +240,14 @@ impl OwnIssuer {
                 })
             })?;
         let claims = data.claims;
-        // The audience is this server's endpoint, whatever URL form the
-        // request used; a token for a toolset's endpoint carries that
-        // toolset's `toolset:` scope, which the engine holds it to.
-        let issuer = super::jwt::normalise(&self.issuer);
+        // The audience is the endpoint asked (`/mcp`, or a toolset's),
+        // whatever URL form the request used.
         let resource = super::jwt::normalise(resource);
-        let toolset = resource.strip_prefix(issuer.trim_end_matches('/'));
-        if !toolset.is_some_and(|rest| rest.is_empty() || rest.starts_with('/')) {
+        let audience = claims
+            .get("aud")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if super::jwt::normalise(audience) != resource {
             return Err(AuthError::InvalidToken(
                 "the token was issued for another resource",
             ));
@@ -280,7 +291,8 @@ impl OwnIssuer {
         let key = self.decoding_key(header.kid.as_deref()?).await.ok()?;
         let mut validation = Validation::new(Algorithm::ES256);
         validation.set_issuer(&[self.issuer.as_str()]);
-        validation.set_audience(&[self.issuer.as_str()]);
+        // A toolset's token has that endpoint as its audience: any of ours.
+        validation.validate_aud = false;
         validation.validate_exp = false;
         validation.set_required_spec_claims(&["iss", "aud"]);
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation).ok()?;

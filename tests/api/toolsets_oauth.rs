@@ -58,9 +58,15 @@ async fn a_token_for_a_toolsets_endpoint_goes_to_its_groups_and_works_only_there
     let access = tokens["access_token"].as_str().unwrap();
     let listed = names(&app, "/mcp/devs", access).await;
     assert_eq!(listed.into_iter().collect::<Vec<_>>(), ["test_simple_text"]);
+    // Its audience is that endpoint (RFC 8707): /mcp refuses it.
+    let payload = access.split('.').nth(1).unwrap();
+    let payload =
+        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, payload).unwrap();
+    let claims: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    assert_eq!(claims["aud"], resource, "{claims}");
     let (status, reply) =
         crate::toolsets::call(&app, "/mcp", access, 3, "tools/list", json!({})).await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "{reply}");
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{reply}");
 
     // bob is in `ops` only: refused at /authorize, with the groups named.
     let (_, challenge) = pkce();
