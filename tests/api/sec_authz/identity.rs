@@ -112,6 +112,18 @@ async fn an_issuer_configured_without_prefix_names_the_same_member_on_purpose() 
 #[test]
 fn a_personal_token_cannot_take_an_issuer_qualified_name() {
     let db = crate::databases::TestDb::sqlite();
+    // The operator commands never create a store: `migrate` does.
+    let migrated = std::process::Command::new(env!("CARGO_BIN_EXE_teamgate"))
+        .arg("migrate")
+        .env("TEAMGATE__STORE__URL", &db.url)
+        .current_dir(crate::helpers::repo_path(""))
+        .output()
+        .unwrap();
+    assert!(
+        migrated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&migrated.stderr)
+    );
     let created = std::process::Command::new(env!("CARGO_BIN_EXE_teamgate"))
         .args([
             "token",

@@ -68,6 +68,13 @@ fn teamgate(dir: &std::path::Path) -> tokio::process::Command {
 async fn the_binary_exports_spans_and_metrics_over_otlp_and_logs_no_secret() {
     let (otlp, received) = otlp_receiver().await;
     let dir = tempfile::tempdir().unwrap();
+    // The operator commands never create a store: `migrate` does.
+    let migrated = teamgate(dir.path()).arg("migrate").output().await.unwrap();
+    assert!(
+        migrated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&migrated.stderr)
+    );
     let created = teamgate(dir.path())
         .args(["token", "create", "--user", "otel-tester", "--name", "ci"])
         .output()
