@@ -140,13 +140,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     if !cli.config.is_empty() {
         // Files given before the command come first; TEAMGATE_CONFIG, which
         // stands in only when no file is given, gives way to them.
-        let from_env: Vec<PathBuf> = std::env::var_os("TEAMGATE_CONFIG")
-            .map(|v| std::env::split_paths(&v).collect())
-            .unwrap_or_default();
         let args = command.config_args();
         let after = std::mem::take(&mut args.files);
         args.files = cli.config;
-        if after != from_env {
+        if after != config_from_env() {
             args.files.extend(after);
         }
     }
@@ -263,16 +260,20 @@ pub(crate) fn admin_command(sources: &ConfigSources, group: &str, rest: &str) ->
         Some(name) if !typed.contains('/') || found(&name) => name,
         _ => typed,
     };
-    let from_env: Vec<PathBuf> = std::env::var_os("TEAMGATE_CONFIG")
-        .map(|v| std::env::split_paths(&v).collect())
-        .unwrap_or_default();
     let mut command = format!("{program} {group}");
-    if sources.files != from_env {
+    if sources.files != config_from_env() {
         for file in &sources.files {
             command.push_str(&format!(" --config {}", file.display()));
         }
     }
     format!("{command} {rest}")
+}
+
+/// The files TEAMGATE_CONFIG names (what `--config` stands for when absent).
+fn config_from_env() -> Vec<PathBuf> {
+    std::env::var_os("TEAMGATE_CONFIG")
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default()
 }
 
 /// "address in use" says which setting moves it.

@@ -34,8 +34,8 @@ impl App {
             config.store.max_sessions_per_owner,
         );
         let groups_claim = (config.portal.as_ref()).map_or("groups", |p| p.groups_claim.as_str());
-        let endpoints = Endpoints::new(&config.mcp.path, groups_claim);
-        let mcp = Engine::new(mcp, admission, endpoints, self.shared.clone());
+        let endpoints = Endpoints::new(&config.mcp.path, groups_claim, self.shared.clone());
+        let mcp = Engine::new(mcp, admission, endpoints);
         let gate = TeamGate {
             sessions: self.sessions.clone(),
             authenticator: self.authenticator.clone(),

@@ -133,7 +133,7 @@ impl OwnIssuer {
             .iter()
             .find_map(|s| s.strip_prefix(crate::registry::TOOLSET_SCOPE));
         let audience = match toolset {
-            Some(name) => format!("{}/{name}", self.issuer.trim_end_matches('/')),
+            Some(name) => super::toolset_resource(&self.issuer, name),
             None => self.issuer.clone(),
         };
         let claims = json!({

@@ -30,15 +30,18 @@ pub fn resource_url(public_url: &str, mcp_path: &str, parts: &Parts) -> String {
     format!("http://{host}{mcp_path}{toolset}")
 }
 
+/// The resource of the toolset `name` under the endpoint `base` (issue 60):
+/// what a token for it names as its audience.
+pub fn toolset_resource(base: &str, name: &str) -> String {
+    format!("{}/{name}", base.trim_end_matches('/'))
+}
+
 /// `/<name>` when the request is on a toolset's endpoint or asks for its
 /// metadata; empty for the main endpoint.
 pub fn endpoint_suffix(mcp_path: &str, parts: &Parts) -> String {
     let path = parts.uri.path();
     let path = path.strip_prefix(WELL_KNOWN).unwrap_or(path);
-    let name = (path.strip_prefix(mcp_path.trim_end_matches('/')))
-        .and_then(|rest| rest.strip_prefix('/'))
-        .map(|rest| rest.trim_end_matches('/'))
-        .filter(|name| !name.is_empty() && !name.contains('/'));
+    let name = crate::protocol::toolset_in_path(mcp_path, path).filter(|name| !name.contains('/'));
     name.map(|name| format!("/{name}")).unwrap_or_default()
 }
 

@@ -10,7 +10,9 @@ mod withdrawn;
 
 pub use issuer::{OwnIssuer, Signed};
 pub use jwt::OAuth;
-pub use metadata::{challenge, endpoint_suffix, protected_resource_metadata, resource_url};
+pub use metadata::{
+    challenge, endpoint_suffix, protected_resource_metadata, resource_url, toolset_resource,
+};
 pub use tokens::{NewToken, PersonalTokens};
 
 use std::sync::Arc;

@@ -169,9 +169,7 @@ fn on_endpoint(
     let Some(toolset) = caller.endpoint().map(|name| registry.toolset(name)) else {
         return true;
     };
-    let upstream = provider.origin().unwrap_or_default();
-    let source = crate::registry::source_of(uri);
-    toolset.is_some_and(|t| t.permits([uri, source, upstream.as_str()]))
+    toolset.is_some_and(|t| t.permits_resource(uri, provider.origin().as_deref()))
 }
 
 /// The values `completion/complete` offers `caller`. A prompt the caller may

@@ -3,43 +3,35 @@
 //! connect there. The caller then carries the endpoint, and every list,
 //! call and read it makes is filtered by the toolset (`access.rs`).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::{EngineError, Shared};
-use crate::registry::Caller;
+use crate::{protocol::toolset_in_path, registry::Caller};
 
 /// The endpoints' paths and who may connect to each.
 pub struct Endpoints {
     mcp_path: String,
     /// The token claim listing an OAuth caller's IdP groups.
     groups_claim: String,
+    /// Its registry (swapped on reload) holds the toolsets.
+    shared: Arc<Shared>,
 }
 
 impl Endpoints {
-    pub fn new(mcp_path: &str, groups_claim: &str) -> Self {
+    pub fn new(mcp_path: &str, groups_claim: &str, shared: Arc<Shared>) -> Self {
         Self {
             mcp_path: mcp_path.trim_end_matches('/').to_owned(),
             groups_claim: groups_claim.to_owned(),
+            shared,
         }
     }
 
-    /// The toolset named by `path`, if it is a toolset's endpoint.
-    pub fn toolset_of<'a>(&self, path: &'a str) -> Option<&'a str> {
-        let rest = path
-            .strip_prefix(self.mcp_path.as_str())?
-            .strip_prefix('/')?;
-        (!rest.is_empty()).then(|| rest.trim_end_matches('/'))
-    }
-
     /// `caller` on the endpoint of `path`, or why it may not connect there.
-    pub fn admit(
-        &self,
-        shared: &Shared,
-        path: &str,
-        caller: Caller,
-    ) -> Result<Caller, EngineError> {
+    pub fn admit(&self, path: &str, caller: Caller) -> Result<Caller, EngineError> {
         let limits: Vec<&str> = caller.toolset_limits().collect();
-        let Some(name) = self.toolset_of(path) else {
+        let Some(name) = toolset_in_path(&self.mcp_path, path) else {
             if limits.is_empty() {
                 return Ok(caller);
             }
@@ -49,7 +41,7 @@ impl Endpoints {
                 self.mcp_path
             )));
         };
-        let registry = shared.registry();
+        let registry = self.shared.registry();
         let Some(toolset) = registry.toolset(name) else {
             return Err(EngineError::NoEndpoint(format!(
                 "no toolset endpoint {path}: the server's toolsets are {}",
@@ -62,12 +54,9 @@ impl Endpoints {
                 limits.join(", ")
             )));
         }
-        let admitted = toolset.groups.is_empty()
-            || caller.may_do_anything()
+        let admitted = caller.may_do_anything()
             || limits.contains(&name)
-            || self
-                .groups(&caller)
-                .any(|g| toolset.groups.iter().any(|t| t == g));
+            || toolset.open_to(&self.groups(&caller));
         if !admitted {
             return Err(EngineError::NotAdmitted(format!(
                 "{} is in none of the groups that may connect to the toolset {name} ({}); a \
@@ -80,12 +69,16 @@ impl Endpoints {
     }
 
     /// The groups an OAuth caller's token lists (none for personal tokens).
-    fn groups<'a>(&self, caller: &'a Caller) -> impl Iterator<Item = &'a str> {
+    fn groups(&self, caller: &Caller) -> Vec<String> {
         let listed = match caller.claims.get(&self.groups_claim) {
             Some(Value::Array(groups)) => groups.as_slice(),
             _ => &[],
         };
-        listed.iter().filter_map(Value::as_str)
+        listed
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect()
     }
 }
 
@@ -95,20 +88,5 @@ fn names<'a>(all: impl Iterator<Item = &'a str>) -> String {
         "none".to_owned()
     } else {
         all.join(", ")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_toolset_is_the_segment_after_the_mcp_path() {
-        let endpoints = Endpoints::new("/mcp", "groups");
-        assert_eq!(endpoints.toolset_of("/mcp/oncall"), Some("oncall"));
-        assert_eq!(endpoints.toolset_of("/mcp/oncall/"), Some("oncall"));
-        assert_eq!(endpoints.toolset_of("/mcp"), None);
-        assert_eq!(endpoints.toolset_of("/mcp/"), None);
-        assert_eq!(endpoints.toolset_of("/mcpx/oncall"), None);
     }
 }

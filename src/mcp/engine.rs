@@ -11,7 +11,7 @@ use axum::{
 };
 
 use super::{
-    Endpoints, McpHandler, Sessions, Shared, StreamableHttpService,
+    Endpoints, McpHandler, Sessions, StreamableHttpService,
     admission::{Admission, EngineError},
 };
 use crate::registry::Caller;
@@ -36,7 +36,7 @@ pub struct Engine {
     rmcp: StreamableHttpService<McpHandler, Sessions>,
     admission: Arc<Admission>,
     /// The main endpoint and the toolsets' (`endpoint.rs`).
-    endpoints: Arc<(Endpoints, Arc<Shared>)>,
+    endpoints: Arc<Endpoints>,
 }
 
 impl Engine {
@@ -44,12 +44,11 @@ impl Engine {
         rmcp: StreamableHttpService<McpHandler, Sessions>,
         admission: Admission,
         endpoints: Endpoints,
-        shared: Arc<Shared>,
     ) -> Self {
         Self {
             rmcp,
             admission: Arc::new(admission),
-            endpoints: Arc::new((endpoints, shared)),
+            endpoints: Arc::new(endpoints),
         }
     }
 
@@ -66,8 +65,7 @@ impl Engine {
             let request = Request::from_parts(parts, body);
             return Ok(self.rmcp.handle(request).await.into_response());
         };
-        let (endpoints, shared) = self.endpoints.as_ref();
-        let caller = endpoints.admit(shared, parts.uri.path(), caller)?;
+        let caller = self.endpoints.admit(parts.uri.path(), caller)?;
         // What the handler reads per request: the caller on its endpoint.
         parts.extensions.insert(caller.clone());
         self.admission.check(&caller, &parts).await?;

@@ -157,6 +157,16 @@ pub fn value_text(value: Option<&axum::http::HeaderValue>) -> String {
 
 /// A tool result of one text item; `is_error` makes it a tool error the
 /// model reads (not a protocol error).
+/// The toolset `path` names, when it is `<mcp_path>/<name>` (a trailing
+/// `/` allowed): what the engine admits to (`mcp/endpoint.rs`) and what
+/// the endpoint's OAuth resource is (`auth/metadata.rs`). Issue 60.
+pub fn toolset_in_path<'a>(mcp_path: &str, path: &'a str) -> Option<&'a str> {
+    let rest = path
+        .strip_prefix(mcp_path.trim_end_matches('/'))?
+        .strip_prefix('/')?;
+    Some(rest.trim_end_matches('/')).filter(|name| !name.is_empty())
+}
+
 pub fn text_result(text: impl Into<String>, is_error: bool) -> CallToolResult {
     let content = vec![ContentBlock::text(text.into())];
     if is_error {
@@ -175,5 +185,19 @@ pub fn clip(text: &str, max: usize) -> &str {
     match text.char_indices().nth(max) {
         Some((end, _)) => &text[..end],
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::toolset_in_path;
+
+    #[test]
+    fn a_toolset_is_what_follows_the_mcp_path() {
+        assert_eq!(toolset_in_path("/mcp", "/mcp/oncall"), Some("oncall"));
+        assert_eq!(toolset_in_path("/mcp/", "/mcp/oncall/"), Some("oncall"));
+        assert_eq!(toolset_in_path("/mcp", "/mcp"), None);
+        assert_eq!(toolset_in_path("/mcp", "/mcp/"), None);
+        assert_eq!(toolset_in_path("/mcp", "/mcpx/oncall"), None);
     }
 }

@@ -30,7 +30,7 @@ pub use scrub::{REDACTED, Scrubber, StreamScrub};
 pub use search::ToolIndex;
 pub(crate) use slots::Template;
 pub use slots::{CONNECTIONS_PATH, Slots};
-pub use toolsets::{Toolset, source_of};
+pub use toolsets::Toolset;
 
 use crate::protocol::{
     CallToolResponse, JsonObject, McpError, Prompt, Resource, ResourceTemplate, ServerCapabilities,

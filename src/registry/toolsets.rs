@@ -58,6 +58,13 @@ impl Toolset {
         self.groups.is_empty() || groups.iter().any(|g| self.groups.contains(g))
     }
 
+    /// Whether the endpoint offers the resource (or template) `uri`: by
+    /// itself, its source (`runbooks` in `docs://runbooks/a.md`) or the
+    /// upstream serving it.
+    pub fn permits_resource(&self, uri: &str, upstream: Option<&str>) -> bool {
+        self.permits([uri, source_of(uri), upstream.unwrap_or_default()])
+    }
+
     /// Whether a tool is listed even in search mode.
     pub fn always_listed(&self, name: &str) -> bool {
         self.always.is_match(name)
@@ -139,15 +146,14 @@ impl super::Registry {
             Kind::Tool | Kind::Prompt => toolset.permits([target]),
             Kind::Resource => {
                 let upstream = self.resource_owner(target).and_then(|p| p.origin());
-                let names = [target, source_of(target), upstream.as_deref().unwrap_or("")];
-                toolset.permits(names)
+                toolset.permits_resource(target, upstream.as_deref())
             }
         }
     }
 }
 
 /// The source a resource URI names: `runbooks` in `docs://runbooks/a.md`.
-pub fn source_of(uri: &str) -> &str {
+fn source_of(uri: &str) -> &str {
     uri.split_once("://")
         .map(|(_, rest)| rest.split('/').next().unwrap_or_default())
         .unwrap_or_default()

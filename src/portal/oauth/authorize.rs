@@ -288,19 +288,14 @@ pub(super) async fn decide(
     let allow = crate::portal::member::field(&form, "decision") == "allow";
     let ask = Ask::parse(form)?;
     let checked = check(&portal, authz, &ask).await?;
-    let scopes = scopes_for(&portal, &member, &ask);
     let toolset = super::endpoint::asked(&portal, authz.issuer.issuer(), ask.get("resource"))
         .map_err(|why| refused(&why))?;
-    let scopes = match super::endpoint::scoped(toolset.as_ref(), &member, scopes) {
-        Ok(scopes)
-            if scopes
-                .iter()
-                .any(|s| !s.starts_with(crate::registry::TOOLSET_SCOPE)) =>
-        {
-            scopes
-        }
-        _ => Vec::new(),
-    };
+    // As on the consent page: no scope the member's groups allow, or a
+    // toolset they may not use, is a denial.
+    let scopes = Some(scopes_for(&portal, &member, &ask))
+        .filter(|scopes| !scopes.is_empty())
+        .and_then(|scopes| super::endpoint::scoped(toolset.as_ref(), &member, scopes).ok())
+        .unwrap_or_default();
     if !allow || scopes.is_empty() {
         return Ok(error_back(
             authz,

@@ -30,7 +30,7 @@ pub(super) fn asked(
         Some(toolset)
             if crate::auth::same_resource(
                 resource,
-                &format!("{}/{name}", issuer.trim_end_matches('/')),
+                &crate::auth::toolset_resource(issuer, name),
             ) =>
         {
             Ok(Some(toolset))
