@@ -148,11 +148,15 @@ impl Scrubber {
     }
 
     pub fn text(&self, text: &str) -> String {
+        self.cleaned(text).unwrap_or_else(|| text.to_owned())
+    }
+
+    /// `text` with every secret replaced, found in one search; `None` when
+    /// it holds none.
+    fn cleaned(&self, text: &str) -> Option<String> {
         let found = self.matches(text.as_bytes());
-        if found.is_empty() {
-            return text.to_owned();
-        }
-        String::from_utf8_lossy(&redact(text.as_bytes(), &found)).into_owned()
+        (!found.is_empty())
+            .then(|| String::from_utf8_lossy(&redact(text.as_bytes(), &found)).into_owned())
     }
 
     /// `bytes` with every secret replaced; they need not be UTF-8.
@@ -224,8 +228,10 @@ impl Scrubber {
 
     pub fn value(&self, value: &mut Value) {
         match value {
-            Value::String(s) if self.holds_secret(s.as_bytes()) => {
-                *s = self.text(s);
+            Value::String(s) => {
+                if let Some(clean) = self.cleaned(s) {
+                    *s = clean;
+                }
             }
             Value::Array(items) => items.iter_mut().for_each(|v| self.value(v)),
             Value::Object(map) => {
