@@ -257,23 +257,13 @@ async fn the_official_sdk_clients_work_on_a_toolset_endpoint() {
     let app = spawn_app_with(configure).await;
     let admin = token(&app, "ada", &["*"]).await;
     let url = format!("{}/mcp/oncall", app.base());
-    let run = ts_script("ts_toolset.mjs")
-        .args([
-            "--url",
-            &url,
-            "--token",
-            &admin,
-            "--tool",
-            "test_simple_text",
-        ])
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(40), run)
-        .await
-        .unwrap()
-        .unwrap();
-    let ts = result_of(&out.stdout);
+    let ts = client(
+        ts_script("ts_toolset.mjs"),
+        &url,
+        &admin,
+        "test_simple_text",
+    )
+    .await;
     assert_eq!(ts["instructions"], "What on-call needs.", "{ts}");
     assert_eq!(
         ts["tools"],
@@ -285,24 +275,9 @@ async fn the_official_sdk_clients_work_on_a_toolset_endpoint() {
     let Some((python, _)) = crate::upstream_pins::python() else {
         return;
     };
-    let run = tokio::process::Command::new(python)
-        .arg(repo_path("tests/interop/py_toolset.py"))
-        .args([
-            "--url",
-            &url,
-            "--token",
-            &admin,
-            "--tool",
-            "test_image_content",
-        ])
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(40), run)
-        .await
-        .unwrap()
-        .unwrap();
-    let py = result_of(&out.stdout);
+    let mut py_client = tokio::process::Command::new(python);
+    py_client.arg(repo_path("tests/interop/py_toolset.py"));
+    let py = client(py_client, &url, &admin, "test_image_content").await;
     let tools: BTreeSet<&str> = (py["tools"].as_array().unwrap().iter())
         .filter_map(Value::as_str)
         .collect();
@@ -312,6 +287,21 @@ async fn the_official_sdk_clients_work_on_a_toolset_endpoint() {
         "{py}"
     );
     assert_eq!(py["call"]["content"][0]["type"], "image", "{py}");
+}
+
+/// An SDK client script (`ts_toolset.mjs`, `py_toolset.py`) on `url`
+/// calling `tool`: what it printed after `RESULT`.
+async fn client(mut command: tokio::process::Command, url: &str, token: &str, tool: &str) -> Value {
+    let run = command
+        .args(["--url", url, "--token", token, "--tool", tool])
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(40), run)
+        .await
+        .expect("the client ends within 40 s")
+        .unwrap();
+    result_of(&out.stdout)
 }
 
 fn result_of(stdout: &[u8]) -> Value {

@@ -23,7 +23,8 @@ use crate::{
 /// base64 a `+` or `/`, so base64url differs from it.
 const SECRET: &str = "rsk-Qz81?>~-0123456789-abcdefghij-KLMNOP";
 
-fn script(dir: &Path, name: &str, body: &str) -> String {
+/// An executable file `name` in `dir` holding `body`; its path.
+pub(crate) fn script(dir: &Path, name: &str, body: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
     std::fs::write(&path, body).unwrap();

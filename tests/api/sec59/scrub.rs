@@ -13,20 +13,13 @@ use crate::{
     command_tools::command,
     helpers::{messages, spawn_app_with},
     sdk::{self, call},
+    sec44_runtime::scrub::script,
     upstream_pins::python,
     upstreams::listed,
 };
 
 /// A request-state key, so scrubbed from every result.
 const SECRET: &str = "rsk-Qz81?>~-0123456789-abcdefghij-KLMNOP";
-
-fn script(dir: &Path, name: &str, body: &str) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let path = dir.join(name);
-    std::fs::write(&path, body).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path.to_string_lossy().into_owned()
-}
 
 fn wrapped(text: &str, columns: usize) -> String {
     let chunks: Vec<String> = (text.as_bytes().chunks(columns))
