@@ -1,11 +1,15 @@
-//! The server's answers to the HTTP guard's questions: the challenge of a
+//! The server's answers to the engine's questions: the challenge of a
 //! scope refusal, what ends a withdrawn caller's streams, a session's
-//! protocol version. Lives apart from `http` so that module stays free of
-//! sessions, scopes and credentials.
+//! protocol version (for `http/batch.rs`). Lives apart from `mcp` so the
+//! engine stays free of authentication.
 
 use std::sync::Arc;
 
-use crate::{auth::Authenticator, http::Gate, mcp::Sessions, registry::Caller};
+use crate::{
+    auth::Authenticator,
+    mcp::{Gate, Sessions},
+    registry::Caller,
+};
 
 pub struct TeamGate {
     pub sessions: Arc<Sessions>,

@@ -10,8 +10,8 @@ use crate::{
     auth::AuthState,
     config::Config,
     gate::TeamGate,
-    http::{self, EdgeConfig, GuardConfig, HttpParts, RateLimits, StreamCaps, limits},
-    mcp::{Admission, Endpoints, Engine, McpHandler, StoredSessions},
+    http::{self, EdgeConfig, GuardConfig, HttpParts, RateLimits, limits},
+    mcp::{Admission, Endpoints, Engine, Gate, McpHandler, StoredSessions, StreamCaps},
     protocol::{StreamableHttpServerConfig, StreamableHttpService},
     telemetry::{self, Observer},
 };
@@ -35,15 +35,15 @@ impl App {
         );
         let groups_claim = (config.portal.as_ref()).map_or("groups", |p| p.groups_claim.as_str());
         let endpoints = Endpoints::new(&config.mcp.path, groups_claim, self.shared.clone());
-        let mcp = Engine::new(mcp, admission, endpoints);
-        let gate = TeamGate {
+        let gate: Arc<dyn Gate> = Arc::new(TeamGate {
             sessions: self.sessions.clone(),
             authenticator: self.authenticator.clone(),
-        };
+        });
         let streams = StreamCaps::new(
             config.limits.max_streams,
             config.limits.max_streams_per_caller,
         );
+        let mcp = Engine::new(mcp, admission, endpoints, (Some(gate.clone()), streams));
         let store = self.store.clone();
         let server = &config.server;
         let edge = self.edge.clone();
@@ -66,7 +66,7 @@ impl App {
             HttpParts {
                 mcp_path: config.mcp.path.clone(),
                 mcp,
-                guard: GuardConfig::from_config(config, Some(Arc::new(gate)), streams),
+                guard: GuardConfig::from_config(config, Some(gate)),
                 health: self.health.clone(),
                 auth: AuthState {
                     authenticator: self.authenticator.clone(),

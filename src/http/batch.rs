@@ -20,11 +20,8 @@ use axum::{
 use http_body_util::{BodyExt, Limited};
 use serde_json::{Value, value::RawValue};
 
-use super::{
-    error::HttpError,
-    guard::{Gate, GuardConfig},
-    names,
-};
+use super::{error::HttpError, guard::GuardConfig, names};
+use crate::mcp::Gate;
 
 /// Elements a batch may hold at most (the body is bounded by
 /// `server.max_body_bytes` besides).

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{error::HttpError, guard::GuardConfig};
-use crate::protocol::Envelope;
+use crate::protocol::{Envelope, is_json};
 
 pub(super) async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError> {
     let limited = Limited::new(body, config.max_body_bytes);
@@ -71,13 +71,6 @@ pub(crate) fn inspect(
         return Err((HttpError::UnsupportedMediaType, envelope.id));
     }
     Ok(envelope)
-}
-
-pub(super) fn is_json(value: Option<&axum::http::HeaderValue>) -> bool {
-    value
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// Deepest nesting of arrays and objects, ignoring brackets inside strings.

@@ -4,10 +4,12 @@
 
 use axum::{
     Json,
-    http::{HeaderValue, StatusCode, header},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use serde_json::{Value, json};
+
+use crate::mcp::EngineError;
 
 /// JSON-RPC codes used outside the handler. -32001 is the de-facto
 /// "session not found" of the official SDKs (a legacy-only condition).
@@ -62,9 +64,8 @@ pub enum HttpError {
     Internal,
 }
 
-impl From<crate::mcp::EngineError> for HttpError {
-    fn from(refusal: crate::mcp::EngineError) -> Self {
-        use crate::mcp::EngineError;
+impl From<EngineError> for HttpError {
+    fn from(refusal: EngineError) -> Self {
         match refusal {
             EngineError::SessionNotFound => Self::SessionNotFound,
             EngineError::Unavailable(reason) => Self::Unavailable(reason),
@@ -73,7 +74,35 @@ impl From<crate::mcp::EngineError> for HttpError {
                 challenge: String::new(),
                 message,
             },
+            EngineError::TooManyStreams(reason) => {
+                Self::TooManyRequests(std::time::Duration::from_secs(5), reason)
+            }
+            EngineError::InsufficientScope { challenge, message } => {
+                Self::Forbidden { challenge, message }
+            }
+            EngineError::Rmcp {
+                status, message, ..
+            } => match status {
+                StatusCode::NOT_FOUND => Self::SessionNotFound,
+                StatusCode::METHOD_NOT_ALLOWED => Self::MethodNotAllowed,
+                _ if message.is_empty() => Self::Engine(status, status.to_string()),
+                _ => Self::Engine(status, message),
+            },
         }
+    }
+}
+
+impl HttpError {
+    /// The engine's refusal as a response carrying `id`, with the headers
+    /// rmcp's own error reply had.
+    pub fn from_engine(refusal: EngineError, id: Option<Value>) -> Response {
+        let kept = match &refusal {
+            EngineError::Rmcp { headers, .. } => headers.clone(),
+            _ => HeaderMap::new(),
+        };
+        let mut response = Self::from(refusal).into_response_with_id(id);
+        response.headers_mut().extend(kept);
+        response
     }
 }
 

@@ -1,7 +1,7 @@
-//! The HTTP surface: the MCP endpoint (rmcp's service behind the guard),
+//! The HTTP surface: the MCP endpoint (the engine behind the guard),
 //! health probes, OAuth metadata, the accept loop, and the one ordered
-//! middleware stack around them. Knows HTTP; never interprets MCP methods
-//! beyond what routing a refusal needs.
+//! middleware stack around them. Knows HTTP and JSON-RPC framing; never
+//! names an MCP method (`tests/api/tidy.rs` checks).
 
 mod authenticate;
 mod authority;
@@ -21,13 +21,17 @@ mod throttle;
 use std::sync::Arc;
 
 pub use edge::EdgeConfig;
-pub use guard::{Gate, GuardConfig};
+pub use guard::GuardConfig;
 pub use health::Health;
-pub use limits::{RateLimits, StreamCaps};
+pub use limits::RateLimits;
 pub use serve::{ServeOptions, serve};
 pub use stack::router;
 
-use crate::{auth::AuthState, mcp::Engine, protocol::names};
+use crate::{
+    auth::AuthState,
+    mcp::{Engine, Gate},
+    protocol::names,
+};
 
 /// RFC 9728 protected-resource metadata (root and path-inserted forms).
 const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -56,14 +60,9 @@ pub struct HttpParts {
 }
 
 impl GuardConfig {
-    pub fn from_config(
-        config: &crate::config::Config,
-        gate: Option<Arc<dyn Gate>>,
-        streams: StreamCaps,
-    ) -> Self {
+    pub fn from_config(config: &crate::config::Config, gate: Option<Arc<dyn Gate>>) -> Self {
         Self {
             gate,
-            streams,
             max_body_bytes: config.server.max_body_bytes,
             max_json_depth: config.server.max_json_depth,
             body_timeout: config.server.body_read_timeout,

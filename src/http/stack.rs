@@ -37,11 +37,13 @@
 //!     limited per client address before any credential is checked, so
 //!     guessing costs quota (`throttle.rs`); then who is calling, 401 before
 //!     any body is read (`authenticate.rs`); then the caller's own quota;
-//! 12. the guard reads the body once (size, time, syntax, depth), decides
-//!     the protocol era, and shapes the engine's replies (`guard.rs`);
+//! 12. the guard reads the body once (size, time, syntax, depth) and
+//!     decides the protocol era (`guard.rs`);
 //! 13. observe: one span and the measurements per request the engine serves;
-//! 14. the engine (`mcp::Engine`): session owners and caps
-//!     (`mcp/admission.rs`), then rmcp and teamgate's handler.
+//! 14. the engine (`mcp::Engine`): the endpoint, session owners and caps
+//!     (`mcp/admission.rs`), stream caps, then rmcp and teamgate's handler,
+//!     its reply shaped (`mcp/reply.rs`); its refusals reach the wire
+//!     through `HttpError` (`error.rs`).
 
 use std::{any::Any, convert::Infallible, sync::Arc};
 
@@ -117,7 +119,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
             let response = engine
                 .serve(request)
                 .await
-                .unwrap_or_else(|refusal| HttpError::from(refusal).into_response_with_id(id));
+                .unwrap_or_else(|refusal| HttpError::from_engine(refusal, id));
             Ok::<_, Infallible>(response)
         }
     }));

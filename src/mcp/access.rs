@@ -12,12 +12,10 @@ use serde_json::json;
 use super::{
     JsonObject, McpError, RequestContext, RoleServer, SubscriptionFilter,
     calls::{Audit, AuditSink, caller_of},
+    refusal::ScopeRefusal,
 };
 use crate::{
-    protocol::{
-        ScopeRefusal,
-        codes::{FORBIDDEN, RATE_LIMITED},
-    },
+    protocol::codes::{FORBIDDEN, RATE_LIMITED},
     registry::{Caller, Kind, Registry, resource_scopes},
 };
 

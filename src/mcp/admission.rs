@@ -7,31 +7,13 @@ use std::sync::Arc;
 
 use axum::http::{Method, request::Parts};
 
-use super::{Sessions, tally::Tally};
+use super::{EngineError, Sessions, tally::Tally};
 use crate::{
     audit::{Auditor, digest, record_id},
     protocol::{ProtocolEra, header_text, names},
     registry::Caller,
     store::{AuditRecord, SessionRepo},
 };
-
-/// Why the engine refused a request before serving it.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    /// Another member's session, or none: as far as the caller can tell, it
-    /// does not exist.
-    #[error("session not found")]
-    SessionNotFound,
-    /// No room for another session (or no store to keep it in).
-    #[error("{0}")]
-    Unavailable(String),
-    /// No toolset endpoint at the request's path (`endpoint.rs`).
-    #[error("{0}")]
-    NoEndpoint(String),
-    /// The caller may not connect to the request's endpoint.
-    #[error("{0}")]
-    NotAdmitted(String),
-}
 
 /// The session caps and the owners' register they are checked against.
 pub struct Admission {

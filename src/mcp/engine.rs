@@ -1,6 +1,7 @@
-//! The engine the HTTP stack hands each MCP request to: the session policy
-//! (`admission.rs`), then rmcp's Streamable HTTP service, run for the
-//! request's caller.
+//! The engine the HTTP stack hands each MCP request to: the endpoint and
+//! session policy (`endpoint.rs`, `admission.rs`), then rmcp's Streamable
+//! HTTP service run for the request's caller, its reply shaped
+//! (`reply.rs`).
 
 use std::sync::Arc;
 
@@ -12,23 +13,13 @@ use axum::{
 
 use super::{
     Endpoints, McpHandler, Sessions, StreamableHttpService,
-    admission::{Admission, EngineError},
+    admission::Admission,
+    error::EngineError,
+    reply::{Gate, Shaping},
+    serving::SERVING,
+    streams::StreamCaps,
 };
 use crate::registry::Caller;
-
-tokio::task_local! {
-    /// The caller of the request rmcp is handling on this task. rmcp builds
-    /// the request's handler here, in `handle` (`McpHandler::for_http`), and
-    /// asks it things before any request context exists: the tool a name
-    /// stands for (to check `Mcp-Param-*` headers), what a listen filter
-    /// grants. The handler answers them for this caller.
-    static SERVING: Caller;
-}
-
-/// The caller `Engine` is handing a request to rmcp for, if any.
-pub(super) fn serving() -> Option<Caller> {
-    SERVING.try_with(Caller::clone).ok()
-}
 
 /// The MCP endpoint's engine: rmcp's service and teamgate's handler.
 #[derive(Clone)]
@@ -37,6 +28,10 @@ pub struct Engine {
     admission: Arc<Admission>,
     /// The main endpoint and the toolsets' (`endpoint.rs`).
     endpoints: Arc<Endpoints>,
+    /// The server's answers to the engine's questions (`gate.rs`), if any.
+    gate: Option<Arc<dyn Gate>>,
+    /// Caps on open long-lived streams (`streams.rs`).
+    streams: StreamCaps,
 }
 
 impl Engine {
@@ -44,11 +39,14 @@ impl Engine {
         rmcp: StreamableHttpService<McpHandler, Sessions>,
         admission: Admission,
         endpoints: Endpoints,
+        (gate, streams): (Option<Arc<dyn Gate>>, StreamCaps),
     ) -> Self {
         Self {
             rmcp,
             admission: Arc::new(admission),
             endpoints: Arc::new(endpoints),
+            gate,
+            streams,
         }
     }
 
@@ -61,18 +59,23 @@ impl Engine {
         // Without a known caller (no authentication step in front), rmcp's
         // questions are answered for nobody.
         let Some(caller) = caller else {
-            self.admission.check(&Caller::anonymous(), &parts).await?;
+            let caller = Caller::anonymous();
+            self.admission.check(&caller, &parts).await?;
+            let shaping = Shaping::begin(self.gate.as_ref(), &self.streams, &mut parts, &caller)?;
             let request = Request::from_parts(parts, body);
-            return Ok(self.rmcp.handle(request).await.into_response());
+            let response = self.rmcp.handle(request).await.into_response();
+            return shaping.finish(response).await;
         };
         let caller = self.endpoints.admit(parts.uri.path(), caller)?;
         // What the handler reads per request: the caller on its endpoint.
         parts.extensions.insert(caller.clone());
         self.admission.check(&caller, &parts).await?;
+        let shaping = Shaping::begin(self.gate.as_ref(), &self.streams, &mut parts, &caller)?;
         let request = Request::from_parts(parts, body);
-        Ok(SERVING
+        let response = SERVING
             .scope(caller, self.rmcp.handle(request))
             .await
-            .into_response())
+            .into_response();
+        shaping.finish(response).await
     }
 }

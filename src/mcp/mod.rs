@@ -7,14 +7,19 @@ mod admission;
 mod calls;
 mod endpoint;
 mod engine;
+mod error;
 mod handler;
 mod known;
 mod listing;
+mod refusal;
+mod reply;
 mod resume;
+mod serving;
 mod session_rows;
 mod sessions;
 mod shared;
 mod stamp;
+mod streams;
 mod subscriptions;
 mod tally;
 mod tasks;
@@ -23,13 +28,16 @@ mod tasks;
 #[allow(unused_imports)]
 use crate::protocol::*;
 
-pub use admission::{Admission, EngineError};
+pub use admission::Admission;
 pub use calls::AuditSink;
 pub use endpoint::Endpoints;
 pub use engine::Engine;
+pub use error::EngineError;
 pub use handler::McpHandler;
+pub use reply::Gate;
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::{Shared, ToolQuota};
+pub use streams::StreamCaps;
 pub use tasks::Tasks;
 
 /// Serves `handler` over stdin/stdout until the client closes stdin or

@@ -9,13 +9,11 @@ mod closer;
 mod envelope;
 mod methods;
 mod mrtr;
-mod refusal;
 
 pub use closer::StreamCloser;
 pub use envelope::{Envelope, Params};
 pub use methods::{REMOVED_IN_2026, STANDARD_METHODS};
 pub use mrtr::{Asked, Mrtr, StateKeys};
-pub use refusal::{Challenge, Decision, Refused, ScopeRefusal};
 
 use std::borrow::Cow;
 
@@ -147,6 +145,15 @@ pub fn header_text(
     name: impl axum::http::header::AsHeaderName,
 ) -> String {
     value_text(headers.get(name))
+}
+
+/// Whether a `Content-Type` value names JSON (`application/json`, any
+/// parameters).
+pub fn is_json(value: Option<&axum::http::HeaderValue>) -> bool {
+    value
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// [`header_text`] of a value already taken from its headers.

@@ -10,6 +10,8 @@ use std::{
 
 use crate::helpers::repo_path;
 
+mod transport;
+
 /// README's "never touches", module by module: the crate's own modules it
 /// must not name.
 const NEVER: &[(&str, &[&str])] = &[

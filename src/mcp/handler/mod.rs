@@ -73,7 +73,7 @@ impl McpHandler {
             }
             .into()
         });
-        let serving = super::engine::serving().unwrap_or_else(|| NOBODY.clone());
+        let serving = super::serving::serving().unwrap_or_else(|| NOBODY.clone());
         Self::new(shared).serving(serving)
     }
 
