@@ -15,7 +15,10 @@ use crate::helpers::repo_path;
 /// README.md, ARCHITECTURE.md and docs/*.md, by path relative to the repository.
 fn pages() -> BTreeMap<String, String> {
     let mut names = vec!["README.md".to_owned(), "ARCHITECTURE.md".to_owned()];
-    for entry in std::fs::read_dir(repo_path("docs")).expect("docs/").flatten() {
+    for entry in std::fs::read_dir(repo_path("docs"))
+        .expect("docs/")
+        .flatten()
+    {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.ends_with(".md") {
             names.push(format!("docs/{name}"));
@@ -170,7 +173,10 @@ fn every_docs_page_is_reachable_from_the_readme() {
     let pages = pages();
     let unreached: Vec<&String> = pages.keys().filter(|p| !reached.contains(*p)).collect();
     assert!(pages.len() >= 10, "{:?}", pages.keys());
-    assert!(unreached.is_empty(), "not linked from README: {unreached:?}");
+    assert!(
+        unreached.is_empty(),
+        "not linked from README: {unreached:?}"
+    );
 }
 
 #[test]
@@ -179,7 +185,10 @@ fn the_readme_is_at_most_400_lines() {
         .unwrap()
         .lines()
         .count();
-    assert!(lines <= 400, "README.md has {lines} lines: move reference to docs/");
+    assert!(
+        lines <= 400,
+        "README.md has {lines} lines: move reference to docs/"
+    );
 }
 
 /// The subcommands `teamgate <path> --help` lists.
@@ -235,7 +244,11 @@ fn commands(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     for line in shell.join("\n").replace("\\\n", " ").lines() {
         let line = line.split(" #").next().unwrap_or_default();
-        found.extend(line.split(['|', ';']).flat_map(|c| c.split("&&")).map(str::to_owned));
+        found.extend(
+            line.split(['|', ';'])
+                .flat_map(|c| c.split("&&"))
+                .map(str::to_owned),
+        );
     }
     let inline = prose.split('`').skip(1).step_by(2);
     found.extend(
@@ -310,7 +323,8 @@ fn every_scripts_and_bench_path_named_exists() {
 
 #[test]
 fn anchors_follow_githubs_rules() {
-    let text = "# A b\n## Toolsets: curated endpoints per role\n```sh\n# not a heading\n```\n## A b\n";
+    let text =
+        "# A b\n## Toolsets: curated endpoints per role\n```sh\n# not a heading\n```\n## A b\n";
     let anchors: Vec<String> = anchors(text).into_iter().collect();
     assert_eq!(
         anchors,

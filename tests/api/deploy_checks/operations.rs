@@ -224,7 +224,10 @@ fn the_client_setups_send_the_authorization_header() {
     );
     // README's Quick start holds the Python script (tests/api/readme_python.rs runs it).
     let readme = std::fs::read_to_string(repo_path("README.md")).unwrap();
-    assert!(readme.contains("http_client=http"), "README's Python script");
+    assert!(
+        readme.contains("http_client=http"),
+        "README's Python script"
+    );
 }
 
 /// `token create --toolset` limits a token to a declared toolset's endpoint
