@@ -3,7 +3,7 @@
 //! Reading order: `config` (what the operator asked for), `app` (how it is
 //! wired), `http` (the HTTP surface around rmcp), `mcp` (the protocol
 //! handler over rmcp), `registry` (what is offered), `providers` (the
-//! concrete tools, resources and prompts). README's Architecture section has
+//! concrete tools, resources and prompts). ARCHITECTURE.md has
 //! the code map and the rules each module keeps.
 
 pub mod app;

@@ -24,7 +24,7 @@ pub enum ServeLockError {
     #[error(
         "another `teamgate serve` (pid {pid}) already serves the SQLite store {}: one SQLite file \
          serves one server. Stop it, give this one its own store.url, or put the replicas on \
-         PostgreSQL (README, Topologies)",
+         PostgreSQL (docs/operations.md, Topologies)",
         file.display()
     )]
     Held { file: PathBuf, pid: String },

@@ -249,26 +249,26 @@ fn leaf_keys(prefix: &str, table: &toml::Table, out: &mut Vec<(String, String)>)
 }
 
 #[test]
-fn the_readme_reference_lists_every_key_with_its_default() {
+fn the_configuration_reference_lists_every_key_with_its_default() {
     let defaults: toml::Table = teamgate::config::EMBEDDED_DEFAULT.parse().unwrap();
     let mut keys = Vec::new();
     leaf_keys("", &defaults, &mut keys);
     assert!(keys.len() > 30, "{keys:?}");
-    let readme = std::fs::read_to_string(repo_path("README.md")).unwrap();
-    let reference = &readme[readme
+    let page = std::fs::read_to_string(repo_path("docs/configuration.md")).unwrap();
+    let reference = &page[page
         .find("## Configuration reference")
         .expect("a Configuration reference section")..];
     for (key, default) in keys {
         let row = format!("| `{key}` | ");
         let Some(at) = reference.find(&row) else {
-            panic!("README's configuration reference does not list `{key}`");
+            panic!("docs/configuration.md's reference does not list `{key}`");
         };
         // Long defaults are shortened in the table; the others must match the file.
         if default.chars().count() <= 40 {
             let cell = format!("{row}`{default}` |");
             assert!(
                 reference[at..].starts_with(&cell),
-                "README gives another default for `{key}`: expected {cell}"
+                "docs/configuration.md gives another default for `{key}`: expected {cell}"
             );
         }
     }

@@ -14,6 +14,7 @@ mod credentials_store;
 mod databases;
 mod deploy_checks;
 mod dev_idp;
+mod docs_links;
 mod docs_persist;
 mod docs_sections;
 mod docs_source;

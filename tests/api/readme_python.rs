@@ -1,5 +1,6 @@
-//! README's Python SDK script (issue 63 item 2), run as written against a
-//! tool that takes longer than httpx's default 5 s read timeout.
+//! README's Quick start run as written: its Python SDK script (issue 63
+//! item 2) against a tool that takes longer than httpx's default 5 s read
+//! timeout, and its first call with curl (issue 63 item 8).
 
 use std::time::Duration;
 
@@ -64,4 +65,53 @@ async fn readmes_python_script_waits_for_a_six_second_tool() {
         stdout.contains("slow_report") && stdout.contains("report ready"),
         "{stdout}{stderr}"
     );
+}
+
+/// The ```sh block of README that holds `curl`, aimed at `url`.
+fn readme_curl(url: &str) -> String {
+    let readme = std::fs::read_to_string(repo_path("README.md")).unwrap();
+    let block = readme
+        .split("```sh\n")
+        .skip(1)
+        .map(|rest| &rest[..rest.find("\n```").expect("the block ends")])
+        .find(|block| block.contains("curl "))
+        .expect("README shows a first call with curl");
+    // The token line is for the reader; the test sets TEAMGATE_TOKEN itself.
+    let commands: Vec<&str> = block
+        .lines()
+        .filter(|l| !l.starts_with("export "))
+        .collect();
+    commands
+        .join("\n")
+        .replace("http://127.0.0.1:8080/mcp", url)
+}
+
+#[tokio::test]
+async fn readmes_curl_call_answers_who_the_token_belongs_to() {
+    if std::process::Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: no curl");
+        return;
+    }
+    let app = spawn_app_with(|c| c.auth.mode = AuthMode::Required).await;
+    let token = app
+        .tokens
+        .create("alice", "", vec!["*".into()], None)
+        .await
+        .unwrap()
+        .token;
+    let out = tokio::process::Command::new("bash")
+        .args(["-c", &readme_curl(&app.url)])
+        .env("TEAMGATE_TOKEN", &token)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let reply: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON-RPC reply");
+    let info = &reply["result"]["structuredContent"];
+    assert_eq!(info["user"], "alice", "{reply}");
 }

@@ -1,6 +1,6 @@
 //! What a newcomer copies from the documentation works as copied (issue 51):
 //! every `npx` command of an official MCP package pins its major version, and
-//! README's nginx excerpt is the tested `deploy/nginx/teamgate.conf`, which
+//! docs/operations.md's nginx excerpt is the tested `deploy/nginx/teamgate.conf`, which
 //! proxies every path (portal, authorization server, metadata), not `/mcp` alone.
 
 use std::path::Path;
@@ -63,12 +63,12 @@ fn every_npx_command_of_an_mcp_package_pins_its_major_version() {
 }
 
 #[test]
-fn readme_nginx_excerpt_is_the_tested_configuration_and_proxies_every_path() {
-    let readme = std::fs::read_to_string(repo_path("README.md")).expect("README");
+fn the_nginx_excerpt_is_the_tested_configuration_and_proxies_every_path() {
+    let page = std::fs::read_to_string(repo_path("docs/operations.md")).expect("operations page");
     let conf =
         std::fs::read_to_string(repo_path("deploy/nginx/teamgate.conf")).expect("nginx conf");
-    let start = readme.find("```nginx").expect("README has an nginx block");
-    let block = &readme[start + 8..];
+    let start = page.find("```nginx").expect("an nginx block");
+    let block = &page[start + 8..];
     let block = &block[..block.find("```").expect("the block ends")];
     assert!(
         block.contains("location / {"),
@@ -98,7 +98,7 @@ fn readme_nginx_excerpt_is_the_tested_configuration_and_proxies_every_path() {
         };
         assert!(
             found,
-            "README's nginx line `{line}` is not in deploy/nginx/teamgate.conf"
+            "the nginx line `{line}` of docs/operations.md is not in deploy/nginx/teamgate.conf"
         );
     }
 }
