@@ -19,7 +19,11 @@ use super::{
     body::{inspect, read_body},
     names,
 };
-use crate::{mcp::Gate, protocol::ProtocolEra};
+use crate::{
+    mcp::Gate,
+    protocol::{Envelope, ProtocolEra},
+    registry::{Caller, RequestFacts},
+};
 
 pub struct GuardConfig {
     /// For batches: the protocol version of the session they are sent in.
@@ -42,18 +46,20 @@ pub(crate) async fn guard(
 }
 
 /// The checks before the engine: for a POST, the body read once (size,
-/// time, syntax, depth), a batch set aside for `batch.rs`. The request's
-/// protocol era is decided here, once, from its `MCP-Protocol-Version`.
-/// `Err` is the refusal, in the JSON-RPC shape.
-pub(crate) async fn admit(config: &GuardConfig, mut request: Request) -> Result<Request, Response> {
+/// time, syntax, depth), a batch set aside for `batch.rs`. Then the
+/// request's facts, made once: the caller the authentication step left,
+/// the protocol era decided from `MCP-Protocol-Version`, what the message
+/// says it is. `Err` is the refusal, in the JSON-RPC shape.
+pub(crate) async fn admit(config: &GuardConfig, request: Request) -> Result<Request, Response> {
     let era = header(request.headers(), names::MCP_PROTOCOL_VERSION)
         .and_then(|version| ProtocolEra::of(&version))
         .unwrap_or(ProtocolEra::Legacy);
-    request.extensions_mut().insert(era);
-    if request.method() != Method::POST {
-        return Ok(request);
-    }
     let (mut parts, body) = request.into_parts();
+    if parts.method != Method::POST {
+        let facts = facts(&mut parts, &Envelope::default(), era);
+        parts.extensions.insert(Arc::new(facts));
+        return Ok(Request::from_parts(parts, body));
+    }
     let bytes = read_body(body, config)
         .await
         .map_err(IntoResponse::into_response)?;
@@ -65,8 +71,18 @@ pub(crate) async fn admit(config: &GuardConfig, mut request: Request) -> Result<
         Ok(envelope) => envelope,
         Err((error, id)) => return Err(error.into_response_with_id(id)),
     };
-    parts.extensions.insert(Arc::new(envelope));
+    let facts = facts(&mut parts, &envelope, era);
+    parts.extensions.insert(Arc::new(facts));
     Ok(Request::from_parts(parts, Body::from(bytes)))
+}
+
+/// The request's facts; the caller moves into them from the extensions.
+fn facts(parts: &mut http::request::Parts, message: &Envelope, era: ProtocolEra) -> RequestFacts {
+    let caller = parts
+        .extensions
+        .remove::<Caller>()
+        .unwrap_or_else(Caller::anonymous);
+    RequestFacts::new(parts, message, caller, era)
 }
 
 fn header(headers: &HeaderMap, name: HeaderName) -> Option<String> {

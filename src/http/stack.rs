@@ -69,7 +69,7 @@ use super::{
     HttpParts, METADATA_PATH, batch, caller::CallerLayer, edge, error::HttpError, guard, health,
     throttle,
 };
-use crate::{auth, protocol::Envelope, telemetry};
+use crate::{auth, registry::RequestFacts, telemetry};
 
 /// The router of one listener. `metrics`: the `/metrics` route, when it is
 /// served on this listener (a scraper that sends no public Host name uses
@@ -114,8 +114,8 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         async move {
             let id = request
                 .extensions()
-                .get::<Arc<Envelope>>()
-                .and_then(|envelope| envelope.id.clone());
+                .get::<Arc<RequestFacts>>()
+                .and_then(|facts| facts.id.clone());
             let response = engine
                 .serve(request)
                 .await

@@ -5,13 +5,13 @@
 
 use std::sync::Arc;
 
-use axum::http::{Method, request::Parts};
+use axum::http::request::Parts;
 
 use super::{EngineError, Sessions, tally::Tally};
 use crate::{
     audit::{Auditor, digest, record_id},
     protocol::{ProtocolEra, header_text, names},
-    registry::Caller,
+    registry::{Caller, RequestFacts},
     store::{AuditRecord, SessionRepo},
 };
 
@@ -49,7 +49,8 @@ impl Admission {
     /// request that would open a session past a cap. A 2025-era POST without
     /// a session id opens one if rmcp serves it at all (it serves only
     /// `initialize` so), which is decided without reading the body.
-    pub async fn check(&self, caller: &Caller, parts: &Parts) -> Result<(), EngineError> {
+    pub async fn check(&self, facts: &RequestFacts, parts: &Parts) -> Result<(), EngineError> {
+        let caller = &facts.caller;
         if let Some(session) = parts.headers.get(names::MCP_SESSION_ID) {
             let session = session.to_str().unwrap_or_default();
             if let Some(owner) = self.sessions.owner_of(session).await
@@ -61,8 +62,7 @@ impl Admission {
             }
             return Ok(());
         }
-        let era = parts.extensions.get::<ProtocolEra>().copied();
-        if parts.method == Method::POST && era != Some(ProtocolEra::Modern) {
+        if facts.post && facts.era != ProtocolEra::Modern {
             return self.room_for(caller).await;
         }
         Ok(())
@@ -99,6 +99,7 @@ impl Admission {
     async fn audit_refusal(&self, caller: &Caller, parts: &Parts, reason: &str) {
         let now = self.repo.clock_ms();
         let (issuer, subject) = caller.issuer_subject();
+        // The header, as the session was named (not the message's version).
         self.auditor
             .record(AuditRecord {
                 id: record_id(now),

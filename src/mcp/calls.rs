@@ -11,20 +11,22 @@ use super::{
 use crate::{
     audit::{Auditor, digest_object, record_id},
     protocol::{header_text, names, version_of},
-    registry::{Caller, CredentialUse},
+    registry::{Caller, CredentialUse, RequestFacts},
     store::AuditRecord,
-    telemetry::{Observed, Outcome, TraceId},
+    telemetry::{Observed, Outcome},
 };
 
-/// The caller the auth layer put on the HTTP request; stdio and
-/// unauthenticated deployments are the anonymous local user.
-pub(super) fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
+/// The request's facts (`registry::RequestFacts`), over HTTP.
+pub(super) fn facts_of(context: &RequestContext<RoleServer>) -> Option<&Arc<RequestFacts>> {
     context
         .extensions
         .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<Caller>())
-        .cloned()
-        .unwrap_or_else(Caller::anonymous)
+        .and_then(RequestFacts::of)
+}
+
+/// The caller the request's facts name; stdio is the anonymous local user.
+pub(super) fn caller_of(context: &RequestContext<RoleServer>) -> Caller {
+    facts_of(context).map_or_else(Caller::anonymous, |facts| facts.caller.clone())
 }
 
 /// A request header as text, clipped like every header the audit trail and
@@ -67,8 +69,8 @@ pub(super) fn ended<T>(
 /// The W3C trace id of the call: the request span's (which continues a
 /// `traceparent` from the header or `_meta`), else from `traceparent`, or new.
 fn trace_id(context: &RequestContext<RoleServer>) -> String {
-    if let Some(TraceId(id)) = observed::<TraceId>(context) {
-        return id;
+    if let Some(id) = facts_of(context).and_then(|facts| facts.trace_id()) {
+        return id.to_owned();
     }
     let from_meta = context
         .meta

@@ -19,7 +19,10 @@ use super::{
     serving::SERVING,
     streams::StreamCaps,
 };
-use crate::registry::Caller;
+use crate::{
+    protocol::ProtocolEra,
+    registry::{Caller, RequestFacts},
+};
 
 /// The MCP endpoint's engine: rmcp's service and teamgate's handler.
 #[derive(Clone)]
@@ -55,25 +58,31 @@ impl Engine {
     /// and each clone locks the shutdown token's mutex.
     pub async fn serve(&self, request: Request<Body>) -> Result<Response, EngineError> {
         let (mut parts, body) = request.into_parts();
-        let caller = parts.extensions.get::<Caller>().cloned();
-        // Without a known caller (no authentication step in front), rmcp's
-        // questions are answered for nobody.
-        let Some(caller) = caller else {
-            let caller = Caller::anonymous();
-            self.admission.check(&caller, &parts).await?;
-            let shaping = Shaping::begin(self.gate.as_ref(), &self.streams, &mut parts, &caller)?;
-            let request = Request::from_parts(parts, body);
-            let response = self.rmcp.handle(request).await.into_response();
-            return shaping.finish(response).await;
+        // The guard made the request's facts; without it (the engine served
+        // on its own) the request is nobody's, on the main endpoint.
+        let facts = match RequestFacts::of(&parts) {
+            Some(facts) => facts.clone(),
+            None => Arc::new(RequestFacts::new(
+                &parts,
+                &Default::default(),
+                Caller::anonymous(),
+                ProtocolEra::Legacy,
+            )),
         };
-        let caller = self.endpoints.admit(parts.uri.path(), caller)?;
+        let caller = self
+            .endpoints
+            .admit(parts.uri.path(), facts.caller.clone())?;
         // What the handler reads per request: the caller on its endpoint.
-        parts.extensions.insert(caller.clone());
-        self.admission.check(&caller, &parts).await?;
-        let shaping = Shaping::begin(self.gate.as_ref(), &self.streams, &mut parts, &caller)?;
+        let facts = match caller.endpoint() {
+            Some(_) => Arc::new(facts.with_caller(caller)),
+            None => facts,
+        };
+        parts.extensions.insert(facts.clone());
+        self.admission.check(&facts, &parts).await?;
+        let shaping = Shaping::begin(self.gate.as_ref(), &self.streams, &mut parts, &facts)?;
         let request = Request::from_parts(parts, body);
         let response = SERVING
-            .scope(caller, self.rmcp.handle(request))
+            .scope(facts.caller.clone(), self.rmcp.handle(request))
             .await
             .into_response();
         shaping.finish(response).await

@@ -18,8 +18,8 @@ use super::{
     streams::{StreamCaps, StreamSlot, hold},
 };
 use crate::{
-    protocol::{Envelope, is_json},
-    registry::Caller,
+    protocol::is_json,
+    registry::{Caller, RequestFacts},
 };
 
 /// What the engine asks of the rest of the server, so it needs no
@@ -66,15 +66,11 @@ impl Shaping {
         gate: Option<&Arc<dyn Gate>>,
         streams: &StreamCaps,
         parts: &mut Parts,
-        caller: &Caller,
+        facts: &RequestFacts,
     ) -> Result<Self, EngineError> {
-        let method = parts
-            .extensions
-            .get::<Arc<Envelope>>()
-            .and_then(|envelope| envelope.method.clone())
-            .unwrap_or_default();
-        let long_lived = parts.method == Method::GET
-            || (parts.method == Method::POST && method == "subscriptions/listen");
+        let (method, caller) = (facts.method.as_str(), &facts.caller);
+        let long_lived =
+            parts.method == Method::GET || (facts.post && method == "subscriptions/listen");
         let slot = match long_lived {
             true => {
                 let slot = streams
@@ -85,7 +81,7 @@ impl Shaping {
             false => None,
         };
         // Only a caller without `*` can lack a scope.
-        let scoped = SCOPED_METHODS.contains(&method.as_str()) && !caller.may_do_anything();
+        let scoped = facts.post && SCOPED_METHODS.contains(&method) && !caller.may_do_anything();
         let decision = gate.filter(|_| scoped).map(|gate| {
             let gate = gate.clone();
             let (refusal, decision) = ScopeRefusal::new(Box::new(move |parts, scopes| {

@@ -39,7 +39,7 @@ use super::{
     session_rows::SessionRows,
 };
 use crate::{
-    registry::Caller,
+    registry::{Caller, RequestFacts},
     store::{SessionRepo, SessionRow, StreamEvents},
 };
 
@@ -154,8 +154,8 @@ impl Sessions {
             .request
             .extensions()
             .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Caller>())
-            .map(|caller| caller.user.clone())
+            .and_then(RequestFacts::of)
+            .map(|facts| facts.caller.user.clone())
             .unwrap_or_else(|| Caller::anonymous().user.clone());
         let now = self.repo.clock_ms();
         let row = SessionRow {

@@ -10,6 +10,7 @@
 mod context;
 mod credentials;
 mod events;
+mod facts;
 pub mod oauth;
 pub mod oauth_reach;
 mod progress;
@@ -25,6 +26,7 @@ use std::{collections::HashMap, sync::Arc};
 pub use context::{CallContext, Caller, Identity, TOOLSET_SCOPE, TaskInput, scope_covers};
 pub use credentials::{CredentialKind, CredentialUse, MemberSecrets};
 pub use events::{ChangeBus, ChangeEvent};
+pub use facts::RequestFacts;
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};
 pub use search::ToolIndex;

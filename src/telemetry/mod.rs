@@ -20,7 +20,7 @@ use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
 use tracing_subscriber::{EnvFilter, Layer, Registry, filter::Targets, fmt, prelude::*};
 
 pub use metrics::{METRICS_PATH, Metrics, UpstreamGauge, metrics_router};
-pub use observe::{Observer, TraceId, new_trace_id, observe};
+pub use observe::{Observer, new_trace_id, observe};
 pub use outcome::{Observed, Outcome};
 pub use refusals::observe_refusals;
 

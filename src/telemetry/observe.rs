@@ -21,14 +21,12 @@ use std::{
 use axum::{
     body::Body,
     extract::{Request, State},
-    http::{Method, header},
+    http::header,
     middleware::Next,
     response::Response,
 };
 use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -37,14 +35,9 @@ use super::{
     watched::{Finish, Watched},
 };
 use crate::{
-    protocol::{Envelope, ProtocolEra, clip, header_text, names},
-    registry::Caller,
+    protocol::{Envelope, ProtocolEra, header_text, names},
+    registry::{Caller, RequestFacts},
 };
-
-/// Shared with the handler and the audit trail: the W3C trace id of the
-/// request (the caller's, from `traceparent`, or a new one).
-#[derive(Clone, Debug)]
-pub struct TraceId(pub String);
 
 /// Set by the inner half: the request reached the engine.
 #[derive(Default)]
@@ -56,101 +49,8 @@ pub struct Observer {
     pub mcp_path: String,
 }
 
-/// The request as the span and the metrics describe it.
-pub(super) struct Facts {
-    pub(super) method: String,
-    pub(super) target: String,
-    pub(super) user: String,
-    pub(super) session: String,
-    pub(super) version: String,
-    pub(super) era: &'static str,
-    pub(super) client: String,
-    pub(super) traceparent: Option<String>,
-    pub(super) post: bool,
-}
-
 pub(super) fn era(version: &str) -> &'static str {
     ProtocolEra::label(ProtocolEra::of(version))
-}
-
-/// The `_meta` keys the span and the metrics read. Each is read on its own,
-/// so an odd value in one hides none of the others; the guard checked that
-/// `_meta` is JSON, and rmcp, not this, decides whether it is valid.
-#[derive(Deserialize, Default)]
-struct MetaKeys<'a> {
-    #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<&'a RawValue>,
-    #[serde(borrow, rename = "io.modelcontextprotocol/clientInfo")]
-    client_info: Option<&'a RawValue>,
-    #[serde(borrow)]
-    traceparent: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct Named {
-    name: Option<String>,
-}
-
-/// A JSON string's text; `None` for anything else.
-fn string(raw: Option<&RawValue>) -> Option<String> {
-    raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
-}
-
-impl Facts {
-    fn of(parts: &http::request::Parts, message: &Envelope) -> Self {
-        let params = message.params.as_ref();
-        let meta: MetaKeys = params
-            .and_then(|p| p.meta.as_ref())
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or_default();
-        let client_info = params
-            .and_then(|p| p.client_info.as_deref())
-            .or(meta.client_info);
-        let mut version = header_text(&parts.headers, names::MCP_PROTOCOL_VERSION);
-        if let Some(mut v) = string(meta.protocol_version)
-            .or_else(|| params.and_then(|p| p.protocol_version.clone()))
-        {
-            v.truncate(clip(&v, 32).len());
-            version = v;
-        }
-        let method = match (&parts.method, &message.method) {
-            (&Method::POST, Some(method)) => clip(method, 64).to_owned(),
-            (&Method::POST, None) => "response".to_owned(),
-            (method, _) => method.as_str().to_owned(),
-        };
-        let client = client_info
-            .and_then(|raw| serde_json::from_str::<Named>(raw.get()).ok())
-            .and_then(|named| named.name)
-            .unwrap_or_default();
-        let traceparent = string(meta.traceparent).or_else(|| {
-            Some(header_text(&parts.headers, names::TRACEPARENT)).filter(|t| !t.is_empty())
-        });
-        Self {
-            method,
-            target: clip(
-                params
-                    .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
-                    .unwrap_or_default(),
-                200,
-            )
-            .to_owned(),
-            user: parts
-                .extensions
-                .get::<Caller>()
-                .map(|c| c.user.clone())
-                .unwrap_or_default(),
-            session: header_text(&parts.headers, names::MCP_SESSION_ID),
-            // As the guard decided it for the request, where it did.
-            era: match parts.extensions.get::<ProtocolEra>() {
-                Some(decided) => ProtocolEra::label(Some(*decided)),
-                None => era(&version),
-            },
-            version,
-            client: clip(&client, 64).to_owned(),
-            traceparent,
-            post: parts.method == Method::POST,
-        }
-    }
 }
 
 /// The target of served requests' spans and lines, so `log.requests` can
@@ -176,27 +76,34 @@ pub async fn observe(
 struct Observing {
     span: Span,
     started: Instant,
-    facts: Facts,
+    facts: Arc<RequestFacts>,
     observed: Arc<Observed>,
 }
 
 impl Observing {
     /// Describes `request` and opens its span; the returned request carries
-    /// the `TraceId` and the `Observed` slot for the handler.
+    /// its facts with the trace id set, and the `Observed` slot for the handler.
     fn start(request: Request) -> (Request, Self) {
         let started = Instant::now();
         if let Some(reached) = request.extensions().get::<Arc<Reached>>() {
             reached.0.store(true, Ordering::Relaxed);
         }
         let (mut parts, body) = request.into_parts();
-        // The guard parsed a POST body already and left what it found here;
-        // other requests have no body to describe.
-        let message = parts
-            .extensions
-            .get::<Arc<Envelope>>()
-            .cloned()
-            .unwrap_or_default();
-        let facts = Facts::of(&parts, &message);
+        // The guard made the request's facts; a request that met no guard
+        // is described from its head alone.
+        let facts = match RequestFacts::of(&parts) {
+            Some(facts) => facts.clone(),
+            None => {
+                let era = header_text(&parts.headers, names::MCP_PROTOCOL_VERSION);
+                let era = ProtocolEra::of(&era).unwrap_or(ProtocolEra::Legacy);
+                let facts =
+                    RequestFacts::new(&parts, &Envelope::default(), Caller::anonymous(), era);
+                let facts = Arc::new(facts);
+                parts.extensions.insert(facts.clone());
+                facts
+            }
+        };
+        let era = ProtocolEra::label(Some(facts.era));
         let span = tracing::info_span!(
             target: REQUEST_TARGET,
             "mcp.request",
@@ -205,10 +112,10 @@ impl Observing {
             otel.status_code = Empty,
             mcp.method = %facts.method,
             mcp.target = %facts.target,
-            user = %facts.user,
+            user = %facts.caller.user,
             session = %facts.session,
             protocol_version = %facts.version,
-            era = facts.era,
+            era = era,
             client = %facts.client,
             trace_id = Empty,
             outcome = Empty,
@@ -216,7 +123,8 @@ impl Observing {
         );
         let trace_id = continue_trace(&span, facts.traceparent.as_deref());
         span.record("trace_id", trace_id.as_str());
-        parts.extensions.insert(TraceId(trace_id));
+        // The handler and the audit record read it from the facts.
+        let _ = facts.trace_id.set(trace_id);
         let observed = Arc::new(Observed::default());
         parts.extensions.insert(observed.clone());
         let observing = Self {
@@ -245,9 +153,10 @@ impl Observing {
         let metrics = &observer.metrics;
         // A 2025-era client names itself once per session; a 2026-07-28 client
         // on every request. Only an authenticated caller's names are labels.
-        let names_itself = facts.method == "initialize" || facts.era == "modern";
-        if response.status().is_success() && names_itself && !facts.user.is_empty() {
-            metrics.client(facts.era, &facts.version, &facts.client);
+        let era = ProtocolEra::label(Some(facts.era));
+        let names_itself = facts.method == "initialize" || era == "modern";
+        if response.status().is_success() && names_itself && !facts.caller.user.is_empty() {
+            metrics.client(era, &facts.version, &facts.client);
         }
         if facts.session.is_empty() {
             let session = header_text(response.headers(), names::MCP_SESSION_ID);

@@ -12,17 +12,16 @@ use axum::body::{Body, Bytes};
 use http_body::Frame;
 use tracing::Span;
 
-use super::{
-    Metrics, Observed, Outcome,
-    observe::{Facts, REQUEST_TARGET},
-};
+use crate::registry::RequestFacts;
+
+use super::{Metrics, Observed, Outcome, observe::REQUEST_TARGET};
 
 /// Records the outcome once, when the reply body ends or is dropped.
 pub(super) struct Finish {
     pub(super) metrics: Metrics,
     pub(super) span: Span,
     pub(super) started: Instant,
-    pub(super) facts: Facts,
+    pub(super) facts: Arc<RequestFacts>,
     pub(super) observed: Arc<Observed>,
     pub(super) sse: bool,
     pub(super) status: u16,
@@ -51,7 +50,8 @@ impl Finish {
         let facts = &self.facts;
         let metrics = &self.metrics;
         let seconds = facts.post.then_some(elapsed.as_secs_f64());
-        metrics.request(&facts.method, facts.era, &outcome, seconds);
+        let era = crate::protocol::ProtocolEra::label(Some(facts.era));
+        metrics.request(&facts.method, era, &outcome, seconds);
         if facts.method == "tools/call" {
             let tool = if self.observed.declared() {
                 facts.target.as_str()

@@ -1,0 +1,136 @@
+//! What a request to the MCP endpoint is, made once by the guard (the last
+//! transport step, `http/guard.rs`) from the caller the authentication step
+//! found and the envelope the guard read, and read by everything after it:
+//! the request's span and measurements (`telemetry/observe.rs`), the engine
+//! and its handler (`mcp/`), the audit record. Describes; never decides:
+//! what a request may do is decided on rmcp's typed request.
+
+use std::sync::{Arc, OnceLock};
+
+use http::{Method, request::Parts};
+use serde::Deserialize;
+use serde_json::{Value, value::RawValue};
+
+use super::Caller;
+use crate::protocol::{Envelope, ProtocolEra, clip, header_text, names};
+
+/// One request's facts, in its extensions as `Arc<RequestFacts>`.
+#[derive(Debug, Clone)]
+pub struct RequestFacts {
+    /// Who is calling; on a toolset's endpoint, the engine's copy names it
+    /// (`Caller::at_endpoint`).
+    pub caller: Caller,
+    /// Decided once, from `MCP-Protocol-Version`.
+    pub era: ProtocolEra,
+    /// A POST: a JSON-RPC message (else a GET stream or a DELETE).
+    pub post: bool,
+    /// The JSON-RPC id, for error replies.
+    pub id: Option<Value>,
+    /// The JSON-RPC method (at most 64 characters), `response` for a
+    /// POSTed response, else the HTTP method.
+    pub method: String,
+    /// The tool or prompt name, or the resource URI (at most 200).
+    pub target: String,
+    /// `Mcp-Session-Id`, empty without one.
+    pub session: String,
+    /// The protocol version the message names (`_meta`, `initialize`'s
+    /// params) or its header, at most 32 characters.
+    pub version: String,
+    /// The client's own name, at most 64 characters.
+    pub client: String,
+    /// The caller's W3C `traceparent` (`_meta` first, then the header).
+    pub traceparent: Option<String>,
+    /// The request's trace id, set once by the step that opens its span.
+    pub trace_id: Arc<OnceLock<String>>,
+}
+
+/// The `_meta` keys the facts read. Each is read on its own, so an odd
+/// value in one hides none of the others; the guard checked that `_meta`
+/// is JSON, and rmcp, not this, decides whether it is valid.
+#[derive(Deserialize, Default)]
+struct MetaKeys<'a> {
+    #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(borrow, rename = "io.modelcontextprotocol/clientInfo")]
+    client_info: Option<&'a RawValue>,
+    #[serde(borrow)]
+    traceparent: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct Named {
+    name: Option<String>,
+}
+
+/// A JSON string's text; `None` for anything else.
+fn string(raw: Option<&RawValue>) -> Option<String> {
+    raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
+}
+
+impl RequestFacts {
+    /// The facts of the request in `parts`, whose POSTed message the guard
+    /// read as `message` (the default envelope for other requests).
+    pub fn new(parts: &Parts, message: &Envelope, caller: Caller, era: ProtocolEra) -> Self {
+        let params = message.params.as_ref();
+        let meta: MetaKeys = params
+            .and_then(|p| p.meta.as_ref())
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default();
+        let client_info = params
+            .and_then(|p| p.client_info.as_deref())
+            .or(meta.client_info);
+        let mut version = header_text(&parts.headers, names::MCP_PROTOCOL_VERSION);
+        if let Some(mut v) = string(meta.protocol_version)
+            .or_else(|| params.and_then(|p| p.protocol_version.clone()))
+        {
+            v.truncate(clip(&v, 32).len());
+            version = v;
+        }
+        let method = match (&parts.method, &message.method) {
+            (&Method::POST, Some(method)) => clip(method, 64).to_owned(),
+            (&Method::POST, None) => "response".to_owned(),
+            (method, _) => method.as_str().to_owned(),
+        };
+        let client = client_info
+            .and_then(|raw| serde_json::from_str::<Named>(raw.get()).ok())
+            .and_then(|named| named.name)
+            .unwrap_or_default();
+        let traceparent = string(meta.traceparent).or_else(|| {
+            Some(header_text(&parts.headers, names::TRACEPARENT)).filter(|t| !t.is_empty())
+        });
+        let target = params
+            .and_then(|p| p.name.as_deref().or(p.uri.as_deref()))
+            .unwrap_or_default();
+        Self {
+            caller,
+            era,
+            post: parts.method == Method::POST,
+            id: message.id.clone(),
+            method,
+            target: clip(target, 200).to_owned(),
+            session: header_text(&parts.headers, names::MCP_SESSION_ID),
+            version,
+            client: clip(&client, 64).to_owned(),
+            traceparent,
+            trace_id: Arc::default(),
+        }
+    }
+
+    /// The facts of the request in `parts`, if a guard made them.
+    pub fn of(parts: &Parts) -> Option<&Arc<Self>> {
+        parts.extensions.get::<Arc<Self>>()
+    }
+
+    /// The same request, its caller replaced (the engine's, on its endpoint).
+    pub fn with_caller(&self, caller: Caller) -> Self {
+        Self {
+            caller,
+            ..self.clone()
+        }
+    }
+
+    /// The request's trace id, once its span is open.
+    pub fn trace_id(&self) -> Option<&str> {
+        self.trace_id.get().map(String::as_str)
+    }
+}
