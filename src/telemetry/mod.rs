@@ -4,6 +4,7 @@
 //! per-request span and measurements on the MCP endpoint (`observe`).
 //! Holds no business logic.
 
+mod facts;
 mod labels;
 mod metrics;
 mod observe;
@@ -112,10 +113,10 @@ where
 /// `log.level`, with the per-request lines turned off unless `log.requests`
 /// (or the level itself names their target).
 fn level_with_requests(config: &LogConfig) -> String {
-    if config.requests || config.level.contains(observe::REQUEST_TARGET) {
+    if config.requests || config.level.contains(facts::REQUEST_TARGET) {
         config.level.clone()
     } else {
-        format!("{},{}=off", config.level, observe::REQUEST_TARGET)
+        format!("{},{}=off", config.level, facts::REQUEST_TARGET)
     }
 }
 

@@ -14,7 +14,7 @@ use tracing::Span;
 
 use super::{
     Metrics, Observed, Outcome,
-    observe::{Facts, REQUEST_TARGET},
+    facts::{Facts, REQUEST_TARGET},
 };
 
 /// Records the outcome once, when the reply body ends or is dropped.
