@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn every_unknown_and_mistyped_key_is_found_in_one_read() {
         let figment =
-            Figment::from(Toml::string(super::super::load::EMBEDDED_DEFAULT)).merge(Toml::string(
+            Figment::from(Toml::string(super::super::EMBEDDED_DEFAULT)).merge(Toml::string(
                 "[server]\nlistn = \"x\"\nmax_body_bytes = \"big\"\n[mcp]\nsrever_name = \"y\"\n\
                  [[tools.http]]\nname = \"a\"\ndescription = \"d\"\nurl = \"https://x.example.com\"\nmethd = 1\n",
             ));

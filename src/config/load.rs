@@ -13,10 +13,7 @@ use figment::{
     value::{Dict, Map},
 };
 
-use super::Config;
-
-/// `config/default.toml`, compiled in so the binary starts with no files.
-pub const EMBEDDED_DEFAULT: &str = include_str!("../../config/default.toml");
+use super::{Config, EMBEDDED_DEFAULT};
 
 /// Prefix of environment overrides; `__` separates the key path.
 const ENV_PREFIX: &str = "TEAMGATE__";

@@ -31,7 +31,7 @@ pub use capabilities::{
     PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
 };
 pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
-pub use load::{ConfigError, ConfigSources, EMBEDDED_DEFAULT};
+pub use load::{ConfigError, ConfigSources};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
 pub use tasks::{TaskMode, TasksConfig};
@@ -41,6 +41,11 @@ pub use upstreams::{
     UpstreamTools,
 };
 pub use validate::{allowed as url_allowed, rendered_allowed as rendered_url_allowed};
+
+/// `config/default.toml`, compiled in so the binary starts with no files.
+/// Here, beside the shape it fills, so `load` and `every_error` both read
+/// it without reading each other.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../config/default.toml");
 
 /// The whole configuration, as `serve`, `stdio` and `check-config` see it.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -20,7 +20,7 @@ use axum::{
 use http_body_util::{BodyExt, Limited};
 use serde_json::{Value, value::RawValue};
 
-use super::{error::HttpError, guard::GuardConfig, names};
+use super::{GuardConfig, error::HttpError, names};
 use crate::mcp::Gate;
 
 /// Elements a batch may hold at most (the body is bounded by

@@ -11,7 +11,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{error::HttpError, guard::GuardConfig};
+use super::{GuardConfig, error::HttpError};
 use crate::protocol::{Envelope, is_json};
 
 pub(super) async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError> {

@@ -4,7 +4,7 @@
 //! once from `MCP-Protocol-Version`. What a request may do, and the shape
 //! of rmcp's replies, are the engine's (`mcp/reply.rs`).
 
-use std::{sync::Arc, time::Duration};
+use std::sync::Arc;
 
 use axum::middleware::Next;
 use axum::{
@@ -15,23 +15,14 @@ use axum::{
 };
 
 use super::{
-    batch,
+    GuardConfig, batch,
     body::{inspect, read_body},
     names,
 };
 use crate::{
-    mcp::Gate,
     protocol::{Envelope, ProtocolEra},
     registry::{Caller, RequestFacts},
 };
-
-pub struct GuardConfig {
-    /// For batches: the protocol version of the session they are sent in.
-    pub gate: Option<Arc<dyn Gate>>,
-    pub max_body_bytes: usize,
-    pub max_json_depth: usize,
-    pub body_timeout: Duration,
-}
 
 /// The guard's step (`stack.rs`): [`admit`], then the steps below.
 pub(crate) async fn guard(

@@ -18,10 +18,9 @@ mod serve;
 mod stack;
 mod throttle;
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 pub use edge::EdgeConfig;
-pub use guard::GuardConfig;
 pub use health::Health;
 pub use limits::RateLimits;
 pub use serve::{ServeOptions, serve};
@@ -57,6 +56,15 @@ pub struct HttpParts {
     /// before signing in (sign-in, registration, tokens), when configured:
     /// behind the per-address limit on unauthenticated traffic.
     pub portal_open: Option<axum::Router>,
+}
+
+/// The guard's settings (`guard.rs`, `body.rs`, `batch.rs`).
+pub struct GuardConfig {
+    /// For batches: the protocol version of the session they are sent in.
+    pub gate: Option<Arc<dyn Gate>>,
+    pub max_body_bytes: usize,
+    pub max_json_depth: usize,
+    pub body_timeout: Duration,
 }
 
 impl GuardConfig {

@@ -1,11 +1,9 @@
 //! `PortalError`: the one way the portal's refusals and failures reach the
-//! browser, as a small page with the status. Details of a failure go to the
-//! log, never to the page (they may name the provider's answers).
+//! browser, as a small page with the status (drawn by `pages`, which owns
+//! the frame). Details of a failure go to the log, never to the page (they
+//! may name the provider's answers).
 
-use axum::{
-    http::StatusCode,
-    response::{IntoResponse, Response},
-};
+use axum::http::StatusCode;
 
 use crate::store::StoreError;
 
@@ -38,7 +36,7 @@ pub enum PortalError {
 }
 
 impl PortalError {
-    fn status(&self) -> StatusCode {
+    pub(super) fn status(&self) -> StatusCode {
         match self {
             Self::Config(_) | Self::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::NotSignedIn => StatusCode::UNAUTHORIZED,
@@ -47,20 +45,5 @@ impl PortalError {
             Self::Provider(_) | Self::Upstream(_) => StatusCode::BAD_GATEWAY,
             Self::NotFound => StatusCode::NOT_FOUND,
         }
-    }
-}
-
-impl IntoResponse for PortalError {
-    fn into_response(self) -> Response {
-        match &self {
-            Self::Store(error) => tracing::error!(%error, "portal: database error"),
-            Self::Provider(error) => tracing::warn!(%error, "portal: identity provider error"),
-            Self::Upstream(error) => tracing::warn!(%error, "portal: an upstream's OAuth refused"),
-            Self::Config(error) => tracing::error!(%error, "portal: configuration"),
-            _ => {}
-        }
-        let status = self.status();
-        let body = super::pages::problem(status, &self.to_string());
-        (status, body).into_response()
     }
 }

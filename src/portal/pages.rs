@@ -8,7 +8,7 @@ use axum::{
 };
 use maud::{DOCTYPE, Markup, html};
 
-use super::session::Member;
+use super::{PortalError, session::Member};
 
 const STYLESHEET: &str = r#"
 :root { color-scheme: light dark; --line: #8884; --accent: #2b6cb0; --bad: #c53030; }
@@ -130,6 +130,24 @@ pub(super) fn problem(status: StatusCode, message: &str) -> Html<String> {
             }
         },
     )
+}
+
+/// A refusal or failure reaches the browser as the problem page; its
+/// details go to the log only. Here rather than in `error.rs`, so the error
+/// does not reach back up to the frame, which reads the session.
+impl IntoResponse for PortalError {
+    fn into_response(self) -> Response {
+        match &self {
+            Self::Store(error) => tracing::error!(%error, "portal: database error"),
+            Self::Provider(error) => tracing::warn!(%error, "portal: identity provider error"),
+            Self::Upstream(error) => tracing::warn!(%error, "portal: an upstream's OAuth refused"),
+            Self::Config(error) => tracing::error!(%error, "portal: configuration"),
+            _ => {}
+        }
+        let status = self.status();
+        let body = problem(status, &self.to_string());
+        (status, body).into_response()
+    }
 }
 
 /// A time in RFC 3339 (UTC, seconds), or "-".

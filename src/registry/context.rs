@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::progress::{ProgressScrub, Update};
-use super::{CredentialUse, MemberSecrets, RequestFacts, Scrubber};
+use super::{CredentialUse, MemberSecrets, Scrubber};
 
 use crate::protocol::{Asked, Mrtr, StreamCloser};
 use crate::protocol::{
@@ -260,8 +260,7 @@ impl CallContext {
     /// The 2025-era session the call came on (`Mcp-Session-Id`), if any.
     pub fn session_id(&self) -> Option<&str> {
         let parts = self.request.extensions.get::<http::request::Parts>()?;
-        let session = RequestFacts::of(parts)?.session.as_str();
-        (!session.is_empty()).then_some(session)
+        parts.headers.get("mcp-session-id")?.to_str().ok()
     }
 
     pub fn client_capabilities(&self) -> ClientCapabilities {

@@ -9,6 +9,7 @@ mod metrics;
 mod observe;
 mod outcome;
 mod refusals;
+mod request;
 mod watched;
 
 use std::io::IsTerminal;
@@ -112,10 +113,10 @@ where
 /// `log.level`, with the per-request lines turned off unless `log.requests`
 /// (or the level itself names their target).
 fn level_with_requests(config: &LogConfig) -> String {
-    if config.requests || config.level.contains(observe::REQUEST_TARGET) {
+    if config.requests || config.level.contains(request::REQUEST_TARGET) {
         config.level.clone()
     } else {
-        format!("{},{}=off", config.level, observe::REQUEST_TARGET)
+        format!("{},{}=off", config.level, request::REQUEST_TARGET)
     }
 }
 

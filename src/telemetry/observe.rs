@@ -32,6 +32,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use super::{
     Metrics, Observed,
+    request::REQUEST_TARGET,
     watched::{Finish, Watched},
 };
 use crate::{
@@ -48,14 +49,6 @@ pub struct Observer {
     pub metrics: Metrics,
     pub mcp_path: String,
 }
-
-pub(super) fn era(version: &str) -> &'static str {
-    ProtocolEra::label(ProtocolEra::of(version))
-}
-
-/// The target of served requests' spans and lines, so `log.requests` can
-/// switch them off for the log without touching OTLP export.
-pub(crate) const REQUEST_TARGET: &str = "teamgate::request";
 
 /// The inner half, begun right before the engine: the span of a request
 /// that reached it, and what its reply is measured against. Two calls, not

@@ -14,7 +14,10 @@ use axum::{
     response::Response,
 };
 
-use super::observe::{Observer, Reached, era};
+use super::{
+    observe::{Observer, Reached},
+    request::era,
+};
 use crate::protocol::{names, value_text};
 
 /// The outer half (`http/stack.rs`): describes requests to the MCP endpoint

@@ -14,7 +14,7 @@ use tracing::Span;
 
 use crate::registry::RequestFacts;
 
-use super::{Metrics, Observed, Outcome, observe::REQUEST_TARGET};
+use super::{Metrics, Observed, Outcome, request::REQUEST_TARGET};
 
 /// Records the outcome once, when the reply body ends or is dropped.
 pub(super) struct Finish {

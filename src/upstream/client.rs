@@ -3,6 +3,8 @@
 
 #![allow(deprecated)] // Sampling and roots: deprecated in 2026-07-28, still what 2025-era upstreams ask.
 
+use std::sync::Arc;
+
 use rmcp::{
     ClientHandler, ErrorData, RoleClient,
     model::{
@@ -11,11 +13,9 @@ use rmcp::{
     },
     service::{NotificationContext, RequestContext},
 };
+use serde::{Serialize, de::DeserializeOwned};
 
-use super::{
-    link::Link,
-    relay::{Kind, ask_member},
-};
+use super::{link::Link, relay::Kind};
 use crate::registry::ChangeEvent;
 
 /// teamgate's client side toward one upstream: routes its progress to the
@@ -53,17 +53,8 @@ impl ClientHandler for Client {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        let Some(link) = self.0.upgrade() else { return };
-        let _gate = link.sending.lock().await;
-        let route = link
-            .progress
-            .lock()
-            .expect("progress routes lock")
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(route) = route {
-            // A call that does not keep up loses progress, never blocks the connection.
-            let _ = route.try_send(params);
+        if let Some(link) = self.0.upgrade() {
+            link.calls.progress(params).await;
         }
     }
 
@@ -109,4 +100,28 @@ impl ClientHandler for Client {
         .expect("client capabilities");
         info
     }
+}
+
+/// What the client handler does with each of them: relays the
+/// request (scrubbed of the upstream's secrets) and reads the answer as `T`.
+pub(super) async fn ask_member<P: Serialize, T: DeserializeOwned>(
+    link: Option<Arc<Link>>,
+    kind: Kind,
+    params: Option<P>,
+    context: RequestContext<RoleClient>,
+) -> Result<T, ErrorData> {
+    let link =
+        link.ok_or_else(|| ErrorData::internal_error("this upstream connection is closing", None))?;
+    let mut params = params
+        .map(|p| serde_json::to_value(p).unwrap_or_default())
+        .unwrap_or_default();
+    link.scrubber.value(&mut params);
+    let answer = link.calls.relay.relay(kind, params, &context).await?;
+    serde_json::from_value(answer).map_err(|error| {
+        let method = kind.method();
+        ErrorData::internal_error(
+            format!("the member's client answered {method} with an invalid result: {error}"),
+            None,
+        )
+    })
 }

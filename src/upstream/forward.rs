@@ -13,7 +13,11 @@
 //! upstream and goes on waiting. A call nobody resumes within
 //! `RELAY_TIMEOUT` is dropped, which cancels it upstream (`parked.rs`).
 
-use std::sync::Arc;
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, OnceLock},
+    time::Duration,
+};
 
 use rmcp::{
     RoleClient,
@@ -28,13 +32,74 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{
-    link::{Link, PROGRESS_QUEUE},
-    relay::{ASKS_QUEUE, Ask, Kind, Member, RELAY_TIMEOUT, refuse},
+    OnCall,
+    parked::Parked,
+    relay::{ASKS_QUEUE, Ask, Kind, Member, RELAY_TIMEOUT, Relay, refuse},
 };
 use crate::{
     protocol::{Asked, InputRequests, InputRequiredResult, McpError},
     registry::CallContext,
 };
+
+/// Progress notifications queued per call before the oldest wait is dropped.
+const PROGRESS_QUEUE: usize = 32;
+
+/// One connection's member calls: where their progress goes, which call an
+/// upstream request belongs to (`relay.rs`), and the 2026-07-28 calls
+/// parked for their member's retry. Here, beside `Forward`, because the
+/// parked table holds calls and each call holds the table.
+pub(super) struct Calls {
+    /// The upstream's name, for the measurements of each call.
+    upstream: String,
+    /// Told of every call as it ends; set once metrics exist.
+    pub(super) on_call: Arc<OnceLock<OnCall>>,
+    /// Calls waiting for progress, by the token teamgate sent upstream.
+    progress: Mutex<HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>>,
+    /// Held while a call is sent and its progress route put in; progress
+    /// is looked up under it (rmcp names the token only as it sends).
+    sending: tokio::sync::Mutex<()>,
+    /// Member calls in flight, for the upstream's requests to its client.
+    pub(super) relay: Relay,
+    /// 2026-07-28 calls waiting for their member's retry.
+    parked: Parked<Forward>,
+}
+
+impl Calls {
+    pub(super) fn new(upstream: &str, on_call: Arc<OnceLock<OnCall>>) -> Self {
+        Self {
+            upstream: upstream.to_owned(),
+            on_call,
+            progress: Mutex::default(),
+            sending: tokio::sync::Mutex::default(),
+            relay: Relay::default(),
+            parked: Parked::default(),
+        }
+    }
+
+    /// A forwarded call ended with `outcome` after `took`.
+    pub(super) fn ended(&self, outcome: &'static str, took: Duration) {
+        if let Some(on_call) = self.on_call.get() {
+            on_call(&self.upstream, outcome, took);
+        }
+    }
+
+    /// Whether a member call is in flight or parked.
+    pub(super) fn busy(&self) -> bool {
+        self.relay.busy() || !self.parked.is_empty()
+    }
+
+    /// The upstream's progress, to the call that asked for it.
+    pub(super) async fn progress(&self, params: ProgressNotificationParam) {
+        let _gate = self.sending.lock().await;
+        let route = (self.progress.lock().expect("progress routes lock"))
+            .get(&params.progress_token)
+            .cloned();
+        if let Some(route) = route {
+            // A call that does not keep up loses progress, never blocks the connection.
+            let _ = route.try_send(params);
+        }
+    }
+}
 
 /// How a forwarded call ended, for now.
 pub(super) enum Outcome {
@@ -53,7 +118,7 @@ pub(super) struct ParkedState {
 }
 
 pub(super) struct Forward {
-    link: Arc<Link>,
+    calls: Arc<Calls>,
     /// When the call was first sent (a resumed call keeps it).
     started: std::time::Instant,
     slot: u64,
@@ -76,7 +141,7 @@ pub(super) struct Forward {
 impl Forward {
     /// Registers the call with the relay, then sends it upstream.
     pub(super) async fn start(
-        link: &Arc<Link>,
+        calls: &Arc<Calls>,
         peer: &Peer<RoleClient>,
         request: ClientRequest,
         cx: &CallContext,
@@ -86,30 +151,30 @@ impl Forward {
             session: (!cx.is_modern()).then(|| cx.session_id().unwrap_or_default().to_owned()),
         };
         let (asks_tx, asks) = mpsc::channel(ASKS_QUEUE);
-        let slot = link.relay.open(member, asks_tx);
+        let slot = calls.relay.open(member, asks_tx);
         let (route, progress) = mpsc::channel(PROGRESS_QUEUE);
         // rmcp picks the progress token as it sends; progress waits for the
         // gate until this call's route is in, so its first cannot miss it.
         let handle = {
-            let _gate = link.sending.lock().await;
+            let _gate = calls.sending.lock().await;
             let sent = peer
                 .send_cancellable_request(request, PeerRequestOptions::no_options())
                 .await;
             match sent {
                 Ok(handle) => {
-                    let mut routes = link.progress.lock().expect("progress routes lock");
+                    let mut routes = calls.progress.lock().expect("progress routes lock");
                     routes.insert(handle.progress_token.clone(), route);
                     handle
                 }
                 Err(error) => {
-                    link.relay.close(slot);
+                    calls.relay.close(slot);
                     return Err(error);
                 }
             }
         };
-        link.relay.settle(slot, handle.id.clone());
+        calls.relay.settle(slot, handle.id.clone());
         Ok(Self {
-            link: link.clone(),
+            calls: calls.clone(),
             started: std::time::Instant::now(),
             slot,
             request: Some((handle.peer, handle.id)),
@@ -128,7 +193,7 @@ impl Forward {
     }
 
     /// The parked call a 2026-07-28 retry names in its `requestState`.
-    pub(super) fn resume(link: &Link, cx: &CallContext) -> Result<Option<Self>, McpError> {
+    pub(super) fn resume(calls: &Calls, cx: &CallContext) -> Result<Option<Self>, McpError> {
         let state = match cx.mrtr().open::<ParkedState>() {
             Ok(Some(state)) => state,
             Ok(None) => return Ok(None),
@@ -137,8 +202,7 @@ impl Forward {
             Err(_) if cx.mrtr().open::<String>().is_ok() => return Ok(None),
             Err(error) => return Err(error),
         };
-        let mut forward = link
-            .relay
+        let mut forward = calls
             .parked
             .take(&state.upstream_call, &cx.caller().user)
             .ok_or_else(|| {
@@ -256,8 +320,8 @@ impl Forward {
         };
         self.waiting = Some((key, ask));
         self.resumed = false;
-        let link = self.link.clone();
-        match link.relay.parked.put(id, cx.caller().user.clone(), self) {
+        let calls = self.calls.clone();
+        match calls.parked.put(id, cx.caller().user.clone(), self) {
             Ok(()) => Ok(InputRequiredResult::new(Some(requests), Some(state))),
             Err(mut this) => {
                 if let Some((_, ask)) = this.waiting.take() {
@@ -292,8 +356,8 @@ fn input(key: &str, ask: &Ask) -> Result<InputRequests, McpError> {
 
 impl Drop for Forward {
     fn drop(&mut self) {
-        self.link.relay.close(self.slot);
-        self.link
+        self.calls.relay.close(self.slot);
+        self.calls
             .progress
             .lock()
             .expect("progress routes lock")
@@ -303,7 +367,7 @@ impl Drop for Forward {
         };
         // Unanswered: the member cancelled, the timeout struck, or a parked
         // call expired.
-        self.link.ended("cancelled", self.started.elapsed());
+        self.calls.ended("cancelled", self.started.elapsed());
         tokio::spawn(async move {
             let reason = "cancelled by the client or teamgate's timeout";
             let cancelled = CancelledNotificationParam::new(Some(id), Some(reason.into()));

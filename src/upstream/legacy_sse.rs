@@ -19,7 +19,7 @@ use rmcp::{
     },
 };
 
-use super::client::Client;
+use super::{client::Client, link::Link};
 use sse_stream::SseStream;
 
 /// Longest line of the event stream: a server cannot make teamgate buffer
@@ -133,7 +133,7 @@ fn bounded_lines<E: std::error::Error + Send + Sync + 'static>(
     })
 }
 
-impl super::link::Link {
+impl Link {
     /// Streamable HTTP, else (when that handshake fails) the 2024-11-05
     /// HTTP+SSE transport; once an upstream answered only the latter,
     /// reconnects go straight to it.

@@ -18,21 +18,20 @@
 //! every `PROBE` (and at once when a member's own connection drops): when
 //! it ends or the ping fails, the upstream is down (its tools leave the
 //! lists, or answer `on_unavailable = "error"`'s clear error) and is listed
-//! again with backoff, as a shared connection is reconnected (`link.rs`).
+//! again with backoff, as a shared connection is reconnected (`supervise.rs`).
 //! Its `list_changed` notifications, on that connection or a member's
 //! (`client.rs`), list it again.
 
 use std::{sync::Arc, time::Duration};
 
-use rmcp::{RoleClient, service::Peer};
 use tokio_util::sync::CancellationToken;
 
 use super::{
     client::Client,
     detect::Wanted,
-    link::{CONNECT_TIMEOUT, FIRST_BACKOFF, Link, MAX_BACKOFF, Resolved, Status, list_tools},
+    link::{Link, Resolved, Status},
     members::Members,
-    offer::Offer,
+    supervise::{CONNECT_TIMEOUT, FIRST_BACKOFF, MAX_BACKOFF, adopt},
 };
 use crate::registry::oauth::{CLIENT_OWNER, MemberOauth, token_slot};
 
@@ -224,30 +223,4 @@ async fn over_a_member(members: &Members, link: &Arc<Link>) -> Option<Listing> {
         }
     }
     None
-}
-
-/// Takes the tools, prompts and resources `peer` (a member's connection)
-/// lists as the upstream's; whether its tools could be listed.
-pub(super) async fn adopt(link: &Arc<Link>, peer: &Peer<RoleClient>) -> bool {
-    let name = &link.config.name;
-    let tools = match list_tools(peer, link).await {
-        Ok(tools) => tools,
-        Err(error) => {
-            let error = link.scrubber.text(&format!("{error:#}"));
-            tracing::warn!(upstream = %name, %error, "listing the upstream's tools over a member's connection failed");
-            return false;
-        }
-    };
-    let was_up = link.status().0 == Status::Up;
-    let changed = link.offer(Offer::list(peer, name).await);
-    link.pins.review(&tools).await;
-    // No peer: calls, prompts and resources go over each member's own.
-    link.set(Status::Up, Some(tools), None, None);
-    if changed {
-        link.resource_event(crate::registry::ChangeEvent::ResourcesListChanged);
-    }
-    if !was_up {
-        tracing::info!(upstream = %name, "upstream listed over a member's connection");
-    }
-    true
 }

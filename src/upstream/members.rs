@@ -5,7 +5,7 @@
 //! with the member's own access token (`oauth.rs`) as its `Authorization`
 //! header.
 //!
-//! The upstream's supervised connection (`link.rs`) lists its tools with
+//! The upstream's supervised connection (`supervise.rs`) lists its tools with
 //! the slots' fallbacks, or without those headers; an OAuth upstream, which
 //! lists nothing without a token, is listed over a member's connection
 //! (`listing.rs`). A member's call goes
@@ -26,7 +26,11 @@ use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::link::{CONNECT_TIMEOUT, Link, Resolved, Status};
+use super::{
+    client::Client,
+    link::{Link, Resolved, Status},
+    supervise::{CONNECT_TIMEOUT, adopt},
+};
 use crate::{
     protocol::{CallToolResponse, McpError, text_result},
     registry::{
@@ -254,7 +258,7 @@ impl Members {
             // The upstream lists nothing without a token: what this member
             // sees is what the others are offered (`listing.rs`).
             let (shared, peer) = (shared.clone(), service.peer().clone());
-            tokio::spawn(async move { super::listing::adopt(&shared, &peer).await });
+            tokio::spawn(async move { adopt(&shared, &peer).await });
         }
         let open = Conn {
             link: link.clone(),
@@ -329,7 +333,7 @@ impl Members {
 /// Keeps a member's connection until it ends, is closed, or sits idle with
 /// no call running or parked.
 async fn hold(
-    service: rmcp::service::RunningService<rmcp::RoleClient, super::client::Client>,
+    service: rmcp::service::RunningService<rmcp::RoleClient, Client>,
     link: Arc<Link>,
     last_used: Arc<Mutex<Instant>>,
     close: CancellationToken,
@@ -348,7 +352,7 @@ async fn hold(
             }
             () = tokio::time::sleep(IDLE_CHECK) => {
                 let idle = last_used.lock().expect("member link lock").elapsed() >= IDLE;
-                if idle && !link.relay.busy() {
+                if idle && !link.calls.busy() {
                     break;
                 }
             }

@@ -1,8 +1,8 @@
-//! MCP servers teamgate fronts (`[[upstreams]]`): one supervised client
-//! connection per upstream (`link.rs`), whose tools, prompts and resources
-//! the registry offers as teamgate's own (`tools.rs`, `prompts.rs`,
-//! `resources.rs`), so the engine's scopes, quotas, audit, timeouts and
-//! secret scrubbing apply to them unchanged. A member's
+//! MCP servers teamgate fronts (`[[upstreams]]`): one client connection per
+//! upstream (`link.rs`), supervised (`supervise.rs`), whose tools, prompts
+//! and resources the registry offers as teamgate's own (`tools.rs`,
+//! `prompts.rs`, `resources.rs`), so the engine's scopes, quotas, audit,
+//! timeouts and secret scrubbing apply to them unchanged. A member's
 //! credential never leaves teamgate: upstreams see only the headers and
 //! environment their configuration names. Each tool's definition is pinned
 //! on first sight, and a changed one withheld until approved (`pins.rs`).
@@ -12,6 +12,7 @@
 
 mod client;
 mod detect;
+mod dropped;
 mod forward;
 mod legacy_sse;
 mod link;
@@ -24,7 +25,10 @@ mod parked;
 mod pins;
 mod prompts;
 mod relay;
+mod request;
 mod resources;
+mod review;
+mod supervise;
 mod tools;
 mod uris;
 
@@ -79,7 +83,7 @@ pub struct Upstreams {
     /// Where tool definitions are pinned; `None`: nowhere (no database).
     pins: Option<Arc<dyn Pins>>,
     /// Every configured upstream, for the pins' name claims.
-    configured: pins::Configured,
+    configured: link::Configured,
     /// Upstreams found to want members' OAuth, shared with the portal.
     oauth: MemberOauth,
     /// Members' tokens, to list an OAuth upstream over a member's connection.
@@ -103,7 +107,7 @@ pub struct UpstreamState {
     pub name: String,
     pub status: Status,
     pub tools: usize,
-    /// Tools not offered: bad names, clashes (`names.rs`).
+    /// Tools not offered: bad names, clashes (`dropped.rs`).
     pub dropped: usize,
     pub error: Option<String>,
 }
@@ -315,17 +319,14 @@ impl Upstreams {
                 on_change();
             }
         });
+        let pinning = pins::Pinning::new(&config.name, (self.pins.clone(), config.pin));
         let link = link::Link::new(
             config.clone(),
             link::Resolved { headers, env },
             Scrubber::new(secrets.clone()),
             changed,
             self.on_call.clone(),
-            pins::Pinning::new(
-                &config.name,
-                (self.pins.clone(), config.pin),
-                self.configured.clone(),
-            ),
+            (pinning, self.configured.clone()),
         );
         link.dropped.report_to(&config.name, self.pins.clone());
         let provider = tools::UpstreamTools::new(link.clone(), members.clone())

@@ -9,7 +9,7 @@
 //! first time whose exposed name (regardless of case) another configured
 //! upstream has pinned, or lists and offers, is a claim, withheld the same
 //! way until approved, so an upstream cannot take over another's tool name
-//! by listing it later.
+//! by listing it later. Each fresh list is reviewed so in `review.rs`.
 //!
 //! Approvals are made by another process (the CLI) in the database, so each
 //! replica polls while it withholds something: one query a second per such
@@ -17,7 +17,7 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, Weak},
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
@@ -25,9 +25,6 @@ use async_trait::async_trait;
 use rmcp::model::Tool;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-use super::link::Link;
-use crate::config::UpstreamConfig;
 
 /// How often a replica that withholds tools looks for their approval.
 const APPROVAL_POLL: Duration = Duration::from_secs(1);
@@ -92,32 +89,23 @@ pub trait Pins: Send + Sync {
     }
 }
 
-/// Every configured upstream (set at each reconcile) and its connection:
-/// whose names a tool seen for the first time may claim. Weak: a link owns
-/// its pinning.
-pub(super) type Configured = Arc<Mutex<Vec<(UpstreamConfig, Weak<Link>)>>>;
-
-/// One upstream's pinning: which of its tools are withheld right now.
+/// One upstream's pinning: which of its tools are withheld right now
+/// (decided by each review of its list, `review.rs`).
 pub(super) struct Pinning {
-    upstream: String,
+    pub(super) upstream: String,
     /// `None`: no store, nothing withheld.
-    pins: Option<Arc<dyn Pins>>,
+    pub(super) pins: Option<Arc<dyn Pins>>,
     /// `pin = false`: definitions pass through unpinned; claims of another
     /// upstream's names are withheld still.
-    pin: bool,
-    configured: Configured,
+    pub(super) pin: bool,
     /// Withheld tools and the hash of the definition seen; `None` while the
     /// definitions could not be checked (the store did not answer): then
     /// every tool is withheld.
-    withheld: Mutex<Option<HashMap<String, String>>>,
+    pub(super) withheld: Mutex<Option<HashMap<String, String>>>,
 }
 
 impl Pinning {
-    pub(super) fn new(
-        upstream: &str,
-        (pins, pin): (Option<Arc<dyn Pins>>, bool),
-        configured: Configured,
-    ) -> Self {
+    pub(super) fn new(upstream: &str, (pins, pin): (Option<Arc<dyn Pins>>, bool)) -> Self {
         let withheld = if pins.is_some() {
             None
         } else {
@@ -127,7 +115,6 @@ impl Pinning {
             upstream: upstream.to_owned(),
             pins,
             pin,
-            configured,
             withheld: Mutex::new(withheld),
         }
     }
@@ -138,116 +125,6 @@ impl Pinning {
             Some(withheld) => withheld.contains_key(name),
             None => true,
         }
-    }
-
-    /// Checks a fresh tool list against the pins: pins new tools, withholds
-    /// changed ones (recording their definitions for the operator).
-    pub(super) async fn review(&self, tools: &[Tool]) {
-        let Some(pins) = &self.pins else { return };
-        let reviewed = self.check(pins.as_ref(), tools).await;
-        let upstream = &self.upstream;
-        let withheld = match reviewed {
-            Ok(withheld) => Some(withheld),
-            Err(error) => {
-                tracing::warn!(%upstream, error = %format!("{error:#}"), "cannot check the upstream's tools against their pins; withholding them until the database answers");
-                None
-            }
-        };
-        *self.withheld.lock().expect("pins lock") = withheld;
-    }
-
-    async fn check(
-        &self,
-        pins: &dyn Pins,
-        tools: &[Tool],
-    ) -> anyhow::Result<HashMap<String, String>> {
-        let upstream = self.upstream.as_str();
-        let pinned = pins.pinned(upstream).await?;
-        let mut withheld = HashMap::new();
-        let mut owners = None;
-        for tool in tools {
-            let name = tool.name.as_ref();
-            let (hash, definition) = fingerprint(tool);
-            let pin = match pinned.get(name) {
-                Some(pin) => pin.clone(),
-                None => match self.owner(pins, &mut owners, name).await? {
-                    Some(owner) => {
-                        pins.claim(upstream, name, &owner, (&hash, &definition))
-                            .await?
-                    }
-                    None if self.pin => pins.pin(upstream, name, &hash, &definition).await?,
-                    None => continue,
-                },
-            };
-            if !self.pin && pin.claim.is_none() {
-                continue;
-            }
-            if pin.hash == hash {
-                if pin.pending.is_some() {
-                    // Changed back to what was approved: nothing awaits any more.
-                    pins.set_pending(upstream, name, None).await?;
-                }
-                continue;
-            }
-            if pin.pending.as_deref() != Some(hash.as_str()) {
-                pins.set_pending(upstream, name, Some((&hash, &definition)))
-                    .await?;
-            }
-            match &pin.claim {
-                Some(owner) => {
-                    tracing::warn!(%upstream, tool = %name, %owner, "an upstream tool's exposed name is one another upstream had first; withheld until an operator runs `teamgate upstreams approve {upstream} {name}`")
-                }
-                None => {
-                    tracing::warn!(%upstream, tool = %name, "an upstream tool's definition changed since it was pinned; withheld until an operator runs `teamgate upstreams approve {upstream} {name}`")
-                }
-            }
-            withheld.insert(name.to_owned(), hash);
-        }
-        Ok(withheld)
-    }
-
-    /// The other configured upstream that has pinned (not merely claimed),
-    /// or lists and offers, a tool exposed under the name this upstream's
-    /// `tool` would have, compared regardless of case (listing covers an
-    /// owner with `pin = false`). `owners` caches every such name once
-    /// per review, read only when a tool is seen for the first time.
-    async fn owner(
-        &self,
-        pins: &dyn Pins,
-        owners: &mut Option<Vec<(String, String)>>,
-        tool: &str,
-    ) -> anyhow::Result<Option<String>> {
-        let configured = self.configured.lock().expect("configured lock").clone();
-        let Some((me, _)) = configured.iter().find(|(c, _)| c.name == self.upstream) else {
-            return Ok(None);
-        };
-        if owners.is_none() {
-            let mut names = Vec::new();
-            for (other, link) in configured.iter().filter(|(c, _)| c.name != self.upstream) {
-                let mut theirs: Vec<String> = (pins.pinned(&other.name).await?.into_iter())
-                    .filter(|(_, pin)| pin.claim.is_none())
-                    .map(|(name, _)| name)
-                    .collect();
-                if let Some(link) = link.upgrade() {
-                    let listed = link
-                        .current
-                        .lock()
-                        .expect("upstream state lock")
-                        .tools
-                        .clone();
-                    let offered = listed.iter().filter(|t| !link.pins.withholds(&t.name));
-                    theirs.extend(offered.map(|t| t.name.to_string()));
-                }
-                let exposed = theirs.iter().map(|name| other.exposed(name).to_lowercase());
-                names.extend(exposed.map(|name| (name, other.name.clone())));
-            }
-            *owners = Some(names);
-        }
-        let exposed = me.exposed(tool).to_lowercase();
-        let mut names = owners.iter().flatten();
-        Ok(names
-            .find(|(name, _)| *name == exposed)
-            .map(|(_, owner)| owner.clone()))
     }
 
     /// Resolves when the tools should be reviewed again: a withheld tool's

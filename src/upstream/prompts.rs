@@ -1,7 +1,7 @@
 //! An upstream's prompts as the registry offers them: renamed with the
 //! upstream's prefix (as its tools are), each `prompts/get` and argument
 //! completion forwarded with teamgate's timeout and the member's
-//! cancellation (`offer::forward`).
+//! cancellation (`request.rs`).
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -14,7 +14,7 @@ use rmcp::model::{
 use super::{
     link::{Link, Status},
     members::{Members, Refused},
-    offer,
+    request,
 };
 use crate::{
     protocol::{GetPromptResponse, McpError, Prompt},
@@ -88,11 +88,11 @@ impl PromptProvider for UpstreamPrompts {
             Err(Refused::Input(input)) => return Ok(GetPromptResponse::InputRequired(input)),
             Err(Refused::Error(error)) => return Err(error),
         };
-        match offer::forward(&link, request, Some(cx)).await? {
+        match request::forward(&link, request, Some(cx)).await? {
             ServerResult::GetPromptResult(result) => {
                 Ok(GetPromptResponse::Complete(link.scrubber.scrub(result)))
             }
-            _ => Err(offer::unexpected(&self.link, "prompts/get")),
+            _ => Err(request::unexpected(&self.link, "prompts/get")),
         }
     }
 
@@ -123,7 +123,7 @@ pub(super) async fn complete(
 ) -> Vec<String> {
     let params = CompleteRequestParams::new(reference, argument);
     let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
-    match offer::forward(link, request, None).await {
+    match request::forward(link, request, None).await {
         Ok(ServerResult::CompleteResult(result)) => result.completion.values,
         Ok(_) => Vec::new(),
         Err(error) => {

@@ -20,7 +20,7 @@
 use std::{
     collections::BTreeMap,
     sync::{
-        Arc, Mutex,
+        Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -31,11 +31,8 @@ use rmcp::{
     model::{ErrorCode, RequestId},
     service::{InboundStreamOrigin, RequestContext},
 };
-use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc, oneshot};
-
-use super::{forward::Forward, link::Link, parked::Parked};
 
 /// How long a relayed request may wait for the member's answer; also how
 /// long a 2026-07-28 call waits parked for the client's retry.
@@ -99,14 +96,13 @@ struct Route {
     asks: mpsc::Sender<Ask>,
 }
 
-/// One upstream's member calls in flight, and its calls parked for input.
+/// One connection's member calls in flight, by who they belong to: the
+/// routes alone (the calls themselves are `forward.rs`'s).
 #[derive(Default)]
 pub(super) struct Relay {
     routes: Mutex<BTreeMap<u64, Route>>,
     next: AtomicU64,
     settled: Notify,
-    /// 2026-07-28 calls waiting for their member's retry.
-    pub(super) parked: Parked<Forward>,
 }
 
 pub(super) fn refuse(code: ErrorCode, message: String) -> ErrorData {
@@ -134,9 +130,9 @@ impl Relay {
         self.settled.notify_waiters();
     }
 
-    /// Whether a member call is in flight or parked.
+    /// Whether a member call is in flight.
     pub(super) fn busy(&self) -> bool {
-        !self.routes.lock().expect("relay lock").is_empty() || !self.parked.is_empty()
+        !self.routes.lock().expect("relay lock").is_empty()
     }
 
     pub(super) fn close(&self, slot: u64) {
@@ -231,30 +227,6 @@ impl Relay {
             () = context.ct.cancelled() => Err(ended()),
         }
     }
-}
-
-/// What the upstream connection's client handler calls: relays the
-/// request (scrubbed of the upstream's secrets) and reads the answer as `T`.
-pub(super) async fn ask_member<P: Serialize, T: DeserializeOwned>(
-    link: Option<Arc<Link>>,
-    kind: Kind,
-    params: Option<P>,
-    context: RequestContext<RoleClient>,
-) -> Result<T, ErrorData> {
-    let link =
-        link.ok_or_else(|| ErrorData::internal_error("this upstream connection is closing", None))?;
-    let mut params = params
-        .map(|p| serde_json::to_value(p).unwrap_or_default())
-        .unwrap_or_default();
-    link.scrubber.value(&mut params);
-    let answer = link.relay.relay(kind, params, &context).await?;
-    serde_json::from_value(answer).map_err(|error| {
-        let method = kind.method();
-        ErrorData::internal_error(
-            format!("the member's client answered {method} with an invalid result: {error}"),
-            None,
-        )
-    })
 }
 
 /// The call every route in flight belongs to, when they all belong to one

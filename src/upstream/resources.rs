@@ -21,8 +21,8 @@ use rmcp::model::{
 use super::{
     link::{Link, Status},
     members::{Members, Refused},
-    offer::{self, Offer},
-    prompts, uris,
+    offer::Offer,
+    prompts, request, uris,
 };
 use crate::{
     protocol::{McpError, ReadResourceResponse, Resource, ResourceTemplate},
@@ -204,9 +204,9 @@ impl ResourceProvider for UpstreamResources {
             Err(Refused::Error(error)) => return Err(error),
         };
         let ServerResult::ReadResourceResult(mut result) =
-            offer::forward(&link, request, Some(cx)).await?
+            request::forward(&link, request, Some(cx)).await?
         else {
-            return Err(offer::unexpected(&self.link, "resources/read"));
+            return Err(request::unexpected(&self.link, "resources/read"));
         };
         // The contents name the URI the member asked for, not the upstream's.
         for contents in &mut result.contents {
@@ -272,7 +272,7 @@ impl ResourceProvider for UpstreamResources {
         if first {
             let params = SubscribeRequestParams::new(original.clone());
             let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(params));
-            if let Err(error) = offer::forward(&self.link, request, None).await {
+            if let Err(error) = request::forward(&self.link, request, None).await {
                 self.release(&original);
                 return Err(error);
             }
@@ -287,7 +287,7 @@ impl ResourceProvider for UpstreamResources {
         if self.release(&original) {
             let params = UnsubscribeRequestParams::new(original);
             let request = ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(params));
-            let _ = offer::forward(&self.link, request, None).await;
+            let _ = request::forward(&self.link, request, None).await;
         }
     }
 }
@@ -316,25 +316,4 @@ impl UpstreamResources {
             other => other,
         }
     }
-}
-
-/// After a reconnect: the upstream forgot the subscriptions members hold.
-pub(super) fn resubscribe(link: &Arc<Link>, peer: &rmcp::service::Peer<rmcp::RoleClient>) {
-    let uris: Vec<String> = {
-        let subscribed = link.subscribed.lock().expect("subscriptions lock");
-        subscribed.keys().cloned().collect()
-    };
-    if uris.is_empty() {
-        return;
-    }
-    let peer = peer.clone();
-    let name = link.config.name.clone();
-    tokio::spawn(async move {
-        for uri in uris {
-            let params = SubscribeRequestParams::new(uri);
-            if let Err(error) = peer.subscribe(params).await {
-                tracing::warn!(upstream = %name, %error, "re-subscribing after a reconnect failed");
-            }
-        }
-    });
 }

@@ -142,7 +142,7 @@ impl UpstreamTools {
         cx: &CallContext,
     ) -> Result<CallToolResponse, McpError> {
         // A 2026-07-28 retry resumes the call it parked (see forward.rs).
-        let forward = match Forward::resume(link, cx)? {
+        let forward = match Forward::resume(&link.calls, cx)? {
             Some(forward) => forward,
             None => {
                 let peer = {
@@ -161,7 +161,7 @@ impl UpstreamTools {
                 }
                 let params = CallToolRequestParams::new(original).with_arguments(arguments);
                 let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-                match Forward::start(link, &peer, request, cx).await {
+                match Forward::start(&link.calls, &peer, request, cx).await {
                     Ok(forward) => forward,
                     Err(error) => return Ok(self.unavailable(&error.to_string())),
                 }
@@ -197,7 +197,7 @@ impl UpstreamTools {
             Ok(Err(error)) => ("unavailable", Ok(self.unavailable(&error.to_string()))),
             Err(_) => ("unavailable", Ok(self.unavailable("the connection closed"))),
         };
-        link.ended(outcome, started.elapsed());
+        link.calls.ended(outcome, started.elapsed());
         response
     }
 }
