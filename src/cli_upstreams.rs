@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::{
     cli_table::Table,
     config::{Config, UpstreamConfig},
-    store::{AuditRecord, PinRepo, PinRow, Store, dropped_tools_key, record_id},
+    store::{AuditRecord, PinRepo, PinRow, Store, dropped_tools_key},
 };
 
 #[derive(Debug, Subcommand)]
@@ -217,27 +217,11 @@ async fn approve(
             fields.join(", ")
         );
         let now = store.now_ms();
-        records.push(AuditRecord {
-            id: record_id(now),
-            at_ms: now,
-            user: user.clone(),
-            token_id: String::new(),
-            issuer: String::new(),
-            subject: String::new(),
-            session_id: String::new(),
-            protocol_version: String::new(),
-            method: "upstreams/approve".into(),
-            target: format!("{name}/{tool}"),
-            // The approved definition's hash: which version was let through.
-            args_digest: pending.map(|p| p.hash.clone()).unwrap_or_default(),
-            outcome: "ok".into(),
-            latency_ms: 0,
-            trace_id: String::new(),
-            upstream: name.to_owned(),
-            credential: String::new(),
-            endpoint: String::new(),
-            address: String::new(),
-        });
+        // The approved definition's hash: which version was let through.
+        let digest = pending.map(|p| p.hash.clone()).unwrap_or_default();
+        let target = format!("{name}/{tool}");
+        let action = ("upstreams/approve", target.as_str());
+        records.push(AuditRecord::operator(now, &user, action, name, digest));
     }
     store.append_audit(&records).await?;
     if !upstream.pin {

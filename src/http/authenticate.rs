@@ -8,11 +8,10 @@ use axum::response::{IntoResponse, Response};
 
 use super::error::HttpError;
 use crate::{
-    audit::record_id,
     auth::{AuthError, AuthState, challenge},
     protocol::{header_text, names},
     registry::Caller,
-    store::AuditRecord,
+    store::{AuditRecord, Via},
 };
 
 /// Who is calling, or the refusal to answer with.
@@ -29,33 +28,21 @@ async fn refuse(state: &AuthState, parts: &Parts, error: AuthError) -> Response 
         // A missing token is the normal first step of discovery; the
         // rest are refusals worth keeping.
         let now = (state.now_ms)();
-        state
-            .auditor
-            .record(AuditRecord {
-                id: record_id(now),
-                at_ms: now,
-                user: String::new(),
-                token_id: String::new(),
-                issuer: String::new(),
-                subject: String::new(),
-                session_id: header_text(&parts.headers, names::MCP_SESSION_ID),
-                protocol_version: header_text(&parts.headers, names::MCP_PROTOCOL_VERSION),
-                method: header_text(&parts.headers, names::MCP_METHOD),
-                target: header_text(&parts.headers, names::MCP_NAME),
-                args_digest: String::new(),
-                outcome: format!("unauthenticated: {error}"),
-                latency_ms: 0,
-                trace_id: String::new(),
-                upstream: String::new(),
-                credential: String::new(),
-                endpoint: String::new(),
-                address: parts
-                    .extensions
-                    .get::<crate::protocol::ClientInfo>()
-                    .map(|client| client.ip.to_string())
-                    .unwrap_or_default(),
-            })
-            .await;
+        let via = Via {
+            session_id: header_text(&parts.headers, names::MCP_SESSION_ID),
+            protocol_version: header_text(&parts.headers, names::MCP_PROTOCOL_VERSION),
+            trace_id: String::new(),
+            address: parts
+                .extensions
+                .get::<crate::protocol::ClientInfo>()
+                .map(|client| client.ip.to_string())
+                .unwrap_or_default(),
+        };
+        let method = header_text(&parts.headers, names::MCP_METHOD);
+        let target = header_text(&parts.headers, names::MCP_NAME);
+        let why = error.to_string();
+        let record = AuditRecord::unauthenticated(now, via, (&method, &target), &why);
+        state.auditor.record(record).await;
     }
     let http_error = match &error {
         AuthError::Unavailable(_) => HttpError::Unavailable(error.to_string()),

@@ -21,7 +21,7 @@ use http_body_util::{BodyExt, Limited};
 use serde_json::{Value, value::RawValue};
 
 use super::{GuardConfig, error::HttpError, names};
-use crate::mcp::Gate;
+use crate::{mcp::Gate, protocol::codes};
 
 /// Elements a batch may hold at most (the body is bounded by
 /// `server.max_body_bytes` besides).
@@ -188,5 +188,5 @@ async fn answers(reply: Response) -> Option<Value> {
 /// The answer of an element whose reply could not be read.
 fn lost() -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": null,
-        "error": {"code": -32603, "message": "the reply to this batch element was lost"}})
+        "error": {"code": codes::INTERNAL_ERROR, "message": "the reply to this batch element was lost"}})
 }

@@ -9,22 +9,7 @@ use axum::{
 };
 use serde_json::{Value, json};
 
-use crate::mcp::EngineError;
-
-/// JSON-RPC codes used outside the handler. -32001 is the de-facto
-/// "session not found" of the official SDKs (a legacy-only condition).
-pub mod code {
-    pub const PARSE_ERROR: i64 = -32700;
-    pub const INVALID_REQUEST: i64 = -32600;
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    pub const INTERNAL_ERROR: i64 = -32603;
-    pub const SESSION_NOT_FOUND: i64 = -32001;
-    use crate::protocol::codes;
-    pub const SERVER_BUSY: i64 = codes::SERVER_BUSY as i64;
-    pub const UNAUTHORIZED: i64 = codes::UNAUTHORIZED as i64;
-    pub const FORBIDDEN: i64 = codes::FORBIDDEN as i64;
-    pub const RATE_LIMITED: i64 = codes::RATE_LIMITED as i64;
-}
+use crate::{mcp::EngineError, protocol::codes as code};
 
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
@@ -125,7 +110,7 @@ impl HttpError {
         }
     }
 
-    fn code(&self) -> i64 {
+    fn code(&self) -> i32 {
         match self {
             Self::Parse(_) => code::PARSE_ERROR,
             Self::SessionNotFound => code::SESSION_NOT_FOUND,

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use axum::http::request::Parts;
 
-use super::{EngineError, Sessions, tally::Tally};
+use super::{EngineError, Sessions, calls::actor, tally::Tally};
 use crate::{
-    audit::{Auditor, digest, record_id},
+    audit::Auditor,
     protocol::{ProtocolEra, header_text, names},
     registry::{Caller, RequestFacts},
-    store::{AuditRecord, SessionRepo},
+    store::{AuditRecord, SessionRepo, Via},
 };
 
 /// The session caps and the owners' register they are checked against.
@@ -98,29 +98,13 @@ impl Admission {
 
     async fn audit_refusal(&self, caller: &Caller, parts: &Parts, reason: &str) {
         let now = self.repo.clock_ms();
-        let (issuer, subject) = caller.issuer_subject();
         // The header, as the session was named (not the message's version).
-        self.auditor
-            .record(AuditRecord {
-                id: record_id(now),
-                at_ms: now,
-                user: caller.user.clone(),
-                token_id: caller.token_id.clone().unwrap_or_default(),
-                issuer,
-                subject,
-                session_id: header_text(&parts.headers, names::MCP_SESSION_ID),
-                protocol_version: header_text(&parts.headers, names::MCP_PROTOCOL_VERSION),
-                method: "session".to_owned(),
-                target: String::new(),
-                args_digest: digest(&serde_json::Value::Null),
-                outcome: reason.to_owned(),
-                latency_ms: 0,
-                trace_id: String::new(),
-                upstream: String::new(),
-                credential: String::new(),
-                endpoint: caller.endpoint().unwrap_or_default().to_owned(),
-                address: String::new(),
-            })
-            .await;
+        let via = Via {
+            session_id: header_text(&parts.headers, names::MCP_SESSION_ID),
+            protocol_version: header_text(&parts.headers, names::MCP_PROTOCOL_VERSION),
+            ..Via::default()
+        };
+        let record = AuditRecord::session_refused(now, actor(caller), via, reason);
+        self.auditor.record(record).await;
     }
 }

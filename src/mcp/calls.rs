@@ -12,7 +12,7 @@ use crate::{
     audit::{Auditor, digest_object, record_id},
     protocol::{header_text, names, version_of},
     registry::{Caller, CredentialUse, RequestFacts},
-    store::AuditRecord,
+    store::{Actor, AuditRecord, Via},
     telemetry::{Observed, Outcome},
 };
 
@@ -22,6 +22,18 @@ pub(super) fn facts_of(context: &RequestContext<RoleServer>) -> Option<&Arc<Requ
         .extensions
         .get::<http::request::Parts>()
         .and_then(RequestFacts::of)
+}
+
+/// Who the audit trail names for `caller`.
+pub(super) fn actor(caller: &Caller) -> Actor {
+    let (issuer, subject) = caller.issuer_subject();
+    Actor {
+        user: caller.user.clone(),
+        token_id: caller.token_id.clone().unwrap_or_default(),
+        issuer,
+        subject,
+        endpoint: caller.endpoint().unwrap_or_default().to_owned(),
+    }
 }
 
 /// The caller the request's facts name; stdio is the anonymous local user.
@@ -112,32 +124,19 @@ impl Audit {
         arguments: Option<&serde_json::Map<String, Value>>,
     ) -> Self {
         let at_ms = (sink.now_ms)();
-        let (issuer, subject) = caller.issuer_subject();
+        let via = Via {
+            session_id: header(context, names::MCP_SESSION_ID),
+            protocol_version: version_of(context).map(Cow::into_owned).unwrap_or_default(),
+            trace_id: trace_id(context),
+            address: String::new(),
+        };
+        let digest = arguments.map(digest_object).unwrap_or_default();
         Self {
             sink: sink.clone(),
             started: Instant::now(),
             observed: observed::<Arc<Observed>>(context),
             credential: None,
-            record: AuditRecord {
-                id: record_id(at_ms),
-                at_ms,
-                user: caller.user.clone(),
-                token_id: caller.token_id.clone().unwrap_or_default(),
-                issuer,
-                subject,
-                session_id: header(context, names::MCP_SESSION_ID),
-                protocol_version: version_of(context).map(Cow::into_owned).unwrap_or_default(),
-                method: method.to_owned(),
-                target: target.to_owned(),
-                args_digest: arguments.map(digest_object).unwrap_or_default(),
-                outcome: String::new(),
-                latency_ms: 0,
-                trace_id: trace_id(context),
-                upstream: String::new(),
-                credential: String::new(),
-                endpoint: caller.endpoint().unwrap_or_default().to_owned(),
-                address: String::new(),
-            },
+            record: AuditRecord::request(at_ms, actor(caller), via, (method, target), digest),
         }
     }
 

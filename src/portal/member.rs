@@ -21,7 +21,7 @@ use super::{
 };
 use crate::{
     registry::{Kind, TOOLSET_SCOPE, scope_covers},
-    store::{AuditFilter, AuditRecord, record_id},
+    store::{Actor, AuditFilter, AuditRecord},
 };
 
 /// Lifetimes offered for a new token, in days.
@@ -56,29 +56,15 @@ impl Portal {
         address: &str,
         (method, target): (&str, &str),
     ) {
+        let actor = Actor {
+            user: user.to_owned(),
+            token_id: token.to_owned(),
+            issuer: self.portal.issuer.clone(),
+            ..Actor::default()
+        };
         let now = self.store.now_ms();
-        self.auditor
-            .record(AuditRecord {
-                id: record_id(now),
-                at_ms: now,
-                user: user.to_owned(),
-                token_id: token.to_owned(),
-                issuer: self.portal.issuer.clone(),
-                subject: String::new(),
-                session_id: String::new(),
-                protocol_version: String::new(),
-                method: method.to_owned(),
-                target: target.to_owned(),
-                args_digest: String::new(),
-                outcome: "ok".into(),
-                latency_ms: 0,
-                trace_id: String::new(),
-                upstream: String::new(),
-                credential: String::new(),
-                endpoint: String::new(),
-                address: address.to_owned(),
-            })
-            .await;
+        let record = AuditRecord::portal(now, actor, address, (method, target));
+        self.auditor.record(record).await;
     }
 }
 

@@ -41,10 +41,23 @@ pub use rmcp::{
     },
 };
 
-/// teamgate's own JSON-RPC error codes, outside the range the spec reserves
-/// (-32000..-32099): the HTTP layer's error bodies and the engine's refusals
-/// carry the same ones.
+/// Every JSON-RPC error code teamgate writes itself, in one table: JSON-RPC's
+/// own, MCP's, and teamgate's (outside the range the spec reserves,
+/// -32000..-32099). The HTTP layer's error bodies and the engine's refusals
+/// carry the same ones; rmcp's `ErrorCode` wraps them.
 pub mod codes {
+    /// JSON-RPC: the body is not JSON.
+    pub const PARSE_ERROR: i32 = -32700;
+    /// JSON-RPC: not a valid request object.
+    pub const INVALID_REQUEST: i32 = -32600;
+    /// JSON-RPC: no such method (also a method the HTTP verb does not allow).
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    /// JSON-RPC: a bug of ours, or an answer lost on the way.
+    pub const INTERNAL_ERROR: i32 = -32603;
+    /// The official SDKs' de-facto "session not found" (2025 era only).
+    pub const SESSION_NOT_FOUND: i32 = -32001;
+    /// MCP: the request was cancelled (a task's run, here).
+    pub const REQUEST_CANCELLED: i32 = -32800;
     /// A call shed for lack of room (the audit trail, capacity).
     pub const SERVER_BUSY: i32 = -31001;
     pub const UNAUTHORIZED: i32 = -31002;

@@ -6,6 +6,7 @@
 //! backend has its own migration folder with the same versions.
 
 mod audit;
+mod audit_kinds;
 mod batch;
 mod clock;
 mod credentials;
@@ -32,6 +33,7 @@ use sqlx::{
 };
 
 pub use audit::{AuditFilter, AuditRecord, record_id};
+pub use audit_kinds::{Actor, Via};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use credentials::{CredentialRepo, SealedRow};
 pub use events::{SqlEventStore, StreamEvents};

@@ -325,7 +325,7 @@ impl TaskRepo for Store {
         let error = query_error("sweep tasks");
         let now = self.now_ms();
         let lost = serde_json::json!({
-            "code": -32603,
+            "code": crate::protocol::codes::INTERNAL_ERROR,
             "message": "the replica running this task stopped before it finished",
         })
         .to_string();

@@ -87,7 +87,13 @@ impl Tasks {
                 tracing::warn!(%error, task = %id, "a task's end was not recorded");
             }
             if let Some(audit) = audit {
-                let cancelled = || McpError::new(ErrorCode(-32800), "task cancelled", None);
+                let cancelled = || {
+                    McpError::new(
+                        ErrorCode(crate::protocol::codes::REQUEST_CANCELLED),
+                        "task cancelled",
+                        None,
+                    )
+                };
                 audit
                     .finish(&ended.unwrap_or_else(|| Err(cancelled())))
                     .await;
