@@ -1,7 +1,7 @@
 //! `[portal]`: the team's sign-in (OpenID Connect) and the web pages under
 //! `/portal` where members make their own tokens and admins see the team.
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
@@ -49,13 +49,53 @@ pub struct PortalConfig {
     pub max_token_lifetime: Duration,
 }
 
+/// Who a grant is for: exactly one of `group`, `claim` with `value`, or
+/// `email_domain` (providers without groups, e.g. Google Workspace).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PortalGrant {
-    /// An identity-provider group.
+    /// An identity-provider group: a value of `groups_claim`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub group: String,
+    /// An ID token claim that must hold `value` (a string, or a list holding it), e.g. `hd`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub claim: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub value: String,
+    /// The domain of the member's `email`, only when the token says `email_verified: true`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub email_domain: String,
     /// Token scopes its members may grant (e.g. `tools:*`, `prompts:review`).
     pub scopes: Vec<String>,
+}
+
+impl PortalGrant {
+    /// Whether a member with these groups and claim values (`PortalConfig::claims_read`) gets it.
+    pub fn matches(&self, groups: &[String], claims: &BTreeMap<String, Vec<String>>) -> bool {
+        let held = |claim: &str| claims.get(claim).into_iter().flatten();
+        if !self.group.is_empty() {
+            groups.contains(&self.group)
+        } else if !self.claim.is_empty() {
+            held(&self.claim).any(|v| *v == self.value)
+        } else {
+            // ASCII case folded: domains are case-insensitive.
+            held("email").any(|email| {
+                (email.rsplit_once('@'))
+                    .is_some_and(|(_, d)| d.eq_ignore_ascii_case(&self.email_domain))
+            })
+        }
+    }
+
+    /// Who it is for, as the admin pages and messages name it.
+    pub fn who(&self) -> String {
+        if !self.group.is_empty() {
+            self.group.clone()
+        } else if !self.claim.is_empty() {
+            format!("{} = {}", self.claim, self.value)
+        } else {
+            format!("e-mail @{}", self.email_domain)
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -91,12 +131,35 @@ impl PortalConfig {
         Some(format!("{scheme}://{authority}{CALLBACK_PATH}"))
     }
 
-    /// The scopes the members of `groups` may grant, sorted, without repeats.
-    pub fn grantable(&self, groups: &[String]) -> Vec<String> {
+    /// The ID token claims whose values the grants match on besides the
+    /// groups: each `claim`, and `email` when a grant names an `email_domain`.
+    pub fn claims_read(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = (self.grants.iter())
+            .filter(|g| g.group.is_empty())
+            .map(|g| {
+                if g.claim.is_empty() {
+                    "email"
+                } else {
+                    g.claim.as_str()
+                }
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The scopes a member with these groups and claim values may grant,
+    /// sorted, without repeats.
+    pub fn grantable(
+        &self,
+        groups: &[String],
+        claims: &BTreeMap<String, Vec<String>>,
+    ) -> Vec<String> {
         let mut scopes: Vec<String> = self
             .grants
             .iter()
-            .filter(|g| groups.contains(&g.group))
+            .filter(|g| g.matches(groups, claims))
             .flat_map(|g| g.scopes.iter().cloned())
             .collect();
         scopes.sort();
@@ -157,8 +220,21 @@ impl PortalConfig {
             }
         }
         for (i, grant) in self.grants.iter().enumerate() {
-            if grant.group.trim().is_empty() {
-                return invalid(&format!("grants[{i}].group"), "must name a group");
+            let named = [&grant.group, &grant.claim, &grant.email_domain];
+            if named.iter().filter(|v| !v.trim().is_empty()).count() != 1 {
+                return invalid(
+                    &format!("grants[{i}]"),
+                    "must name exactly one of group, claim (with value) or email_domain",
+                );
+            }
+            if grant.claim.trim().is_empty() != grant.value.trim().is_empty() {
+                return invalid(
+                    &format!("grants[{i}].value"),
+                    "goes with claim, and claim with value",
+                );
+            }
+            if grant.email_domain.contains('@') {
+                return invalid(&format!("grants[{i}].email_domain"), "is the part after @");
             }
             if grant.scopes.iter().any(|s| s.trim().is_empty()) {
                 return invalid(&format!("grants[{i}].scopes"), "holds an empty scope");

@@ -115,7 +115,7 @@ pub(super) async fn list(
     member: Member,
 ) -> Result<Html<String>, PortalError> {
     let registry = (portal.registry)();
-    let grantable = portal.portal.grantable(&member.session.groups);
+    let grantable = portal.grantable(&member);
     let reach = |names: Vec<String>| -> Vec<String> {
         let covered = |n: &String| {
             (registry.required_scopes(Kind::Tool, n).iter()).all(|r| scope_covers(&grantable, r))

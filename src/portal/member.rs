@@ -14,7 +14,7 @@ use axum::{
 use maud::html;
 
 use super::{
-    Portal, PortalError, endpoints,
+    Portal, PortalError, claims, endpoints,
     pages::{csrf, page, time},
     session::Member,
     setup,
@@ -96,7 +96,7 @@ async fn tokens_page(
     message: Option<maud::Markup>,
 ) -> Result<Html<String>, PortalError> {
     let rows = portal.store.tokens(Some(member.name())).await?;
-    let grantable = portal.portal.grantable(&member.session.groups);
+    let grantable = portal.grantable(member);
     let toolsets = endpoints::open_to(&(portal.registry)(), member);
     let max_days = portal.portal.max_token_lifetime.as_secs() / 86_400;
     let lifetimes: Vec<u64> = LIFETIMES
@@ -111,8 +111,10 @@ async fn tokens_page(
             h2 { "New token" }
             @if grantable.is_empty() {
                 p.error id="no-scopes" {
-                    "Your groups (" (member.session.groups.join(", ")) ") grant no token scopes, so you cannot make a token here. "
-                    "Ask an admin to map one of your groups in [[portal.grants]]."
+                    "Your sign-in grants no token scopes, so you cannot make a token here: "
+                    (claims::explain(&portal.portal, &member.session.groups, &member.session.claims)) ". "
+                    "Ask an admin to map one of your groups in [[portal.grants]] "
+                    "(the provider recipes: docs/identity-providers.md)."
                 }
             } @else {
                 form.stack method="post" action="/portal/tokens" {
@@ -171,12 +173,14 @@ pub(super) async fn create(
 ) -> Result<Response, PortalError> {
     let form = fields(&body);
     member.check_csrf(field(&form, "csrf"))?;
-    let grantable = portal.portal.grantable(&member.session.groups);
+    let grantable = portal.grantable(&member);
     if grantable.is_empty() {
-        return Err(PortalError::BadRequest(
-            "your groups grant no token scopes; ask an admin to map one in [[portal.grants]]"
-                .into(),
-        ));
+        let session = &member.session;
+        return Err(PortalError::BadRequest(format!(
+            "your sign-in grants no token scopes ({}); ask an admin to map one of your groups \
+             in [[portal.grants]]",
+            claims::explain(&portal.portal, &session.groups, &session.claims)
+        )));
     }
     let label = field(&form, "label").trim();
     if label.is_empty() || label.chars().count() > 64 {
@@ -269,7 +273,7 @@ pub(super) async fn activity(
             ..AuditFilter::default()
         })
         .await?;
-    let grantable = portal.portal.grantable(&member.session.groups);
+    let grantable = portal.grantable(&member);
     let registry = (portal.registry)();
     let covered = |kind: Kind, name: &str| {
         registry

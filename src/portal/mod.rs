@@ -1,5 +1,5 @@
 //! The portal: team sign-in through the identity provider (OpenID Connect,
-//! `oidc.rs`) and server-rendered pages under `/portal` where members make,
+//! `oidc.rs`, what it reads from the ID token in `claims.rs`) and server-rendered pages under `/portal` where members make,
 //! list and revoke their own tokens (`member.rs`), see the endpoints they may
 //! connect to (`endpoints.rs`), set their own credentials
 //! for the tools that act as them upstream (`connections.rs`), and admins see the team
@@ -11,6 +11,7 @@
 //! CLI: a token made here is the same row `teamgate token create` makes.
 
 mod admin;
+mod claims;
 mod connections;
 mod endpoints;
 mod error;

@@ -25,7 +25,7 @@ use tokio::sync::OnceCell;
 use super::{Portal, PortalError, session::hash};
 use crate::{
     config::PortalConfig,
-    store::{PortalSessions, StoreError},
+    store::{PortalSessions, SignInClaims, StoreError},
 };
 
 type Client = CoreClient<
@@ -117,7 +117,7 @@ pub(super) async fn login(State(portal): State<Arc<Portal>>) -> Result<Response,
     let cookie = portal
         .open_session(
             "",
-            &[],
+            (&[], SignInClaims::default()),
             Some((state.secret(), verifier.secret(), nonce.secret())),
         )
         .await?;
@@ -193,20 +193,17 @@ pub(super) async fn callback(
         .filter(|m| !m.is_empty() && !m.contains('#'))
         .ok_or(PortalError::Login("the ID token does not name the member"))?
         .to_owned();
-    let groups: Vec<String> = match claims.get(&portal.portal.groups_claim) {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(Value::as_str)
-            .take(256)
-            .map(str::to_owned)
-            .collect(),
-        Some(Value::String(one)) => vec![one.clone()],
-        _ => Vec::new(),
-    };
+    let (groups, read) = super::claims::read(&claims, &portal.portal);
+    if portal.portal.grantable(&groups, &read.values).is_empty() {
+        // The admin's side of the member's page: which claim held what.
+        let why = super::claims::explain(&portal.portal, &groups, &read);
+        tracing::warn!(member = %member, %why, "portal: signed in; no grant matches");
+    } else {
+        tracing::info!(member = %member, "portal: signed in");
+    }
     // A new session id after sign-in (no fixation); the pre-login row goes.
     portal.store.end_portal_session(&pre_login).await?;
-    let cookie = portal.open_session(&member, &groups, None).await?;
-    tracing::info!(member = %member, "portal: signed in");
+    let cookie = portal.open_session(&member, (&groups, read), None).await?;
     // Back to an authorization request that sent the member to sign in.
     let back = super::oauth::return_to(&headers);
     let mut response = Redirect::to(back.as_deref().unwrap_or("/portal/")).into_response();

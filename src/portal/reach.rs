@@ -54,14 +54,14 @@ pub(super) async fn grants(
     let reaches: Vec<Reach> = (portal.portal.grants.iter())
         .map(|grant| {
             let caller: Caller = Identity {
-                user: grant.group.clone(),
+                user: grant.who(),
                 scopes: grant.scopes.clone(),
                 token_id: None,
                 claims: serde_json::Map::new(),
             }
             .into();
             Reach {
-                group: grant.group.clone(),
+                group: grant.who(),
                 scopes: grant.scopes.clone(),
                 tools: reached(&caller, &tools),
                 prompts: reached(&caller, &prompts),

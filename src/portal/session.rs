@@ -14,7 +14,7 @@ use subtle::ConstantTimeEq;
 use super::{Portal, PortalError};
 use crate::{
     protocol::ClientInfo,
-    store::{PortalSession, PortalSessions},
+    store::{PortalSession, PortalSessions, SignInClaims},
 };
 
 const COOKIE: &str = "teamgate_portal";
@@ -85,7 +85,7 @@ impl Portal {
     pub(super) async fn open_session(
         &self,
         member: &str,
-        groups: &[String],
+        (groups, claims): (&[String], SignInClaims),
         login: Option<(&str, &str, &str)>,
     ) -> Result<String, PortalError> {
         let value = random();
@@ -94,6 +94,7 @@ impl Portal {
             id_hash: hash(&value),
             member: member.to_owned(),
             groups: groups.to_vec(),
+            claims,
             csrf: random(),
             created_ms: now,
             last_seen_ms: now,

@@ -41,7 +41,7 @@ pub use memory::{MemoryEventStore, Retention};
 pub use notify::{RELAY_QUEUE, bridge};
 pub use oauth::{OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthKeyRow, OAuthRepo, Taken};
 pub use pins::{Pending, PinRepo, PinRow};
-pub use portal::{PendingLogin, PortalSession, PortalSessions};
+pub use portal::{PendingLogin, PortalSession, PortalSessions, SignInClaims};
 pub use serve_lock::ServeLock;
 pub use sessions::{SessionRepo, SessionRow};
 pub use settings::dropped_tools_key;

@@ -7,7 +7,10 @@
 //! login's `state`, PKCE verifier and nonce for that browser only; finishing
 //! the login takes them exactly once.
 
+use std::collections::BTreeMap;
+
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
 use super::{Store, StoreError, query_error};
@@ -18,10 +21,30 @@ pub struct PortalSession {
     /// Empty until signed in.
     pub member: String,
     pub groups: Vec<String>,
+    /// What else sign-in read from the ID token.
+    pub claims: SignInClaims,
     pub csrf: String,
     pub created_ms: i64,
     pub last_seen_ms: i64,
     pub expires_ms: i64,
+}
+
+/// What sign-in read from the ID token besides the member and the groups:
+/// for the grants that match on other claims, and to tell a member whose
+/// groups grant nothing what the token held.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignInClaims {
+    /// The string values of the claims the grants match on (`email` only
+    /// when verified).
+    #[serde(default)]
+    pub values: BTreeMap<String, Vec<String>>,
+    /// The names of the token's claims, never their values.
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// The claims the provider sent elsewhere (`_claim_names`, OpenID
+    /// Connect's distributed claims: Entra ID's groups overage).
+    #[serde(default)]
+    pub distributed: Vec<String>,
 }
 
 /// A started login's secrets, handed back once.
@@ -60,15 +83,18 @@ pub trait PortalSessions: Send + Sync {
     async fn purge_portal_sessions(&self, idle_ms: i64) -> Result<u64, StoreError>;
 }
 
-const COLUMNS: &str = "id_hash, member, groups, csrf, created_ms, last_seen_ms, expires_ms";
+const COLUMNS: &str = "id_hash, member, groups, claims, csrf, created_ms, last_seen_ms, expires_ms";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<PortalSession, StoreError> {
     let read = query_error("read a portal session");
     let groups: String = row.try_get("groups").map_err(read)?;
+    let claims: String = row.try_get("claims").map_err(read)?;
+    let corrupt = |e: serde_json::Error| StoreError::Corrupt(e.to_string());
     Ok(PortalSession {
         id_hash: row.try_get("id_hash").map_err(read)?,
         member: row.try_get("member").map_err(read)?,
-        groups: serde_json::from_str(&groups).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        groups: serde_json::from_str(&groups).map_err(corrupt)?,
+        claims: serde_json::from_str(&claims).map_err(corrupt)?,
         csrf: row.try_get("csrf").map_err(read)?,
         created_ms: row.try_get("created_ms").map_err(read)?,
         last_seen_ms: row.try_get("last_seen_ms").map_err(read)?,
@@ -89,11 +115,12 @@ impl PortalSessions for Store {
         };
         sqlx::query(&format!(
             "insert into portal_sessions ({COLUMNS}, login_state, login_verifier, login_nonce) \
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
         ))
         .bind(&s.id_hash)
         .bind(&s.member)
         .bind(serde_json::to_string(&s.groups).unwrap_or_else(|_| "[]".into()))
+        .bind(serde_json::to_string(&s.claims).unwrap_or_else(|_| "{}".into()))
         .bind(&s.csrf)
         .bind(s.created_ms)
         .bind(s.last_seen_ms)

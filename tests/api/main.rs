@@ -35,6 +35,7 @@ mod portal;
 mod portal_browser;
 mod portal_grants;
 mod portal_idp;
+mod portal_idp_recipes;
 mod portal_toolsets;
 mod portal_toolsets_browser;
 mod prompts;

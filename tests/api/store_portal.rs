@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use teamgate::store::{
-    AuditFilter, AuditRecord, Clock, ManualClock, PortalSession, PortalSessions, Store, TokenRow,
-    record_id,
+    AuditFilter, AuditRecord, Clock, ManualClock, PortalSession, PortalSessions, SignInClaims,
+    Store, TokenRow, record_id,
 };
 
 use crate::databases::TestDb;
@@ -19,6 +19,11 @@ fn session(id_hash: &str, member: &str, now: i64) -> PortalSession {
         id_hash: id_hash.into(),
         member: member.into(),
         groups: vec!["dev".into()],
+        claims: SignInClaims {
+            values: [("hd".to_owned(), vec!["example.com".to_owned()])].into(),
+            names: vec!["hd".into(), "sub".into()],
+            distributed: Vec::new(),
+        },
         csrf: "c".repeat(64),
         created_ms: now,
         last_seen_ms: now,
@@ -59,6 +64,8 @@ async fn sessions_contract(store: &Store, clock: &ManualClock, backend: &str) {
         (found.member.as_str(), found.groups.clone()),
         ("ann", vec!["dev".to_owned()])
     );
+    // The claims read at sign-in come back as kept (Google's hd for a grant).
+    assert_eq!(found.claims, session("ann", "ann", now).claims, "{backend}");
     // Used within the idle time, it lives on; past it, it is gone.
     clock.advance(IDLE - 1);
     assert!(

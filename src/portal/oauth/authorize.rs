@@ -157,7 +157,7 @@ async fn check(portal: &Portal, authz: &AuthServer, ask: &Ask) -> Result<Checked
 /// The scopes the member would grant: those asked for (all their groups
 /// allow when none are) that their groups allow.
 fn scopes_for(portal: &Portal, member: &Member, ask: &Ask) -> Vec<String> {
-    let grantable = portal.portal.grantable(&member.session.groups);
+    let grantable = portal.grantable(member);
     let asked: Vec<String> = ask
         .get("scope")
         .split_whitespace()
