@@ -11,7 +11,7 @@ use std::{
 use super::{
     authority::{OriginRule, origin_rule, parse_origin, split_authority},
     body,
-    error::HttpError,
+    error::{EdgeRuleError, HttpError},
     forwarded::Proxies,
 };
 use crate::{config::ForwardedHeader, protocol::ClientInfo};
@@ -45,7 +45,7 @@ impl EdgeConfig {
         allowed_origins: &[String],
         trusted_proxies: &[String],
         forwarded_header: ForwardedHeader,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, EdgeRuleError> {
         let mut hosts: Vec<HostRule> = LOOPBACK
             .iter()
             .map(|h| HostRule {
@@ -69,9 +69,8 @@ impl EdgeConfig {
                 .take(3)
                 .collect::<Vec<_>>()
                 .join("/");
-            let rule = origin_rule(&origin).ok_or(format!(
-                "server.public_url {public_url:?} is not an http(s) URL"
-            ))?;
+            let rule = origin_rule(&origin)
+                .ok_or_else(|| EdgeRuleError::PublicUrl(public_url.to_owned()))?;
             hosts.push(HostRule {
                 host: rule.host.clone(),
                 port: None,
@@ -79,9 +78,8 @@ impl EdgeConfig {
             origins.push(rule);
         }
         for entry in allowed_hosts {
-            let (host, port) = split_authority(entry.trim()).ok_or(format!(
-                "server.allowed_hosts: {entry:?} is not a host[:port]"
-            ))?;
+            let (host, port) =
+                split_authority(entry.trim()).ok_or_else(|| EdgeRuleError::Host(entry.clone()))?;
             hosts.push(HostRule { host, port });
         }
         for entry in allowed_origins {
@@ -94,9 +92,7 @@ impl EdgeConfig {
                 });
                 continue;
             }
-            origins.push(origin_rule(entry).ok_or(format!(
-                "server.allowed_origins: {entry:?} is not scheme://host[:port]"
-            ))?);
+            origins.push(origin_rule(entry).ok_or_else(|| EdgeRuleError::Origin(entry.clone()))?);
         }
         let proxies = Proxies::new(trusted_proxies, forwarded_header)?;
         Ok(Self {

@@ -49,6 +49,19 @@ pub enum HttpError {
     Internal,
 }
 
+/// A `server` Host, Origin or proxy rule that does not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum EdgeRuleError {
+    #[error("server.public_url {0:?} is not an http(s) URL")]
+    PublicUrl(String),
+    #[error("server.allowed_hosts: {0:?} is not a host[:port]")]
+    Host(String),
+    #[error("server.allowed_origins: {0:?} is not scheme://host[:port]")]
+    Origin(String),
+    #[error("server.trusted_proxies: {0:?} is not a CIDR or address")]
+    Proxy(String),
+}
+
 impl From<EngineError> for HttpError {
     fn from(refusal: EngineError) -> Self {
         match refusal {
@@ -60,7 +73,7 @@ impl From<EngineError> for HttpError {
                 message,
             },
             EngineError::TooManyStreams(reason) => {
-                Self::TooManyRequests(std::time::Duration::from_secs(5), reason)
+                Self::TooManyRequests(std::time::Duration::from_secs(5), reason.to_string())
             }
             EngineError::InsufficientScope { challenge, message } => {
                 Self::Forbidden { challenge, message }

@@ -8,6 +8,7 @@ use std::net::IpAddr;
 use axum::http::HeaderMap;
 use ipnet::IpNet;
 
+use super::error::EdgeRuleError;
 use crate::config::ForwardedHeader;
 
 /// What the trusted proxies said about the client; `None` where they said
@@ -26,15 +27,13 @@ pub(super) struct Proxies {
 }
 
 impl Proxies {
-    pub(super) fn new(cidrs: &[String], header: ForwardedHeader) -> Result<Self, String> {
+    pub(super) fn new(cidrs: &[String], header: ForwardedHeader) -> Result<Self, EdgeRuleError> {
         let nets = cidrs
             .iter()
             .map(|cidr| {
                 cidr.parse::<IpNet>()
                     .or_else(|_| cidr.parse::<IpAddr>().map(IpNet::from))
-                    .map_err(|_| {
-                        format!("server.trusted_proxies: {cidr:?} is not a CIDR or address")
-                    })
+                    .map_err(|_| EdgeRuleError::Proxy(cidr.clone()))
             })
             .collect::<Result<_, _>>()?;
         Ok(Self { nets, header })

@@ -4,6 +4,8 @@
 
 use axum::http::{HeaderMap, StatusCode};
 
+use super::streams::StreamCapReached;
+
 /// Why the engine refused a request, or how rmcp did.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -21,8 +23,8 @@ pub enum EngineError {
     #[error("{0}")]
     NotAdmitted(String),
     /// The caller holds all the long-lived streams it may (`streams.rs`).
-    #[error("{0}")]
-    TooManyStreams(String),
+    #[error(transparent)]
+    TooManyStreams(#[from] StreamCapReached),
     /// The handler refused a call for lack of scope (`access.rs`): 403 with
     /// the challenge naming the scopes needed.
     #[error("{message}")]

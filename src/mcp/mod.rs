@@ -37,7 +37,7 @@ pub use handler::McpHandler;
 pub use reply::Gate;
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::{Shared, ToolQuota};
-pub use streams::StreamCaps;
+pub use streams::{StreamCapReached, StreamCaps};
 pub use tasks::Tasks;
 
 /// Serves `handler` over stdin/stdout until the client closes stdin or

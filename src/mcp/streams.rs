@@ -19,6 +19,19 @@ pub struct StreamCaps {
     open: Arc<Mutex<(usize, HashMap<String, usize>)>>,
 }
 
+/// Why a stream gets no slot.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamCapReached {
+    #[error("the server holds its maximum of {0} open streams")]
+    Server(usize),
+    #[error("{caller} already has {mine} open streams (the limit is {limit}); close one first")]
+    Caller {
+        caller: String,
+        mine: usize,
+        limit: usize,
+    },
+}
+
 pub struct StreamSlot {
     caps: StreamCaps,
     caller: String,
@@ -41,21 +54,20 @@ impl StreamCaps {
         }
     }
 
-    /// A slot for one more stream of `caller`, or the reason there is none.
-    pub fn acquire(&self, caller: &str) -> Result<StreamSlot, String> {
+    /// A slot for one more stream of `caller`, or the cap it would pass.
+    pub fn acquire(&self, caller: &str) -> Result<StreamSlot, StreamCapReached> {
         let mut open = self.open.lock().expect("stream caps lock");
         let mine = open.1.get(caller).copied().unwrap_or(0);
         if open.0 >= self.max_total {
-            return Err(format!(
-                "the server holds its maximum of {} open streams",
-                self.max_total
-            ));
+            return Err(StreamCapReached::Server(self.max_total));
         }
         if mine >= self.max_per_caller {
-            return Err(format!(
-                "{caller} already has {mine} open streams (the limit is {}); close one first",
-                self.max_per_caller
-            ));
+            let (caller, limit) = (caller.to_owned(), self.max_per_caller);
+            return Err(StreamCapReached::Caller {
+                caller,
+                mine,
+                limit,
+            });
         }
         open.0 += 1;
         *open.1.entry(caller.to_owned()).or_default() += 1;
@@ -116,9 +128,11 @@ mod tests {
         let caps = StreamCaps::new(3, 2);
         let a1 = caps.acquire("a").unwrap();
         let _a2 = caps.acquire("a").unwrap();
-        assert!(caps.acquire("a").unwrap_err().contains("limit is 2"));
+        let refused = caps.acquire("a").unwrap_err().to_string();
+        assert!(refused.contains("limit is 2"), "{refused}");
         let _b1 = caps.acquire("b").unwrap();
-        assert!(caps.acquire("c").unwrap_err().contains("maximum of 3"));
+        let refused = caps.acquire("c").unwrap_err().to_string();
+        assert!(refused.contains("maximum of 3"), "{refused}");
         drop(a1);
         assert_eq!(caps.open_total(), 2);
         assert!(caps.acquire("c").is_ok());
