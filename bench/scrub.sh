@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/scrub.sh: tools/call c=16 on target/release/teamgate, scrubbing on (a secret set) and off,
 # three alternating pairs of 5 s wrk runs (bench/load.lua). Needs wrk (apt-get install wrk) and
-# `cargo build --release`. Loopback only; each run bounded by wrk -d and timeout. (issue 59 item 3)
+# `cargo build --release --features conformance` (the fixtures it calls). Loopback only; each run
+# bounded by wrk -d and timeout. (issue 59 item 3)
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"name":"test_simple_text","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"}}}}'

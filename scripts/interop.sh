@@ -7,7 +7,10 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BIN="${1:-target/debug/teamgate}"
-[[ -x "$BIN" ]] || { echo "interop: $BIN not built (run cargo build)"; exit 1; }
+[[ -x "$BIN" ]] || { echo "interop: $BIN not built (run cargo build --features conformance)"; exit 1; }
+# The fixtures are a cargo feature: a build without it refuses config/conformance.toml, and says so.
+refused="$("$BIN" check-config --config config/conformance.toml 2>&1 >/dev/null)" \
+  || { echo "$refused" | tail -n 3; echo "interop: $BIN cannot serve config/conformance.toml"; exit 1; }
 scripts/install-test-deps.sh || exit 1
 LOGDIR="$ROOT/.cache/interop"; mkdir -p "$LOGDIR"
 LOG="$LOGDIR/server.log"

@@ -9,6 +9,7 @@
 pub mod app;
 pub mod audit;
 pub mod auth;
+pub mod body;
 pub mod cli;
 pub mod cli_admin;
 pub mod cli_table;

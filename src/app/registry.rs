@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::{
     config::{Config, member_slots},
-    providers::{self, builtin::Builtin, conformance, declared::WithPolicies},
+    providers::{self, builtin::Builtin, declared::WithPolicies},
     registry::{ChangeBus, Registry, Slots, ToolProvider},
     telemetry::{Metrics, UpstreamGauge},
     upstream::{Status, Upstreams},
@@ -23,7 +23,9 @@ pub(crate) fn build_registry(
     let mut builder = Registry::builder()
         .toolsets(&config.toolsets)
         .main_endpoint(config.mcp.discovery, &config.mcp.always);
+    #[cfg(feature = "conformance")]
     if providers.conformance.enabled {
+        use crate::providers::conformance;
         // The suite calls the first listed tool with `{}` and reads the first
         // listed resource, so the conformance fixtures come first.
         let mrtr = Arc::new(conformance::ConformanceMrtr);

@@ -21,6 +21,7 @@ use tokio::sync::{Mutex, RwLock};
 
 use super::AuthError;
 use crate::{
+    body::read_response,
     config::{IssuerConfig, OAuthConfig},
     registry::{Caller, Identity},
 };
@@ -259,16 +260,9 @@ impl Issuer {
     }
 
     async fn get_json(&self, url: &str) -> anyhow::Result<Value> {
-        let mut response = self.http.get(url).send().await?.error_for_status()?;
+        let response = self.http.get(url).send().await?.error_for_status()?;
         // Read no further than the limit, rather than all of it and then check.
-        let mut bytes = Vec::new();
-        while let Some(chunk) = response.chunk().await? {
-            anyhow::ensure!(
-                bytes.len() + chunk.len() <= MAX_JWKS_BYTES,
-                "response too large"
-            );
-            bytes.extend_from_slice(&chunk);
-        }
+        let bytes = read_response(response, MAX_JWKS_BYTES).await?;
         Ok(serde_json::from_slice(&bytes)?)
     }
 }

@@ -22,6 +22,13 @@ impl Config {
         }
         self.tasks.validate()?;
         self.validate_credentials()?;
+        // The fixtures are compiled only for the conformance and interop runs.
+        if self.providers.conformance.enabled && !cfg!(feature = "conformance") {
+            return Err(invalid(
+                "providers.conformance.enabled",
+                "this build has no conformance fixtures: build with --features conformance".into(),
+            ));
+        }
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",

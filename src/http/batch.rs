@@ -17,11 +17,10 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use http_body_util::{BodyExt, Limited};
 use serde_json::{Value, value::RawValue};
 
 use super::{GuardConfig, error::HttpError, names};
-use crate::{mcp::Gate, protocol::codes};
+use crate::{body::read_capped, mcp::Gate, protocol::codes};
 
 /// Elements a batch may hold at most (the body is bounded by
 /// `server.max_body_bytes` besides).
@@ -159,12 +158,8 @@ async fn answers(reply: Response) -> Option<Value> {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
-    let body = match Limited::new(reply.into_body(), MAX_ANSWER_BYTES)
-        .collect()
-        .await
-    {
-        Ok(body) => body.to_bytes(),
-        Err(_) => return Some(lost()),
+    let Ok(body) = read_capped(reply.into_body(), MAX_ANSWER_BYTES).await else {
+        return Some(lost());
     };
     if !is_sse {
         return Some(serde_json::from_slice(&body).unwrap_or_else(|_| lost()));

@@ -7,24 +7,22 @@ use axum::{
     http::{self, HeaderMap, header},
     response::Response,
 };
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{GuardConfig, error::HttpError};
-use crate::protocol::{Envelope, is_json};
+use crate::{
+    body::{CappedError, read_capped},
+    protocol::{Envelope, is_json},
+};
 
 pub(super) async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes, HttpError> {
-    let limited = Limited::new(body, config.max_body_bytes);
-    match tokio::time::timeout(config.body_timeout, limited.collect()).await {
+    let read = read_capped(body, config.max_body_bytes);
+    match tokio::time::timeout(config.body_timeout, read).await {
         Err(_) => Err(HttpError::BodyTimeout),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(HttpError::PayloadTooLarge(config.max_body_bytes))
-        }
-        Ok(Err(e)) => Err(HttpError::InvalidRequest(format!(
-            "the body could not be read: {e}"
-        ))),
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(CappedError::TooLarge(max))) => Err(HttpError::PayloadTooLarge(max)),
+        Ok(Err(e)) => Err(HttpError::InvalidRequest(e.to_string())),
     }
 }
 

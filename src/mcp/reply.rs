@@ -10,7 +10,6 @@ use axum::{
     response::Response,
 };
 use futures::future::BoxFuture;
-use http_body_util::{BodyExt, Limited};
 
 use super::{
     EngineError,
@@ -18,6 +17,7 @@ use super::{
     streams::{StreamCaps, StreamSlot, hold},
 };
 use crate::{
+    body::read_capped,
     protocol::is_json,
     registry::{Caller, RequestFacts},
 };
@@ -139,10 +139,8 @@ async fn plain_text_error(response: Response) -> Result<Response, EngineError> {
         return Ok(response);
     }
     let (parts, body) = response.into_parts();
-    let message = match Limited::new(body, MAX_RMCP_ERROR_BYTES).collect().await {
-        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes())
-            .trim()
-            .to_owned(),
+    let message = match read_capped(body, MAX_RMCP_ERROR_BYTES).await {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).trim().to_owned(),
         Err(_) => String::new(),
     };
     let mut headers = HeaderMap::new();

@@ -12,13 +12,15 @@ use serde_json::{Value, json};
 
 use super::PortalError;
 use crate::{
+    body::{CappedError, read_response},
     config::UpstreamConfig,
     registry::{oauth::TokenSet, oauth_reach::Reach},
 };
 
 /// How long the authorization server may take to answer.
 const TIMEOUT: Duration = Duration::from_secs(10);
-/// The longest metadata or token answer read.
+/// The longest metadata or token answer read (another server's answer must
+/// not fill our memory before the timeout).
 const MAX_BYTES: usize = 256 * 1024;
 
 /// What the flow needs of the upstream's authorization server.
@@ -64,21 +66,8 @@ async fn json_at(reach: &Reach, url: &str) -> Result<Option<Value>, PortalError>
     if !response.status().is_success() {
         return Ok(None);
     }
-    let bytes = capped(response).await.ok().flatten().unwrap_or_default();
+    let bytes = read_response(response, MAX_BYTES).await.unwrap_or_default();
     Ok(serde_json::from_slice(&bytes).ok())
-}
-
-/// The body, read no further than `MAX_BYTES`: `None` when it is longer
-/// (another server's answer must not fill our memory before the timeout).
-async fn capped(mut response: reqwest::Response) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        if body.len() + chunk.len() > MAX_BYTES {
-            return Ok(None);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Some(body))
 }
 
 /// `<origin>/.well-known/<name><path>`, then `<origin>/.well-known/<name>`.
@@ -258,10 +247,15 @@ pub(super) async fn token_request(
         .await
         .map_err(|e| provider(e.without_url()))?;
     let status = response.status();
-    let bytes = capped(response)
-        .await
-        .map_err(|e| provider(e.without_url()))?
-        .unwrap_or_default();
+    let bytes = match read_response(response, MAX_BYTES).await {
+        Ok(bytes) => bytes,
+        // Longer than any token answer: refused below as no JSON.
+        Err(CappedError::TooLarge(_)) => Default::default(),
+        Err(CappedError::Read(e)) => match e.downcast::<reqwest::Error>() {
+            Ok(e) => return Err(provider((*e).without_url())),
+            Err(e) => return Err(provider(e)),
+        },
+    };
     let answer: Value = serde_json::from_slice(&bytes)
         .map_err(|_| provider(format!("the token endpoint answered {status} without JSON")))?;
     if !status.is_success() {

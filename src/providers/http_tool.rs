@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use async_trait::async_trait;
-use futures::StreamExt;
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
@@ -18,6 +17,7 @@ use serde_json::Value;
 use super::declared::{
     KindDefaults, Runner, structured_result, template::as_text, template::render, text_result,
 };
+use crate::body::{CappedError, read_response};
 use crate::registry::{Slots, Template};
 use crate::{
     config::{HttpToolConfig, member_slots, rendered_url_allowed},
@@ -142,20 +142,6 @@ impl HttpRunner {
         Ok(url)
     }
 
-    /// Reads at most `max_bytes`; `None` when the body is larger.
-    async fn read_capped(&self, response: reqwest::Response) -> Result<Option<Vec<u8>>, String> {
-        let mut body = Vec::new();
-        let mut stream = response.bytes_stream();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| format!("reading the response failed: {e}"))?;
-            if body.len() + chunk.len() > self.max_bytes {
-                return Ok(None);
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(Some(body))
-    }
-
     /// The headers of a call by `cx`'s member, and the member values in them.
     async fn headers(&self, cx: &CallContext) -> Result<(HeaderMap, Vec<String>), String> {
         if self.shared_secret {
@@ -236,12 +222,14 @@ impl HttpRunner {
             }
         })?;
         let status = response.status();
-        let Some(body) = self.read_capped(response).await? else {
-            return Err(format!(
-                "the upstream response is larger than {} bytes; narrow the request",
-                self.max_bytes
-            ));
-        };
+        let body = read_response(response, self.max_bytes)
+            .await
+            .map_err(|e| match e {
+                CappedError::TooLarge(max) => {
+                    format!("the upstream response is larger than {max} bytes; narrow the request")
+                }
+                CappedError::Read(e) => format!("reading the response failed: {e}"),
+            })?;
         let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
             // Scrubbed before the cut: a secret cut in half would pass.

@@ -5,6 +5,7 @@
 
 pub mod builtin;
 pub mod command_tool;
+#[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod declared;
 pub mod docs;

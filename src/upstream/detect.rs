@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::registry::oauth_reach::Reach;
+use crate::{body::read_response, registry::oauth_reach::Reach};
 
 /// How long the upstream may take to answer the probe or its metadata.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -124,14 +124,7 @@ async fn json_at(client: &upstream_reqwest::Client, url: &str) -> Option<Value> 
     }
     // Read no further than `MAX_BYTES`: the document's address came from
     // the upstream's own 401.
-    let mut response = response;
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await.ok()? {
-        if bytes.len() + chunk.len() > MAX_BYTES {
-            return None;
-        }
-        bytes.extend_from_slice(&chunk);
-    }
+    let bytes = read_response(response, MAX_BYTES).await.ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::{
+    body::{CappedError, read_response},
     protocol::{CallToolResponse, text_result},
     registry::{
         CallContext, CredentialKind, MemberSecrets, Slots,
@@ -164,19 +165,11 @@ async fn refresh_at(
         })?;
     let status = response.status();
     // Read no further than `MAX_ANSWER_BYTES`; a longer answer is no JSON we take.
-    let mut response = response;
-    let mut bytes = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|_| "no answer body".to_owned())?
-    {
-        if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
-            bytes.clear();
-            break;
-        }
-        bytes.extend_from_slice(&chunk);
-    }
+    let bytes = match read_response(response, MAX_ANSWER_BYTES).await {
+        Ok(bytes) => bytes,
+        Err(CappedError::TooLarge(_)) => Default::default(),
+        Err(CappedError::Read(_)) => return Err("no answer body".to_owned()),
+    };
     let answer: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|_| format!("the authorization server answered {status} without JSON"))?;
     if !status.is_success() {

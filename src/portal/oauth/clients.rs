@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::{AuthServer, OAuthError, cors};
 use crate::{
+    body::{CappedError, read_response},
     portal::Portal,
     store::{OAuthClientRow, OAuthRepo},
 };
@@ -199,7 +200,7 @@ impl AuthServer {
         };
         let max = self.config.cimd_max_bytes;
         let read = async {
-            let mut response = http
+            let response = http
                 .get(url)
                 .header("accept", "application/json")
                 .send()
@@ -220,20 +221,11 @@ impl AuthServer {
             if response.content_length().is_some_and(|n| n as usize > max) {
                 return Err("it is too large");
             }
-            let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(|e| {
-                if e.is_timeout() {
-                    "it took too long"
-                } else {
-                    "it cannot be read"
-                }
-            })? {
-                body.extend_from_slice(&chunk);
-                if body.len() > max {
-                    return Err("it is too large");
-                }
-            }
-            Ok(body)
+            read_response(response, max).await.map_err(|e| match e {
+                CappedError::TooLarge(_) => "it is too large",
+                e if e.is(reqwest::Error::is_timeout) => "it took too long",
+                CappedError::Read(_) => "it cannot be read",
+            })
         };
         let body = tokio::time::timeout(self.config.cimd_timeout, read)
             .await

@@ -1,6 +1,7 @@
 //! The fixtures the official MCP conformance suite expects (tools, resources,
 //! prompts, completion), with the exact names, schemas and outputs it checks.
-//! Enabled only by `config/conformance.toml`; never in a default deployment.
+//! Compiled only with the `conformance` cargo feature (the test and interop
+//! runs), enabled only by `config/conformance.toml`; never in a deployment.
 
 mod modern;
 mod mrtr;
