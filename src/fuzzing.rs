@@ -78,7 +78,7 @@ pub fn http_tool(url: &str, allowlist: &[String]) -> anyhow::Result<HttpRunner> 
         serde_json::from_value(json!({"name": "fuzzed", "description": "fuzzed", "url": url}))?;
     let client = reqwest::Client::new();
     Ok(HttpRunner::new(
-        0,
+        "tools.http[0]",
         &config,
         client,
         (allowlist, &Default::default()),

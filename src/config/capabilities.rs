@@ -130,6 +130,10 @@ declared_tool! {
         /// Header templates; `${NAME}` reads environment variable NAME (a secret).
         #[serde(default)]
         pub headers: BTreeMap<String, String>,
+        /// Query parameters: name → template (`{arg}` replaced); a parameter
+        /// whose template names an argument the call lacks is left out.
+        #[serde(default)]
+        pub query: BTreeMap<String, String>,
         /// JSON body template; a string that is exactly `"{arg}"` becomes the
         /// argument's JSON value, other `{arg}` are replaced inside strings.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -196,6 +200,7 @@ fn default_command_max_bytes() -> usize {
 pub struct SourcesConfig {
     pub docs: Vec<DocsSourceConfig>,
     pub files: Vec<FilesSourceConfig>,
+    pub openapi: Vec<super::OpenApiSourceConfig>,
 }
 
 /// `[[sources.docs]]`: Markdown and text indexed for `search_docs`, each

@@ -11,6 +11,7 @@ mod credentials;
 mod duration;
 mod every_error;
 mod load;
+mod openapi;
 mod paths;
 mod portal;
 mod rules;
@@ -32,6 +33,7 @@ pub use capabilities::{
 };
 pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
 pub use load::{ConfigError, ConfigSources};
+pub use openapi::{OpenApiSourceConfig, OpenApiToolOverride};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
 pub use tasks::{TaskMode, TasksConfig};

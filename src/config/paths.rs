@@ -52,6 +52,16 @@ pub(super) fn resolve(figment: &Figment, defaults_file: &Path, config: &mut Conf
             rebase(&value, &mut files.root);
         }
     }
+    for (openapi, item) in config
+        .sources
+        .openapi
+        .iter_mut()
+        .zip(items("sources.openapi"))
+    {
+        if let Some(value) = field(&item, "spec") {
+            rebase(&value, &mut openapi.spec);
+        }
+    }
     let folders = items("prompt_files.folders");
     for (folder, value) in config.prompt_files.folders.iter_mut().zip(&folders) {
         rebase(value, folder);

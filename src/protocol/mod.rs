@@ -2,8 +2,8 @@
 //! their eras, the JSON-RPC envelope as the guard reads it, and the HTTP
 //! header names and facts every layer shares, and the ways a call asks its
 //! client for input (`mrtr.rs`) or ends its own stream (`StreamCloser`).
-//! The one module besides the engine that imports rmcp; below every layer
-//! but configuration.
+//! With the engine and the upstream client, the one module that imports
+//! rmcp; below every layer but configuration.
 
 mod closer;
 mod envelope;

@@ -15,7 +15,8 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::declared::{
-    KindDefaults, Runner, structured_result, template::as_text, template::render, text_result,
+    KindDefaults, Runner, structured_result, template::as_text, template::names, template::render,
+    text_result,
 };
 use crate::body::{CappedError, read_response};
 use crate::registry::{Slots, Template};
@@ -48,6 +49,8 @@ pub struct HttpRunner {
     shared_secret: bool,
     slots: Slots,
     body: Option<Value>,
+    /// Query parameters: name and value template.
+    query: Vec<(String, String)>,
     timeout: Duration,
     max_bytes: usize,
     structured: bool,
@@ -65,10 +68,11 @@ pub fn client() -> anyhow::Result<reqwest::Client> {
 }
 
 impl HttpRunner {
-    /// Builds the runner for `tools.http[index]`, adding the header secrets
-    /// to `secrets`; `slots` fills the headers naming `${user:NAME}`.
+    /// Builds the runner for the tool configured at `at` (`tools.http[0]`),
+    /// adding the header secrets to `secrets`; `slots` fills the headers
+    /// naming `${user:NAME}`.
     pub fn new(
-        index: usize,
+        at: &str,
         config: &HttpToolConfig,
         client: reqwest::Client,
         (allowlist, slots): (&[String], &Slots),
@@ -78,7 +82,7 @@ impl HttpRunner {
         let mut member_headers = Vec::new();
         let held = secrets.len();
         for (name, template) in &config.headers {
-            let key = format!("tools.http[{index}].headers.{name}");
+            let key = format!("{at}.headers.{name}");
             let template = Template::parse(template, &key, secrets)?;
             let name: HeaderName = name.parse().with_context(|| format!("{key}: bad name"))?;
             let Some(value) = template.fixed() else {
@@ -92,7 +96,7 @@ impl HttpRunner {
         }
         // Only a URL naming a slot is read as a template of values.
         let member_url = (!member_slots(&config.url).is_empty())
-            .then(|| Template::parse(&config.url, &format!("tools.http[{index}].url"), secrets))
+            .then(|| Template::parse(&config.url, &format!("{at}.url"), secrets))
             .transpose()?;
         let runner = Self {
             member_headers,
@@ -105,6 +109,7 @@ impl HttpRunner {
             member_url,
             headers,
             body: config.body.clone(),
+            query: config.query.clone().into_iter().collect(),
             timeout: config.timeout,
             max_bytes: config.max_response_bytes,
             structured: config.output_schema.is_some(),
@@ -140,6 +145,18 @@ impl HttpRunner {
             ));
         }
         Ok(url)
+    }
+
+    /// The query parameters of a call: each whose arguments are all given.
+    fn query_pairs<'a>(&'a self, arguments: &JsonObject) -> Vec<(&'a str, String)> {
+        let given = |template: &str| names(template).iter().all(|n| arguments.contains_key(*n));
+        (self.query.iter())
+            .filter(|(_, template)| given(template))
+            .map(|(name, template)| {
+                let value = render(template, false, |n| arguments.get(n).map(as_text));
+                (name.as_str(), value)
+            })
+            .collect()
     }
 
     /// The headers of a call by `cx`'s member, and the member values in them.
@@ -208,6 +225,9 @@ impl HttpRunner {
             .request(self.method.clone(), &url)
             .headers(headers)
             .timeout(self.timeout);
+        if !self.query.is_empty() {
+            request = request.query(&self.query_pairs(arguments));
+        }
         if let Some(body) = &self.body {
             request = request.json(&super::declared::template::render_json(body, arguments));
         }

@@ -11,6 +11,7 @@ pub mod declared;
 pub mod docs;
 pub mod files;
 pub mod http_tool;
+pub mod openapi;
 pub mod prompts;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
@@ -65,7 +66,7 @@ pub fn declare(
         let client = http_tool::client()?;
         for (i, tool) in config.tools.http.iter().enumerate() {
             let runner = http_tool::HttpRunner::new(
-                i,
+                &format!("tools.http[{i}]"),
                 tool,
                 client.clone(),
                 (&config.tools.http_allowlist, &slots),
@@ -75,6 +76,31 @@ pub fn declare(
                 declared::DeclaredTool::new(tool.decl(), defaults, Box::new(runner))
             });
             tools.extend(keep(&mut problems, built));
+        }
+    }
+    for (i, source) in config.sources.openapi.iter().enumerate() {
+        let at = format!("sources.openapi[{i}]");
+        let found = openapi::tools(source).with_context(|| format!("{at} ({})", source.spec));
+        let Some((generated, base)) = keep(&mut problems, found) else {
+            continue;
+        };
+        let client = http_tool::client()?;
+        // The document's server joins the allowlist for its own tools only.
+        let mut allowlist = config.tools.http_allowlist.clone();
+        allowlist.push(format!("{base}/"));
+        for tool in &generated {
+            let at = format!("{at}.tools.{}", tool.name);
+            let runner = http_tool::HttpRunner::new(
+                &at,
+                tool,
+                client.clone(),
+                (&allowlist, &slots),
+                &mut secrets,
+            );
+            let built = runner.and_then(|(runner, defaults)| {
+                declared::DeclaredTool::new(tool.decl(), defaults, Box::new(runner))
+            });
+            tools.extend(keep(&mut problems, built.with_context(|| at.clone())));
         }
     }
     for (i, tool) in config.tools.command.iter().enumerate() {

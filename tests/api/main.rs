@@ -31,6 +31,7 @@ mod oauth_flow;
 mod oauth_inspector;
 mod oauth_refusals;
 mod oauth_sdk;
+mod openapi;
 mod portal;
 mod portal_browser;
 mod portal_grants;

@@ -1,0 +1,169 @@
+//! An OpenAPI document read into JSON (JSON or YAML), and its local `$ref`s
+//! resolved into one schema, cycles cut, the result bounded.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde_json::{Map, Value, json};
+
+/// Largest document read (GitHub's full REST description is about 12 MB).
+const MAX_SPEC_BYTES: u64 = 64 * 1024 * 1024;
+/// Deepest nesting a resolved schema keeps; deeper is cut to `{}`.
+const MAX_DEPTH: usize = 24;
+/// Most JSON nodes one resolved schema may hold; past it, `{}`.
+const MAX_NODES: usize = 20_000;
+
+/// The document at `path`: JSON, or YAML for `.yaml`/`.yml` files.
+pub(super) fn load(path: &Path) -> anyhow::Result<Value> {
+    let size = std::fs::metadata(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
+    anyhow::ensure!(
+        size <= MAX_SPEC_BYTES,
+        "{} is larger than {MAX_SPEC_BYTES} bytes",
+        path.display()
+    );
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let yaml = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+    let document = if yaml {
+        from_yaml(&text)?
+    } else {
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?
+    };
+    let version = document
+        .get("openapi")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    anyhow::ensure!(
+        version.starts_with("3.0") || version.starts_with("3.1"),
+        "{} is not an OpenAPI 3.0 or 3.1 document (its `openapi` is {version:?})",
+        path.display()
+    );
+    Ok(document)
+}
+
+fn from_yaml(text: &str) -> anyhow::Result<Value> {
+    let mut documents = yaml_rust2::YamlLoader::load_from_str(text).context("not YAML")?;
+    anyhow::ensure!(!documents.is_empty(), "an empty YAML document");
+    Ok(yaml_value(documents.swap_remove(0)))
+}
+
+fn yaml_value(yaml: yaml_rust2::Yaml) -> Value {
+    use yaml_rust2::Yaml;
+    match yaml {
+        Yaml::Real(text) => text
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::String(text), Value::Number),
+        Yaml::Integer(n) => n.into(),
+        Yaml::String(s) => s.into(),
+        Yaml::Boolean(b) => b.into(),
+        Yaml::Array(items) => items.into_iter().map(yaml_value).collect(),
+        Yaml::Hash(hash) => {
+            let object: Map<String, Value> = hash
+                .into_iter()
+                .map(|(key, value)| {
+                    let key = match key {
+                        Yaml::String(s) => s,
+                        Yaml::Integer(n) => n.to_string(),
+                        Yaml::Boolean(b) => b.to_string(),
+                        Yaml::Real(r) => r,
+                        _ => String::new(),
+                    };
+                    (key, yaml_value(value))
+                })
+                .collect();
+            Value::Object(object)
+        }
+        Yaml::Alias(_) | Yaml::Null | Yaml::BadValue => Value::Null,
+    }
+}
+
+/// `value` with every local `$ref` (`#/components/...`) replaced by what it
+/// names. A reference back into itself is cut to `{}` with a description,
+/// and so are references deeper than `MAX_DEPTH` or past `MAX_NODES`.
+pub(super) fn resolve(value: &Value, document: &Value) -> Value {
+    let mut nodes = 0;
+    resolve_in(value, document, &mut Vec::new(), &mut nodes)
+}
+
+fn resolve_in(value: &Value, document: &Value, path: &mut Vec<String>, nodes: &mut usize) -> Value {
+    *nodes += 1;
+    if *nodes > MAX_NODES || path.len() > MAX_DEPTH {
+        return json!({"description": "(schema cut: too large)"});
+    }
+    match value {
+        Value::Object(object) => {
+            if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+                if path.iter().any(|seen| seen == reference) {
+                    let name = reference.rsplit('/').next().unwrap_or(reference);
+                    return json!({"description": format!("(recursive: another {name})")});
+                }
+                let Some(target) = lookup(document, reference) else {
+                    return json!({"description": format!("(unresolved reference {reference})")});
+                };
+                path.push(reference.to_owned());
+                let resolved = resolve_in(target, document, path, nodes);
+                path.pop();
+                return resolved;
+            }
+            let resolved = object
+                .iter()
+                .map(|(key, value)| (key.clone(), resolve_in(value, document, path, nodes)))
+                .collect();
+            Value::Object(resolved)
+        }
+        Value::Array(items) => items
+            .iter()
+            .map(|item| resolve_in(item, document, path, nodes))
+            .collect(),
+        other => other.clone(),
+    }
+}
+
+/// What a local reference (`#/a/b`, JSON Pointer escapes) names.
+fn lookup<'a>(document: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    document.pointer(pointer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_resolve_and_cycles_are_cut() {
+        let document = json!({"components": {"schemas": {
+            "Node": {"type": "object", "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}
+            }},
+            "Ref": {"$ref": "#/components/schemas/Node"}
+        }}});
+        let resolved = resolve(&json!({"$ref": "#/components/schemas/Ref"}), &document);
+        assert_eq!(resolved["properties"]["name"]["type"], "string");
+        let cut = &resolved["properties"]["children"]["items"];
+        assert!(
+            cut["description"].as_str().unwrap().contains("recursive"),
+            "{cut}"
+        );
+        let missing = resolve(&json!({"$ref": "#/components/schemas/Gone"}), &document);
+        assert!(
+            missing["description"]
+                .as_str()
+                .unwrap()
+                .contains("unresolved")
+        );
+    }
+
+    #[test]
+    fn yaml_reads_as_json() {
+        let value =
+            from_yaml("openapi: 3.1.0\npaths:\n  /a:\n    get:\n      operationId: a\n").unwrap();
+        assert_eq!(value["paths"]["/a"]["get"]["operationId"], "a");
+    }
+}
