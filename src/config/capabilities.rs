@@ -196,6 +196,8 @@ fn default_command_max_bytes() -> usize {
 pub struct SourcesConfig {
     pub docs: Vec<DocsSourceConfig>,
     pub files: Vec<FilesSourceConfig>,
+    /// `[[sources.sql]]`: databases offered as tools (`sql.rs`).
+    pub sql: Vec<super::SqlSourceConfig>,
 }
 
 /// `[[sources.docs]]`: Markdown and text indexed for `search_docs`, each

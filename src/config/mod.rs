@@ -15,6 +15,7 @@ mod paths;
 mod portal;
 mod rules;
 mod secret;
+mod sql;
 mod suggest;
 mod tasks;
 mod toolsets;
@@ -34,6 +35,7 @@ pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
 pub use load::{ConfigError, ConfigSources};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
+pub use sql::{SqlParameter, SqlSourceConfig, SqlToolConfig, SqlType, placeholders};
 pub use tasks::{TaskMode, TasksConfig};
 pub use toolsets::{Discovery, ToolsetConfig};
 pub use upstreams::{

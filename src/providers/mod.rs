@@ -11,6 +11,7 @@ pub mod docs;
 pub mod files;
 pub mod http_tool;
 pub mod prompts;
+pub mod sql;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
 
@@ -83,6 +84,10 @@ pub fn declare(
             },
         );
         tools.extend(keep(&mut problems, built));
+    }
+    for (i, source) in config.sources.sql.iter().enumerate() {
+        let built = sql::declare(i, source, &mut secrets);
+        tools.extend(keep(&mut problems, built).into_iter().flatten());
     }
     let mut docs_sources = HashMap::new();
     let mut docs_providers = Vec::new();
