@@ -8,6 +8,7 @@ mod authz;
 mod capabilities;
 mod check;
 mod credentials;
+mod decl;
 mod duration;
 mod every_error;
 mod load;
@@ -29,9 +30,10 @@ use serde::{Deserialize, Serialize};
 pub use authz::AuthorizationServerConfig;
 pub use capabilities::{
     CommandToolConfig, DocsSourceConfig, FilesSourceConfig, HttpToolConfig, PromptArgumentConfig,
-    PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
+    PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolsConfig,
 };
 pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
+pub use decl::ToolDecl;
 pub use load::{ConfigError, ConfigSources};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};

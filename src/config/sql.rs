@@ -7,7 +7,7 @@ use std::{collections::BTreeMap, time::Duration};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::{ConfigError, DatabaseUrl, TaskMode, ToolDecl};
+use super::{ConfigError, DatabaseUrl, TaskMode, decl::ToolDecl};
 
 /// One database and the tools over it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -74,7 +74,11 @@ pub struct SqlToolConfig {
     /// Parameters filled from the caller: `"user"` or `"claim:<name>"`.
     #[serde(default)]
     pub from_caller: BTreeMap<String, String>,
-    #[serde(default, with = "super::duration", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "super::duration",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cache_ttl: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMode>,
@@ -256,9 +260,6 @@ pub(super) fn check(i: usize, source: &SqlSourceConfig) -> Result<(), ConfigErro
             "max_connections and max_rows must be at least 1, max_bytes at least 1024",
         ));
     }
-    for (name, key) in source.tool_names(i) {
-        super::validate::name(&key, name)?;
-    }
     if source.statement_timeout.is_zero() {
         return Err(invalid(key, "statement_timeout must be greater than zero"));
     }
@@ -275,8 +276,8 @@ pub(super) fn check(i: usize, source: &SqlSourceConfig) -> Result<(), ConfigErro
                 ),
             ));
         }
-        if let Some((argument, _)) = (tool.from_caller.iter())
-            .find(|(a, _)| !tool.parameters.iter().any(|p| &p.name == *a))
+        if let Some((argument, _)) =
+            (tool.from_caller.iter()).find(|(a, _)| !tool.parameters.iter().any(|p| &p.name == *a))
         {
             return Err(invalid(
                 format!("{key}.from_caller.{argument}"),

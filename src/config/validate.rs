@@ -88,6 +88,9 @@ pub(super) fn capabilities(config: &Config) -> Result<(), ConfigError> {
         for (j, tool) in source.tools.iter().enumerate() {
             declared(&format!("sources.sql[{i}].tools[{j}]"), &tool.decl())?;
         }
+        for (tool, key) in source.tool_names(i) {
+            name(&key, tool)?;
+        }
         super::sql::check(i, source)?;
     }
     sources_and_prompts(config)?;

@@ -48,6 +48,7 @@ fn every_shipped_configuration_file_loads() {
         "upstreams",
         "portal",
         "credentials",
+        "sql",
     ] {
         assert!(
             examples.iter().any(|f| f.ends_with(format!("{kind}.toml"))),

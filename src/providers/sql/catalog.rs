@@ -56,7 +56,10 @@ impl Runner for GenericRunner {
             Kind::Execute => (text("sql"), Vec::new()),
             Kind::Catalog(statement, argument) => (
                 (*statement).to_owned(),
-                argument.map(|a| Param::Text(Some(text(a)))).into_iter().collect(),
+                argument
+                    .map(|a| Param::Text(Some(text(a))))
+                    .into_iter()
+                    .collect(),
             ),
         };
         let persistent = matches!(self.kind, Kind::Catalog(..));
@@ -107,16 +110,28 @@ pub(super) fn tools(
              (at most {} rows). Writes are refused by the database.",
             config.max_rows
         );
-        wanted.push((&config.execute_sql_tool, about, string("sql"), Kind::Execute));
+        wanted.push((
+            &config.execute_sql_tool,
+            about,
+            string("sql"),
+            Kind::Execute,
+        ));
     }
     if !config.list_tables_tool.is_empty() {
         let about = format!("Lists the tables and views of the `{db}` database.");
         let schema = json!({"type": "object", "additionalProperties": false});
         let query = if sqlite { SQLITE_TABLES } else { PG_TABLES };
-        wanted.push((&config.list_tables_tool, about, schema, Kind::Catalog(query, None)));
+        wanted.push((
+            &config.list_tables_tool,
+            about,
+            schema,
+            Kind::Catalog(query, None),
+        ));
     }
     if !config.describe_table_tool.is_empty() {
-        let about = format!("Lists the columns of a table of the `{db}` database: name, type, nullability, default.");
+        let about = format!(
+            "Lists the columns of a table of the `{db}` database: name, type, nullability, default."
+        );
         let query = if sqlite { SQLITE_COLUMNS } else { PG_COLUMNS };
         let kind = Kind::Catalog(query, Some("table"));
         wanted.push((&config.describe_table_tool, about, string("table"), kind));

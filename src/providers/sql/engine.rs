@@ -157,7 +157,6 @@ impl Db {
     }
 }
 
-
 /// Reads rows until a limit; the rest are left unread.
 async fn collect<R: sqlx::Row>(
     mut rows: impl futures::Stream<Item = Result<R, sqlx::Error>> + Unpin,
@@ -210,7 +209,10 @@ fn error(error: sqlx::Error, timeout: Duration) -> String {
             if e.code().as_deref() == Some("57014") {
                 return too_long(timeout);
             }
-            let code = e.code().map(|c| format!(" (SQLSTATE {c})")).unwrap_or_default();
+            let code = e
+                .code()
+                .map(|c| format!(" (SQLSTATE {c})"))
+                .unwrap_or_default();
             format!("the database refused the statement: {}{code}", e.message())
         }
         sqlx::Error::PoolTimedOut => {

@@ -39,7 +39,9 @@ impl Source {
         persistent: bool,
         cx: &CallContext,
     ) -> CallToolResult {
-        let run = self.db.run((statement, params), read_only, persistent, self.limits);
+        let run = self
+            .db
+            .run((statement, params), read_only, persistent, self.limits);
         tokio::select! {
             result = run => match result {
                 Ok(rows) => output::result(rows),

@@ -58,7 +58,12 @@ fn table(columns: &[String], rows: &[serde_json::Map<String, Value>]) -> String 
         return String::new();
     }
     let line = |cells: Vec<String>| format!("| {} |\n", cells.join(" | "));
-    let mut text = line(columns.iter().map(|c| cell(&Value::from(c.as_str()))).collect());
+    let mut text = line(
+        columns
+            .iter()
+            .map(|c| cell(&Value::from(c.as_str())))
+            .collect(),
+    );
     text.push_str(&line(columns.iter().map(|_| "---".to_owned()).collect()));
     for row in rows {
         let cells = columns

@@ -94,7 +94,13 @@ fn numeric(bytes: &[u8]) -> String {
         0xF000 => return "-Infinity".into(),
         _ => {}
     }
-    let digit = |k: i32| if k < count { word(8 + 2 * k as usize) } else { 0 };
+    let digit = |k: i32| {
+        if k < count {
+            word(8 + 2 * k as usize)
+        } else {
+            0
+        }
+    };
     let mut text = String::new();
     if sign == 0x4000 {
         text.push('-');
@@ -149,7 +155,10 @@ mod tests {
 
     fn encode(count: i16, weight: i16, sign: u16, scale: u16, digits: &[i16]) -> Vec<u8> {
         let mut out = Vec::new();
-        for w in [count, weight, sign as i16, scale as i16].iter().chain(digits) {
+        for w in [count, weight, sign as i16, scale as i16]
+            .iter()
+            .chain(digits)
+        {
             out.extend_from_slice(&w.to_be_bytes());
         }
         out
