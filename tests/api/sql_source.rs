@@ -159,10 +159,18 @@ async fn postgres_tools_bind_parameters_and_the_database_enforces_read_only() {
     .execute(&mut conn)
     .await
     .unwrap();
-    let source = with_catalog(source(&tools(&db.url, ["$1", "$2"])));
+    // Trust auth ignores the password; teamgate still scrubs it from results.
+    let url = db.url.replacen("postgres@", "postgres:pw-5e1f9a77c3@", 1);
+    let source = with_catalog(source(&tools(&url, ["$1", "$2"])));
     let app = spawn_app_with(|c| c.sources.sql = vec![source]).await;
     let (client, _) = sdk::connect(&app.url, None).await;
     common(&client, "postgres").await;
+    let leak = json!({"sql": "SELECT 'pw-5e1f9a77c3' AS p"});
+    let leak = call(&client, "execute_sql", leak).await;
+    assert!(
+        !leak.to_string().contains("pw-5e1f9a77c3"),
+        "scrubbed: {leak}"
+    );
 
     let kinds = call(
         &client,
