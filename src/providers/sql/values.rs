@@ -171,6 +171,6 @@ mod tests {
         assert_eq!(numeric(&encode(1, -1, 0x4000, 2, &[500])), "-0.05");
         assert_eq!(numeric(&encode(1, 1, 0, 0, &[7])), "70000");
         assert_eq!(numeric(&encode(0, 0, 0, 2, &[])), "0.00");
-        assert_eq!(numeric(&encode(1, -2, 0, 6, &[12])), "0.000012");
+        assert_eq!(numeric(&encode(1, -2, 0, 6, &[1200])), "0.000012");
     }
 }
