@@ -10,6 +10,8 @@ use std::{collections::BTreeMap, time::Duration};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::ToolDecl;
+
 /// Adds the fields every declared tool shares, and `decl()` to read them.
 macro_rules! declared_tool {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$fmeta:meta])* pub $field:ident: $ty:ty,)* }) => {
@@ -80,25 +82,6 @@ macro_rules! declared_tool {
             }
         }
     };
-}
-
-/// The fields every declared tool shares, whatever its kind.
-#[derive(Debug, Clone)]
-pub struct ToolDecl {
-    pub name: String,
-    pub title: Option<String>,
-    pub description: String,
-    pub input_schema: Map<String, Value>,
-    pub output_schema: Option<Map<String, Value>>,
-    pub scopes: Vec<String>,
-    pub confirm: bool,
-    pub read_only: Option<bool>,
-    pub destructive: Option<bool>,
-    pub idempotent: Option<bool>,
-    pub open_world: Option<bool>,
-    pub from_caller: BTreeMap<String, String>,
-    pub cache_ttl: Option<Duration>,
-    pub task: Option<super::TaskMode>,
 }
 
 fn empty_object_schema() -> Map<String, Value> {
@@ -201,6 +184,8 @@ pub struct SourcesConfig {
     pub docs: Vec<DocsSourceConfig>,
     pub files: Vec<FilesSourceConfig>,
     pub openapi: Vec<super::OpenApiSourceConfig>,
+    /// `[[sources.sql]]`: databases offered as tools (`sql.rs`).
+    pub sql: Vec<super::SqlSourceConfig>,
 }
 
 /// `[[sources.docs]]`: Markdown and text indexed for `search_docs`, each

@@ -8,6 +8,7 @@ mod authz;
 mod capabilities;
 mod check;
 mod credentials;
+mod decl;
 mod duration;
 mod every_error;
 mod load;
@@ -16,6 +17,7 @@ mod paths;
 mod portal;
 mod rules;
 mod secret;
+mod sql;
 mod suggest;
 mod tasks;
 mod toolsets;
@@ -29,13 +31,15 @@ use serde::{Deserialize, Serialize};
 pub use authz::AuthorizationServerConfig;
 pub use capabilities::{
     CommandToolConfig, DocsSourceConfig, FilesSourceConfig, HttpToolConfig, PromptArgumentConfig,
-    PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolDecl, ToolsConfig,
+    PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolsConfig,
 };
 pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
+pub use decl::ToolDecl;
 pub use load::{ConfigError, ConfigSources};
 pub use openapi::{OpenApiSourceConfig, OpenApiToolOverride};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
+pub use sql::{SqlParameter, SqlSourceConfig, SqlToolConfig, SqlType, placeholders};
 pub use tasks::{TaskMode, TasksConfig};
 pub use toolsets::{Discovery, ToolsetConfig};
 pub use upstreams::{

@@ -84,6 +84,15 @@ pub(super) fn capabilities(config: &Config) -> Result<(), ConfigError> {
             ));
         }
     }
+    for (i, source) in config.sources.sql.iter().enumerate() {
+        for (j, tool) in source.tools.iter().enumerate() {
+            declared(&format!("sources.sql[{i}].tools[{j}]"), &tool.decl())?;
+        }
+        for (tool, key) in source.tool_names(i) {
+            name(&key, tool)?;
+        }
+        super::sql::check(i, source)?;
+    }
     sources_and_prompts(config)?;
     unique_tool_names(config)
 }
@@ -113,7 +122,8 @@ fn unique_tool_names(config: &Config) -> Result<(), ConfigError> {
                     format!("sources.files[{i}].search_tool"),
                 ),
             ]
-        }));
+        }))
+        .chain((config.sources.sql.iter().enumerate()).flat_map(|(i, s)| s.tool_names(i)));
     for (name, key) in declared {
         if let Some(first) = seen.insert(name, key.clone()) {
             return Err(invalid(

@@ -13,6 +13,7 @@ pub mod files;
 pub mod http_tool;
 pub mod openapi;
 pub mod prompts;
+pub mod sql;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
 
@@ -110,6 +111,10 @@ pub fn declare(
             },
         );
         tools.extend(keep(&mut problems, built));
+    }
+    for (i, source) in config.sources.sql.iter().enumerate() {
+        let built = sql::declare(i, source, &mut secrets);
+        tools.extend(keep(&mut problems, built).into_iter().flatten());
     }
     let mut docs_sources = HashMap::new();
     let mut docs_providers = Vec::new();

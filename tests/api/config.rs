@@ -49,6 +49,7 @@ fn every_shipped_configuration_file_loads() {
         "portal",
         "credentials",
         "openapi",
+        "sql",
     ] {
         assert!(
             examples.iter().any(|f| f.ends_with(format!("{kind}.toml"))),

@@ -105,7 +105,8 @@ const MAY_ONLY: &[(&str, &[&str])] = &[("protocol", &["config"]), ("config", &[]
 /// Dependencies only some modules may use: (crate, the modules that may).
 const ONLY: &[(&str, &[&str])] = &[
     ("rmcp", &["mcp", "protocol", "upstream"]),
-    ("sqlx", &["store"]),
+    // The store for teamgate's own data; providers/sql/ for the team's databases.
+    ("sqlx", &["store", "providers"]),
     ("openidconnect", &["portal"]),
     ("maud", &["portal"]),
 ];
