@@ -14,7 +14,8 @@ pub struct OpenApiSourceConfig {
     /// Source name; the tools' default prefix is `<name>_`.
     pub name: String,
     /// The document: a JSON or YAML file, relative to the configuration
-    /// file naming it; read again on every reload.
+    /// file naming it, or an http(s) URL under `tools.http_allowlist`;
+    /// read again on every reload.
     pub spec: String,
     /// Where the operations are called; unset, the document's first
     /// `servers` entry. Either joins the HTTP allowlist for these tools.

@@ -81,7 +81,8 @@ pub fn declare(
     }
     for (i, source) in config.sources.openapi.iter().enumerate() {
         let at = format!("sources.openapi[{i}]");
-        let found = openapi::tools(source).with_context(|| format!("{at} ({})", source.spec));
+        let found = openapi::tools(source, &config.tools.http_allowlist)
+            .with_context(|| format!("{at} ({})", source.spec));
         let Some((generated, base)) = keep(&mut problems, found) else {
             continue;
         };

@@ -64,19 +64,29 @@ async fn a_services_own_document_becomes_tools_that_call_it() {
     std::fs::write(dir.path().join("tracker.json"), document).unwrap();
     let config = dir.path().join("teamgate.toml");
     // `spec` is relative to this file; `base_url` is the document's server.
+    // The second source reads the document from the service itself.
+    let base = &service.base;
     std::fs::write(
         &config,
-        r#"
+        format!(
+            r#"
+[tools]
+http_allowlist = ["{base}/openapi.json"]
+[[sources.openapi]]
+name = "live"
+spec = "{base}/openapi.json"
+include = ["get_issue"]
 [[sources.openapi]]
 name = "tracker"
 spec = "tracker.json"
 include = ["tag:issues", "whoami"]
 exclude = ["delete_issue"]
-headers = { Authorization = "Bearer ${TEAMGATE_TEST_TRACKER_TOKEN}" }
+headers = {{ Authorization = "Bearer ${{TEAMGATE_TEST_TRACKER_TOKEN}}" }}
 [sources.openapi.tools.create_issue]
 confirm = false
 description = "Opens an issue in the team's tracker"
-"#,
+"#
+        ),
     )
     .unwrap();
     let secret = "tracker-secret-5c1e9a7f3b";
@@ -90,6 +100,11 @@ description = "Opens an issue in the team's tracker"
         assert!(tool(&format!("tracker_{name}")).is_some(), "{name} offered");
     }
     assert!(tool("tracker_delete_issue").is_none(), "excluded");
+    assert!(
+        tool("live_get_issue").is_some(),
+        "the document fetched from its URL"
+    );
+    assert!(tool("live_list_issues").is_none(), "not included");
     let get = serde_json::to_value(tool("tracker_get_issue").unwrap()).unwrap();
     assert_eq!(get["inputSchema"]["required"], json!(["issue_id"]));
     assert_eq!(get["annotations"]["readOnlyHint"], true);
@@ -118,6 +133,18 @@ description = "Opens an issue in the team's tracker"
     assert_eq!(created["structuredContent"]["id"], 3, "{created}");
     let three = call(&client, "tracker_get_issue", json!({"issue_id": 3})).await;
     assert_eq!(three["structuredContent"]["title"], "Export to CSV");
+    let live = call(&client, "live_get_issue", json!({"issue_id": 1})).await;
+    assert_eq!(live["structuredContent"]["state"], "open", "{live}");
+    // A document URL outside the allowlist is refused before any fetch.
+    let outside: OpenApiSourceConfig = serde_json::from_value(json!({
+        "name": "outside", "spec": format!("{base}/openapi.json"),
+    }))
+    .unwrap();
+    let refused = teamgate::providers::openapi::tools(&outside, &[]).unwrap_err();
+    assert!(
+        refused.to_string().contains("http_allowlist"),
+        "{refused:#}"
+    );
     // The service's error is the tool's error.
     let missing = call(&client, "tracker_get_issue", json!({"issue_id": 99})).await;
     assert_eq!(missing["isError"], true, "{missing}");
@@ -147,7 +174,7 @@ fn githubs_rest_description_loads_with_a_filter() {
     }))
     .unwrap();
     let started = Instant::now();
-    let (tools, base) = teamgate::providers::openapi::tools(&source).unwrap();
+    let (tools, base) = teamgate::providers::openapi::tools(&source, &[]).unwrap();
     let took = started.elapsed();
     assert_eq!(base, "https://api.github.com");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -188,7 +215,8 @@ fn the_shipped_example_reads_yaml_renames_arguments_and_cuts_recursion() {
     let config = teamgate::config::ConfigSources::files_only(vec![file])
         .load()
         .unwrap();
-    let (tools, base) = teamgate::providers::openapi::tools(&config.sources.openapi[0]).unwrap();
+    let (tools, base) =
+        teamgate::providers::openapi::tools(&config.sources.openapi[0], &[]).unwrap();
     assert_eq!(base, "https://tracker.example.com/api");
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     names.sort();

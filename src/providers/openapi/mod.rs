@@ -12,12 +12,24 @@ use anyhow::Context;
 use globset::{Glob, GlobMatcher};
 use serde_json::Value;
 
-use crate::config::{HttpToolConfig, OpenApiSourceConfig};
+use crate::config::{HttpToolConfig, OpenApiSourceConfig, url_allowed};
 
 /// The tools of `source`, and the base URL they call (which joins the
-/// HTTP allowlist for them).
-pub fn tools(source: &OpenApiSourceConfig) -> anyhow::Result<(Vec<HttpToolConfig>, String)> {
-    let document = spec::load(Path::new(&source.spec))?;
+/// HTTP allowlist for them). A `spec` URL must be under `allowlist`.
+pub fn tools(
+    source: &OpenApiSourceConfig,
+    allowlist: &[String],
+) -> anyhow::Result<(Vec<HttpToolConfig>, String)> {
+    let is_url = source.spec.starts_with("https://") || source.spec.starts_with("http://");
+    let document = if is_url {
+        anyhow::ensure!(
+            url_allowed(&source.spec, allowlist),
+            "the document's URL is under none of tools.http_allowlist"
+        );
+        spec::fetch(&source.spec, source.timeout)?
+    } else {
+        spec::load(Path::new(&source.spec))?
+    };
     let base = match &source.base_url {
         Some(base) => base.clone(),
         None => first_server(&document).context(

@@ -1,10 +1,12 @@
 //! An OpenAPI document read into JSON (JSON or YAML), and its local `$ref`s
 //! resolved into one schema, cycles cut, the result bounded.
 
-use std::path::Path;
+use std::{path::Path, time::Duration};
 
 use anyhow::Context;
 use serde_json::{Map, Value, json};
+
+use crate::body::read_response;
 
 /// Largest document read (GitHub's full REST description is about 12 MB).
 const MAX_SPEC_BYTES: u64 = 64 * 1024 * 1024;
@@ -25,13 +27,42 @@ pub(super) fn load(path: &Path) -> anyhow::Result<Value> {
     );
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let yaml = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
-    let document = if yaml {
-        from_yaml(&text)?
+    parse(&text, &path.display().to_string())
+}
+
+/// The document at `url`, fetched within `timeout` (no redirects, at most
+/// `MAX_SPEC_BYTES`). Configurations are built outside any request, so the
+/// fetch runs on a thread of its own and the caller waits for it.
+pub(super) fn fetch(url: &str, timeout: Duration) -> anyhow::Result<Value> {
+    let owned = url.to_owned();
+    let text = std::thread::scope(|scope| {
+        scope
+            .spawn(move || -> anyhow::Result<String> {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                runtime.block_on(async {
+                    let client = crate::providers::http_tool::client()?;
+                    let response = client.get(&owned).timeout(timeout).send().await?;
+                    let status = response.status();
+                    anyhow::ensure!(status.is_success(), "it answered {status}");
+                    let body = read_response(response, MAX_SPEC_BYTES as usize).await?;
+                    Ok(String::from_utf8_lossy(&body).into_owned())
+                })
+            })
+            .join()
+            .map_err(|_| anyhow::anyhow!("the fetch panicked"))?
+    })
+    .with_context(|| format!("fetching {url}"))?;
+    parse(&text, url)
+}
+
+/// `text` as an OpenAPI 3.0 or 3.1 document: JSON, else YAML.
+fn parse(text: &str, from: &str) -> anyhow::Result<Value> {
+    let document = if text.trim_start().starts_with('{') {
+        serde_json::from_str(text).with_context(|| format!("{from} is not JSON"))?
     } else {
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?
+        from_yaml(text).with_context(|| format!("{from} is neither JSON nor YAML"))?
     };
     let version = document
         .get("openapi")
@@ -39,8 +70,7 @@ pub(super) fn load(path: &Path) -> anyhow::Result<Value> {
         .unwrap_or_default();
     anyhow::ensure!(
         version.starts_with("3.0") || version.starts_with("3.1"),
-        "{} is not an OpenAPI 3.0 or 3.1 document (its `openapi` is {version:?})",
-        path.display()
+        "{from} is not an OpenAPI 3.0 or 3.1 document (its `openapi` is {version:?})"
     );
     Ok(document)
 }
