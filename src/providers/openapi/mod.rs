@@ -10,7 +10,6 @@ use std::{collections::BTreeSet, path::Path};
 
 use anyhow::Context;
 use globset::{Glob, GlobMatcher};
-use serde_json::Value;
 
 use crate::config::{HttpToolConfig, OpenApiSourceConfig, url_allowed};
 
@@ -21,7 +20,7 @@ pub fn tools(
     allowlist: &[String],
 ) -> anyhow::Result<(Vec<HttpToolConfig>, String)> {
     let is_url = source.spec.starts_with("https://") || source.spec.starts_with("http://");
-    let document = if is_url {
+    let text = if is_url {
         anyhow::ensure!(
             url_allowed(&source.spec, allowlist),
             "the document's URL is under none of tools.http_allowlist"
@@ -30,6 +29,7 @@ pub fn tools(
     } else {
         spec::load(Path::new(&source.spec))?
     };
+    let document = spec::Index::new(&text, &source.spec)?;
     let base = match &source.base_url {
         Some(base) => base.clone(),
         None => first_server(&document).context(
@@ -68,8 +68,8 @@ pub fn tools(
 }
 
 /// The document's first `servers` URL, if it is absolute.
-fn first_server(document: &Value) -> Option<String> {
-    let url = document.pointer("/servers/0/url")?.as_str()?;
+fn first_server(document: &spec::Index) -> Option<String> {
+    let url = document.servers.pointer("/0/url")?.as_str()?;
     (url.starts_with("https://") || url.starts_with("http://")).then(|| url.to_owned())
 }
 

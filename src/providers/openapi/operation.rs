@@ -2,11 +2,12 @@
 //! schema (path and query parameters, the JSON body), annotations by HTTP
 //! method, and output schema from its JSON success response.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde_json::{Map, Value, json, value::RawValue};
 
-use super::spec::resolve;
+use super::spec::{Index, resolve};
 use crate::config::{HttpToolConfig, OpenApiSourceConfig, OpenApiToolOverride};
 
 const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
@@ -19,38 +20,44 @@ pub(super) struct Found<'a> {
     pub(super) path: String,
     pub(super) method: &'static str,
     pub(super) tags: Vec<String>,
-    operation: &'a Value,
+    operation: &'a RawValue,
     /// The path item's parameters, which its operations share.
-    shared: Option<&'a Value>,
+    shared: Option<&'a RawValue>,
 }
 
-/// Every operation of `document`, in document order.
-pub(super) fn all(document: &Value) -> Vec<Found<'_>> {
-    let Some(paths) = document.get("paths").and_then(Value::as_object) else {
-        return Vec::new();
-    };
+/// What filtering reads of an operation before it is parsed whole.
+#[derive(Deserialize)]
+struct Light {
+    #[serde(default, rename = "operationId")]
+    id: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+/// Every operation of `document`, by path.
+pub(super) fn all<'a>(document: &Index<'a>) -> Vec<Found<'a>> {
     let mut found = Vec::new();
-    for (path, item) in paths {
+    for (path, item) in &document.paths {
+        let Ok(item) = serde_json::from_str::<HashMap<String, &RawValue>>(item.get()) else {
+            continue;
+        };
         for method in METHODS {
-            let Some(operation) = item.get(method).filter(|o| o.is_object()) else {
+            let Some(operation) = item.get(method).copied() else {
                 continue;
             };
-            let id = match operation.get("operationId").and_then(Value::as_str) {
-                Some(id) => id.to_owned(),
-                None => format!("{method}{}", path.replace(['/', '{', '}'], "_")),
+            let Ok(light) = serde_json::from_str::<Light>(operation.get()) else {
+                continue;
             };
-            let tags = (operation.get("tags").and_then(Value::as_array))
-                .map(|tags| tags.iter().filter_map(Value::as_str).map(str::to_owned))
-                .into_iter()
-                .flatten()
-                .collect();
+            let id = light
+                .id
+                .unwrap_or_else(|| format!("{method}{}", path.replace(['/', '{', '}'], "_")));
             found.push(Found {
                 id,
                 path: path.clone(),
                 method,
-                tags,
+                tags: light.tags,
                 operation,
-                shared: item.get("parameters"),
+                shared: item.get("parameters").copied(),
             });
         }
     }
@@ -77,16 +84,21 @@ fn argument(name: &str) -> String {
 /// The HTTP tool for `found`, calling `base`, named `name`.
 pub(super) fn tool(
     found: &Found,
-    document: &Value,
+    document: &Index,
     (source, base, name): (&OpenApiSourceConfig, &str, String),
     overrides: OpenApiToolOverride,
 ) -> HttpToolConfig {
-    let operation = found.operation;
+    let parse = |raw: Option<&RawValue>| -> Value {
+        raw.and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or(Value::Null)
+    };
+    let operation = &parse(Some(found.operation));
+    let shared = parse(found.shared);
     let mut properties = Map::new();
     let mut required = Vec::new();
     let mut query = BTreeMap::new();
     let mut path = found.path.clone();
-    let parameters = (found.shared.and_then(Value::as_array).into_iter().flatten()).chain(
+    let parameters = (shared.as_array().into_iter().flatten()).chain(
         operation
             .get("parameters")
             .and_then(Value::as_array)
@@ -198,7 +210,7 @@ fn description(operation: &Value, found: &Found) -> String {
 
 /// The JSON schema of the first 2xx response, when it is an object (MCP's
 /// `structuredContent` is one); else none, and the result is text.
-fn success_schema(operation: &Value, document: &Value) -> Option<Map<String, Value>> {
+fn success_schema(operation: &Value, document: &Index) -> Option<Map<String, Value>> {
     let responses = operation.get("responses")?.as_object()?;
     let (_, response) = responses
         .iter()

@@ -1,10 +1,17 @@
 //! An OpenAPI document read into JSON (JSON or YAML), and its local `$ref`s
 //! resolved into one schema, cycles cut, the result bounded.
 
-use std::{path::Path, time::Duration};
+use std::{
+    cell::RefCell,
+    collections::{BTreeMap, HashMap},
+    path::Path,
+    rc::Rc,
+    time::Duration,
+};
 
 use anyhow::Context;
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde_json::{Map, Value, json, value::RawValue};
 
 use crate::body::read_response;
 
@@ -15,8 +22,8 @@ const MAX_DEPTH: usize = 24;
 /// Most JSON nodes one resolved schema may hold; past it, `{}`.
 const MAX_NODES: usize = 20_000;
 
-/// The document at `path`: JSON, or YAML for `.yaml`/`.yml` files.
-pub(super) fn load(path: &Path) -> anyhow::Result<Value> {
+/// The document at `path` as JSON text (a YAML document converted).
+pub(super) fn load(path: &Path) -> anyhow::Result<String> {
     let size = std::fs::metadata(path)
         .with_context(|| format!("reading {}", path.display()))?
         .len();
@@ -27,13 +34,14 @@ pub(super) fn load(path: &Path) -> anyhow::Result<Value> {
     );
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    parse(&text, &path.display().to_string())
+    json_text(text, &path.display().to_string())
 }
 
-/// The document at `url`, fetched within `timeout` (no redirects, at most
-/// `MAX_SPEC_BYTES`). Configurations are built outside any request, so the
-/// fetch runs on a thread of its own and the caller waits for it.
-pub(super) fn fetch(url: &str, timeout: Duration) -> anyhow::Result<Value> {
+/// The document at `url` as JSON text, fetched within `timeout` (no
+/// redirects, at most `MAX_SPEC_BYTES`). Configurations are built outside
+/// any request, so the fetch runs on a thread of its own and the caller
+/// waits for it.
+pub(super) fn fetch(url: &str, timeout: Duration) -> anyhow::Result<String> {
     let owned = url.to_owned();
     let text = std::thread::scope(|scope| {
         scope
@@ -54,25 +62,91 @@ pub(super) fn fetch(url: &str, timeout: Duration) -> anyhow::Result<Value> {
             .map_err(|_| anyhow::anyhow!("the fetch panicked"))?
     })
     .with_context(|| format!("fetching {url}"))?;
-    parse(&text, url)
+    json_text(text, url)
 }
 
-/// `text` as an OpenAPI 3.0 or 3.1 document: JSON, else YAML.
-fn parse(text: &str, from: &str) -> anyhow::Result<Value> {
-    let document = if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).with_context(|| format!("{from} is not JSON"))?
-    } else {
-        from_yaml(text).with_context(|| format!("{from} is neither JSON nor YAML"))?
-    };
-    let version = document
-        .get("openapi")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    anyhow::ensure!(
-        version.starts_with("3.0") || version.starts_with("3.1"),
-        "{from} is not an OpenAPI 3.0 or 3.1 document (its `openapi` is {version:?})"
-    );
-    Ok(document)
+/// `text` as JSON text: JSON as it is, YAML converted.
+fn json_text(text: String, from: &str) -> anyhow::Result<String> {
+    if text.trim_start().starts_with('{') {
+        return Ok(text);
+    }
+    let value = from_yaml(&text).with_context(|| format!("{from} is neither JSON nor YAML"))?;
+    Ok(value.to_string())
+}
+
+/// What the tools are made from, read from the document's text without
+/// building its whole tree: a large document (GitHub's is 12 MB) costs its
+/// text plus the operations and schemas a source selects.
+pub(super) struct Index<'a> {
+    /// The document's `servers`.
+    pub(super) servers: Value,
+    /// Each path's item, unparsed.
+    pub(super) paths: BTreeMap<String, &'a RawValue>,
+    /// `components`, by section and name, unparsed.
+    components: HashMap<String, HashMap<String, &'a RawValue>>,
+    /// Components parsed so far, by reference.
+    parsed: RefCell<HashMap<String, Rc<Value>>>,
+}
+
+#[derive(Deserialize)]
+struct Top<'a> {
+    #[serde(default)]
+    openapi: Value,
+    #[serde(default)]
+    servers: Value,
+    #[serde(borrow, default)]
+    paths: BTreeMap<String, &'a RawValue>,
+    #[serde(borrow, default)]
+    components: HashMap<String, HashMap<String, &'a RawValue>>,
+}
+
+impl<'a> Index<'a> {
+    /// The index of the OpenAPI 3.0 or 3.1 document in `text`.
+    pub(super) fn new(text: &'a str, from: &str) -> anyhow::Result<Self> {
+        let top: Top = serde_json::from_str(text)
+            .with_context(|| format!("{from} is not an OpenAPI document"))?;
+        let version = top.openapi.as_str().unwrap_or_default();
+        anyhow::ensure!(
+            version.starts_with("3.0") || version.starts_with("3.1"),
+            "{from} is not an OpenAPI 3.0 or 3.1 document (its `openapi` is {})",
+            top.openapi
+        );
+        Ok(Self {
+            servers: top.servers,
+            paths: top.paths,
+            components: top.components,
+            parsed: RefCell::default(),
+        })
+    }
+
+    /// What a local reference (`#/components/schemas/Name`, JSON Pointer
+    /// escapes, deeper segments allowed) names.
+    fn lookup(&self, reference: &str) -> Option<Rc<Value>> {
+        let rest = reference.strip_prefix("#/components/")?;
+        let mut segments = rest.split('/');
+        let (section, name) = (segments.next()?, unescape(segments.next()?));
+        let key = format!("{section}/{name}");
+        let cached = self.parsed.borrow().get(&key).cloned();
+        let component = match cached {
+            Some(component) => component,
+            None => {
+                let raw = self.components.get(section)?.get(&name)?;
+                let component = Rc::new(serde_json::from_str(raw.get()).ok()?);
+                self.parsed.borrow_mut().insert(key, Rc::clone(&component));
+                component
+            }
+        };
+        let deeper: Vec<&str> = segments.collect();
+        if deeper.is_empty() {
+            return Some(component);
+        }
+        let pointer = format!("/{}", deeper.join("/"));
+        component.pointer(&pointer).cloned().map(Rc::new)
+    }
+}
+
+fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
 }
 
 fn from_yaml(text: &str) -> anyhow::Result<Value> {
@@ -116,12 +190,12 @@ fn yaml_value(yaml: yaml_rust2::Yaml) -> Value {
 /// `value` with every local `$ref` (`#/components/...`) replaced by what it
 /// names. A reference back into itself is cut to `{}` with a description,
 /// and so are references deeper than `MAX_DEPTH` or past `MAX_NODES`.
-pub(super) fn resolve(value: &Value, document: &Value) -> Value {
+pub(super) fn resolve(value: &Value, document: &Index) -> Value {
     let mut nodes = 0;
     resolve_in(value, document, &mut Vec::new(), &mut nodes)
 }
 
-fn resolve_in(value: &Value, document: &Value, path: &mut Vec<String>, nodes: &mut usize) -> Value {
+fn resolve_in(value: &Value, document: &Index, path: &mut Vec<String>, nodes: &mut usize) -> Value {
     *nodes += 1;
     if *nodes > MAX_NODES || path.len() > MAX_DEPTH {
         return json!({"description": "(schema cut: too large)"});
@@ -133,11 +207,11 @@ fn resolve_in(value: &Value, document: &Value, path: &mut Vec<String>, nodes: &m
                     let name = reference.rsplit('/').next().unwrap_or(reference);
                     return json!({"description": format!("(recursive: another {name})")});
                 }
-                let Some(target) = lookup(document, reference) else {
+                let Some(target) = document.lookup(reference) else {
                     return json!({"description": format!("(unresolved reference {reference})")});
                 };
                 path.push(reference.to_owned());
-                let resolved = resolve_in(target, document, path, nodes);
+                let resolved = resolve_in(&target, document, path, nodes);
                 path.pop();
                 return resolved;
             }
@@ -155,25 +229,21 @@ fn resolve_in(value: &Value, document: &Value, path: &mut Vec<String>, nodes: &m
     }
 }
 
-/// What a local reference (`#/a/b`, JSON Pointer escapes) names.
-fn lookup<'a>(document: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    document.pointer(pointer)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn references_resolve_and_cycles_are_cut() {
-        let document = json!({"components": {"schemas": {
+        let text = json!({"openapi": "3.1.0", "components": {"schemas": {
             "Node": {"type": "object", "properties": {
                 "name": {"type": "string"},
                 "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}
             }},
             "Ref": {"$ref": "#/components/schemas/Node"}
-        }}});
+        }}})
+        .to_string();
+        let document = Index::new(&text, "test").unwrap();
         let resolved = resolve(&json!({"$ref": "#/components/schemas/Ref"}), &document);
         assert_eq!(resolved["properties"]["name"]["type"], "string");
         let cut = &resolved["properties"]["children"]["items"];
