@@ -11,6 +11,7 @@ pub mod audit;
 pub mod auth;
 pub mod cli;
 pub mod cli_admin;
+pub mod cli_check;
 pub mod cli_table;
 pub mod cli_upstreams;
 pub mod config;

@@ -9,6 +9,7 @@ mod capabilities;
 mod check;
 mod credentials;
 mod duration;
+mod environment;
 mod every_error;
 mod load;
 mod paths;

@@ -22,6 +22,7 @@ impl Config {
         }
         self.tasks.validate()?;
         self.validate_credentials()?;
+        super::environment::validate(self)?;
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",
