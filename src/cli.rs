@@ -111,12 +111,22 @@ impl ConfigArgs {
     }
 
     fn load(&self, listen: Option<SocketAddr>) -> anyhow::Result<Config> {
-        let sources = self.sources();
-        let config = sources.load_with(|figment| match listen {
+        Ok(self.read(listen)?)
+    }
+
+    fn read(&self, listen: Option<SocketAddr>) -> Result<Config, crate::config::ConfigError> {
+        self.sources().load_with(|figment| match listen {
             Some(addr) => figment.merge(Serialized::default("server.listen", addr.to_string())),
             None => figment,
-        })?;
-        Ok(config)
+        })
+    }
+
+    /// The configuration `serve` and `stdio` run, or every problem that
+    /// stops them, listed in one round (`cli_check`).
+    fn load_to_serve(&self, listen: Option<SocketAddr>) -> anyhow::Result<Config> {
+        let read = crate::cli_check::read(self.read(listen))?;
+        read.refuse()?;
+        Ok(read.config)
     }
 }
 
@@ -148,8 +158,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     match command {
-        Command::Serve { config, listen } => serve(config.load(listen)?, config.sources()).await,
-        Command::Stdio { config } => stdio(config.load(None)?, config.sources()).await,
+        Command::Serve { config, listen } => {
+            serve(config.load_to_serve(listen)?, config.sources()).await
+        }
+        Command::Stdio { config } => stdio(config.load_to_serve(None)?, config.sources()).await,
         Command::Migrate { config } => {
             let config = config.load(None)?;
             let store = Store::connect(config.store.url.expose(), Arc::new(SystemClock)).await?;
@@ -172,53 +184,29 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             cli_upstreams::upstreams(command, loaded).await
         }
-        Command::CheckConfig { config } => check_config(&config.load(None)?),
+        Command::CheckConfig { config } => check_config(&config),
     }
 }
 
-/// Everything `serve` would refuse, without binding, connecting or
-/// watching: the store rule, every provider built (secrets read, docs
-/// indexed, roots opened, templates checked) and what must exist on disk.
-/// Prints the effective configuration, then each problem with its key.
-fn check_config(config: &Config) -> anyhow::Result<()> {
-    print!(
-        "{}",
-        toml::to_string_pretty(config).context("printing configuration")?
-    );
-    let mut problems: Vec<String> = config.state_keys_problem().into_iter().collect();
-    problems.extend(config.credential_keys_problem());
-    problems.extend(config.oauth_upstreams_problem());
-    problems.extend(config.missing_on_disk());
-    problems.extend(config.unset_environment());
-    if let Err(error) = crate::app::edge_config(config) {
-        problems.push(format!("{error:#}"));
+/// Everything `serve` would refuse, in one round, without binding,
+/// connecting or watching (`cli_check`), and what must exist on disk.
+/// Prints the effective configuration when it loads, then each problem
+/// with its key.
+fn check_config(args: &ConfigArgs) -> anyhow::Result<()> {
+    let mut read = crate::cli_check::read(args.read(None))?;
+    if read.whole {
+        print!(
+            "{}",
+            toml::to_string_pretty(&read.config).context("printing configuration")?
+        );
     }
-    // Each docs source is indexed once here, in memory: a watcher would
-    // outlive the check, and a running server may be writing its index_dir.
-    let mut built = config.clone();
-    for docs in &mut built.sources.docs {
-        docs.watch = false;
-        docs.index_dir = None;
-    }
-    if let Err(error) =
-        crate::app::build_registry(&built, &crate::registry::ChangeBus::default(), None)
-    {
-        problems.push(format!("{error:#}"));
-    }
-    for hint in config.hints() {
+    read.build();
+    for hint in read.config.hints() {
         eprintln!("hint: {hint}");
     }
-    if problems.is_empty() {
-        eprintln!("configuration is valid");
-        return Ok(());
-    }
-    for problem in &problems {
-        eprintln!("problem: {problem}");
-    }
-    anyhow::bail!(
-        "the configuration has {} problem(s), listed above",
-        problems.len()
-    )
+    read.refuse()?;
+    eprintln!("configuration is valid");
+    Ok(())
 }
 
 async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {

@@ -12,6 +12,7 @@ pub mod auth;
 pub mod body;
 pub mod cli;
 pub mod cli_admin;
+pub mod cli_check;
 pub mod cli_table;
 pub mod cli_upstreams;
 pub mod config;

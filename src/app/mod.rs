@@ -12,6 +12,7 @@ mod router;
 use background::{purge_loop, sessions_gauge};
 
 pub(crate) use registry::build_registry;
+pub use reload::Reloader;
 pub use router::edge_config;
 use router::{own_issuer, rate_limits};
 
@@ -184,7 +185,9 @@ impl App {
     /// Rebuilds every provider from `config` and swaps the registry whole;
     /// clients hear `list_changed` for what changed. A configuration that
     /// does not build is refused and the current registry keeps serving.
-    /// Only capabilities reload: listener, limits and the like need a restart.
+    /// Only capabilities and upstreams reload: the listener, the store,
+    /// sign-in, the portal and the like need a restart, which the reload's
+    /// line says when they changed (`reload::restart_needed`).
     pub fn reload(&self, config: &Config) -> anyhow::Result<()> {
         self.reloader().reload(config).map(drop)
     }
@@ -195,6 +198,7 @@ impl App {
         Reloader {
             shared: self.shared.clone(),
             upstreams: Some(self.upstreams.clone()),
+            started: Arc::new(self.config.clone()),
         }
     }
 
@@ -330,23 +334,6 @@ fn tool_quota(limits: &RateLimits) -> ToolQuota {
     Arc::new(move |user, tool| limits.check_tool(user, tool))
 }
 
-/// Swaps in capabilities built from a new configuration (see `App::reload`).
-#[derive(Clone)]
-pub struct Reloader {
-    shared: Arc<Shared>,
-    upstreams: Option<Arc<Upstreams>>,
-}
-
-impl Reloader {
-    /// Returns a one-line summary of what was added and removed.
-    pub fn reload(&self, config: &Config) -> anyhow::Result<String> {
-        let registry = build_registry(config, &self.shared.bus, self.upstreams.as_deref())?;
-        let summary = reload::summary(&self.shared.registry(), &registry);
-        self.shared.replace_registry(registry);
-        Ok(summary)
-    }
-}
-
 /// The keys sealing MRTR `requestState`. Replicas must share them, so on
 /// PostgreSQL they must be configured; a lone SQLite instance may generate
 /// one and keep it in its database.
@@ -390,6 +377,7 @@ pub fn stdio_handler(config: &Config) -> anyhow::Result<(McpHandler, Reloader)> 
     let reloader = Reloader {
         shared: shared.clone(),
         upstreams: Some(upstreams),
+        started: Arc::new(config.clone()),
     };
     Ok((McpHandler::new(shared), reloader))
 }

@@ -1,18 +1,125 @@
 //! Hot reload triggers: SIGHUP, and a change of any configuration file.
 //! Each trigger loads the configuration again and asks the app to swap its
 //! capabilities; a configuration that does not load or build is refused
-//! with a logged reason and the running one keeps serving.
+//! with a logged reason and the running one keeps serving. The reload's one
+//! line says what changed and which changed settings wait for a restart.
 
 use std::{
     collections::BTreeSet,
     path::{Path, PathBuf},
+    sync::Arc,
 };
 
 use anyhow::Context;
 use notify::RecursiveMode;
+use serde_json::{Value, json};
 
-use super::Reloader;
-use crate::{config::ConfigSources, registry::Registry};
+use super::build_registry;
+use crate::{
+    config::{Config, ConfigSources, Secret},
+    mcp::Shared,
+    registry::Registry,
+    upstream::Upstreams,
+};
+
+/// Swaps in capabilities built from a new configuration (see `App::reload`).
+#[derive(Clone)]
+pub struct Reloader {
+    pub(super) shared: Arc<Shared>,
+    pub(super) upstreams: Option<Arc<Upstreams>>,
+    /// The configuration the server started with: what only a restart
+    /// applies is compared with it, so a reload never pretends to apply it.
+    pub(super) started: Arc<Config>,
+}
+
+impl Reloader {
+    /// Returns the reload's line: what was added and removed (upstreams
+    /// included), then the settings that changed but wait for a restart.
+    pub fn reload(&self, config: &Config) -> anyhow::Result<String> {
+        let running = (self.upstreams.iter().flat_map(|u| u.states())).map(|u| u.name);
+        let before: BTreeSet<String> = running.collect();
+        let registry = build_registry(config, &self.shared.bus, self.upstreams.as_deref())?;
+        let mut line = summary(&self.shared.registry(), &registry);
+        self.shared.replace_registry(registry);
+        let after: BTreeSet<String> = config.upstreams.iter().map(|u| u.name.clone()).collect();
+        let added = after.difference(&before).map(|n| format!("+{n}"));
+        let removed = before.difference(&after).map(|n| format!("-{n}"));
+        let upstreams: Vec<String> = added.chain(removed).collect();
+        if !upstreams.is_empty() {
+            line = format!("upstreams {}; {line}", upstreams.join(" "));
+        }
+        let waiting = restart_needed(&self.started, config);
+        if !waiting.is_empty() {
+            line.push_str(&format!(
+                "; {} settings changed: {RESTART}",
+                waiting.join(", ")
+            ));
+        }
+        Ok(line)
+    }
+}
+
+/// Ends a reload line whose settings changed but are not applied.
+const RESTART: &str = "restart to apply";
+
+/// The tables wired once at start, which a reload does not swap: the
+/// listener, the store, sign-in, the portal and its authorization server,
+/// limits, logs and telemetry, the audit writer, tasks, reload itself.
+const AT_START: [&str; 12] = [
+    "server",
+    "store",
+    "auth",
+    "portal",
+    "authorization_server",
+    "limits",
+    "rate_limit",
+    "log",
+    "telemetry",
+    "audit",
+    "tasks",
+    "reload",
+];
+
+/// The tables (and `mcp`, `credentials.keys`) whose settings in `new`
+/// differ from those the server started with, which only a restart applies.
+pub fn restart_needed(started: &Config, new: &Config) -> Vec<String> {
+    let (before, after) = (at_start(started), at_start(new));
+    let mut changed: Vec<String> = Vec::new();
+    for ((table, old), (_, new)) in before.into_iter().zip(after) {
+        if old != new && !changed.contains(&table) {
+            changed.push(table);
+        }
+    }
+    changed
+}
+
+/// Each setting only a restart applies, by its table; secrets by value,
+/// as they print masked (the values are compared, never logged).
+fn at_start(config: &Config) -> Vec<(String, Value)> {
+    let whole = serde_json::to_value(config).unwrap_or_default();
+    let table = |name: &str| whole.get(name).cloned().unwrap_or_default();
+    let mut tables: Vec<(String, Value)> = (AT_START.iter())
+        .map(|name| (name.to_string(), table(name)))
+        .collect();
+    // An endpoint's discovery and `always` are the registry's: they reload.
+    let mut mcp = table("mcp");
+    if let Some(mcp) = mcp.as_object_mut() {
+        mcp.remove("discovery");
+        mcp.remove("always");
+    }
+    tables.push(("mcp".into(), mcp));
+    let values = |secrets: &[Secret]| json!(secrets.iter().map(Secret::expose).collect::<Vec<_>>());
+    tables.push(("mcp".into(), values(&config.mcp.request_state_keys)));
+    tables.push(("credentials.keys".into(), values(&config.credentials.keys)));
+    let portal = config.portal.as_ref().map(|p| p.client_secret.expose());
+    tables.push(("portal".into(), json!(portal)));
+    tables.push((
+        "telemetry".into(),
+        json!(config.telemetry.metrics.token.expose()),
+    ));
+    tables.push(("store".into(), json!(config.store.url.expose())));
+    tables
+}
 
 /// Loads `sources` and reloads; logs and returns the outcome. Blocking:
 /// reading files and indexing docs happen here.
@@ -22,6 +129,9 @@ pub fn reload_now(reloader: &Reloader, sources: &ConfigSources) -> anyhow::Resul
         .map_err(anyhow::Error::from)
         .and_then(|config| reloader.reload(&config));
     match &outcome {
+        Ok(changes) if changes.ends_with(RESTART) => {
+            tracing::warn!(%changes, "configuration reloaded in part: {changes}");
+        }
         Ok(changes) => tracing::info!(%changes, "configuration reloaded: {changes}"),
         Err(error) => {
             tracing::error!(reason = %format!("{error:#}"), "configuration reload refused; the previous configuration keeps serving");
@@ -32,7 +142,7 @@ pub fn reload_now(reloader: &Reloader, sources: &ConfigSources) -> anyhow::Resul
 
 /// What a reload changed, in one line: `tools +a -b; prompts +c` (at most a
 /// few names per kind), or that nothing did.
-pub fn summary(old: &Registry, new: &Registry) -> String {
+fn summary(old: &Registry, new: &Registry) -> String {
     fn names(registry: &Registry) -> [(&'static str, BTreeSet<String>); 3] {
         [
             (

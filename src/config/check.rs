@@ -81,37 +81,6 @@ impl Config {
         }
         hints
     }
-
-    /// The environment variables an upstream reads at start that are not set
-    /// (`${NAME}` in a shared header, `env`, `secret_env`): `serve` refuses
-    /// to start that upstream. Values are read only to test they exist.
-    pub fn unset_environment(&self) -> Vec<String> {
-        let mut unset = Vec::new();
-        for upstream in &self.upstreams {
-            let key = format!("upstreams[{}]", upstream.name);
-            for (name, template) in &upstream.headers {
-                if super::member_slots(template).is_empty()
-                    && let Err(error) = super::resolve_env(
-                        template,
-                        &format!("{key}.headers.{name}"),
-                        &mut Vec::new(),
-                    )
-                {
-                    unset.push(format!("{error:#}"));
-                }
-            }
-            let variables = [("env", &upstream.env), ("secret_env", &upstream.secret_env)];
-            for (field, names) in variables {
-                let key = format!("{key}.{field}");
-                unset.extend(
-                    (names.iter())
-                        .filter_map(|name| super::env_value(&key, name).err())
-                        .map(|error| error.to_string()),
-                );
-            }
-        }
-        unset
-    }
 }
 
 /// A relative path was not in a `--config` file's folder: say where it was looked for.

@@ -20,9 +20,15 @@ const ENV_PREFIX: &str = "TEAMGATE__";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// A key is unknown, has the wrong type, or a file cannot be parsed.
-    #[error("invalid configuration: {0}")]
-    Load(String),
+    /// Keys unknown or mistyped, a file that is not TOML, or rules across
+    /// keys broken: every problem found, in order. `rest` is the
+    /// configuration read without the faulty keys, when it reads, so the
+    /// checks `serve` makes later still run in the same round.
+    #[error("invalid configuration: {}", .problems.join("; "))]
+    Load {
+        problems: Vec<String>,
+        rest: Option<Box<Config>>,
+    },
     /// A value parsed but breaks a rule that spans keys.
     #[error("invalid configuration: `{key}` {why}")]
     Invalid { key: String, why: String },
@@ -111,20 +117,32 @@ impl ConfigSources {
         let figment = last(figment);
         let mut config: Config = figment.extract().map_err(|errors| {
             let secrets = secret_values(&figment);
-            let (errors, rest) = super::every_error::collect(&figment, errors);
+            let (errors, mut rest) = super::every_error::collect(&figment, errors);
+            if let Some(rest) = &mut rest {
+                super::paths::resolve(&figment, default_file, rest);
+            }
             let mut messages: Vec<String> = errors.iter().map(|e| describe(e, &figment)).collect();
             // With those taken out, the rules across keys are checked too.
-            if let Some(Err(invalid)) = rest.map(|config| config.validate()) {
+            if let Some(Err(invalid)) = rest.as_ref().map(Config::validate) {
                 messages.push(invalid.to_string().replace("invalid configuration: ", ""));
             }
-            let mut message = messages.join("; ");
-            for secret in secrets {
-                message = message.replace(&secret, "<redacted>");
+            for message in &mut messages {
+                for secret in &secrets {
+                    *message = message.replace(secret, "<redacted>");
+                }
             }
-            ConfigError::Load(message)
+            ConfigError::Load {
+                problems: messages,
+                rest: rest.map(Box::new),
+            }
         })?;
         super::paths::resolve(&figment, default_file, &mut config);
-        config.validate()?;
+        if let Err(invalid) = config.validate() {
+            return Err(ConfigError::Load {
+                problems: vec![invalid.to_string().replace("invalid configuration: ", "")],
+                rest: Some(Box::new(config)),
+            });
+        }
         Ok(config)
     }
 }
@@ -145,10 +163,13 @@ fn syntax(path: &Path, text: &str) -> Result<(), ConfigError> {
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     let why = error.message().trim_end_matches('.');
-    Err(ConfigError::Load(format!(
-        "file {} is not valid TOML at line {line}, column {column}: {why}",
-        path.display()
-    )))
+    Err(ConfigError::Load {
+        problems: vec![format!(
+            "file {} is not valid TOML at line {line}, column {column}: {why}",
+            path.display()
+        )],
+        rest: None,
+    })
 }
 
 /// "`<problem>` for key `server.listen` in <where>", where <where> names the
@@ -173,7 +194,11 @@ fn describe(error: &figment::Error, figment: &Figment) -> String {
         },
         None => "the configuration".to_owned(),
     };
-    if let figment::error::Kind::UnknownField(found, expected) = &error.kind {
+    if let Kind::MissingField(field) = &error.kind {
+        let key = [key.as_str(), field].join(if key.is_empty() { "" } else { "." });
+        return format!("key `{key}` is required but missing in {source}");
+    }
+    if let Kind::UnknownField(found, expected) = &error.kind {
         return super::suggest::unknown_key(&key, found, expected, &source);
     }
     let kind = without_values(&error.kind);
@@ -200,40 +225,56 @@ fn dotted(path: &[String]) -> String {
     key
 }
 
-/// The error without the text value it found: a secret put where a list or
-/// a number belongs would be printed otherwise. The key and the source say
-/// where to look.
+/// The problem in an operator's words, "expected a list, found a string",
+/// without the text value found: a secret put where a list or a number
+/// belongs would be printed otherwise. The key and the source say where to
+/// look.
 fn without_values(kind: &Kind) -> String {
-    let hide = |actual: &Actual| match actual {
-        Actual::Str(_) => Actual::Other("a string".into()),
-        Actual::Char(_) => Actual::Other("a character".into()),
-        Actual::Bytes(_) => Actual::Other("bytes".into()),
+    let found = |actual: &Actual| match actual {
+        Actual::Str(_) | Actual::Char(_) => "a string".to_owned(),
+        Actual::Bytes(_) => "bytes".to_owned(),
         // A number can be a secret too (`client_secret = 987654321`).
-        Actual::Signed(_) | Actual::Unsigned(_) => Actual::Other("a whole number".into()),
-        Actual::Float(_) => Actual::Other("a number".into()),
-        other => other.clone(),
+        Actual::Signed(n) if *n < 0 => "a negative number".to_owned(),
+        Actual::Signed(_) | Actual::Unsigned(_) => "a whole number".to_owned(),
+        Actual::Float(_) => "a number with a fraction".to_owned(),
+        Actual::Bool(b) => b.to_string(),
+        Actual::Seq => "a list".to_owned(),
+        Actual::Map => "a table".to_owned(),
+        Actual::Unit | Actual::Option => "nothing".to_owned(),
+        Actual::Other(other) => other.clone(),
+        other => other.to_string(),
     };
     match kind {
-        Kind::InvalidType(actual, expected) => Kind::InvalidType(hide(actual), in_words(expected)),
-        Kind::InvalidValue(actual, expected) => {
-            Kind::InvalidValue(hide(actual), in_words(expected))
+        Kind::InvalidType(actual, expected) | Kind::InvalidValue(actual, expected) => {
+            format!("expected {}, found {}", in_words(expected), found(actual))
         }
-        Kind::Unsupported(actual) => Kind::Unsupported(hide(actual)),
-        Kind::UnsupportedKey(actual, expected) => {
-            Kind::UnsupportedKey(hide(actual), expected.clone())
+        Kind::InvalidLength(length, expected) => {
+            format!("expected {}, found {length} items", in_words(expected))
         }
-        other => other.clone(),
+        Kind::UnknownVariant(value, variants) => format!(
+            "expected one of {}, found {value:?}",
+            (variants.iter().map(|v| format!("{v:?}")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Kind::Unsupported(actual) => format!("{} is not supported here", found(actual)),
+        other => other.to_string(),
     }
-    .to_string()
 }
 
-/// Rust's type names in words an operator knows: `usize` is "a whole number".
+/// Rust's and serde's type names in words an operator knows: `usize` is
+/// "a whole number (0 or more)", a struct or a map is a table.
 fn in_words(expected: &str) -> String {
     match expected {
         "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number (0 or more)",
         "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "a whole number",
         "f32" | "f64" => "a number",
         "a boolean" | "bool" => "true or false",
+        "a sequence" | "sequence" => "a list",
+        "a map" | "map" => "a table",
+        "a duration" => "a duration such as \"30s\", \"5m\" or \"1h 30m\"",
+        "socket address" => "an address with a port, such as \"127.0.0.1:8080\"",
+        other if other.starts_with("struct ") => "a table",
         other => other,
     }
     .to_owned()

@@ -10,6 +10,7 @@ mod check;
 mod credentials;
 mod decl;
 mod duration;
+mod environment;
 mod every_error;
 mod load;
 mod openapi;

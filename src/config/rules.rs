@@ -29,6 +29,7 @@ impl Config {
                 "this build has no conformance fixtures: build with --features conformance".into(),
             ));
         }
+        super::environment::validate(self)?;
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",

@@ -84,8 +84,8 @@ impl CommandRunner {
                 continue;
             }
             let name = entry;
-            let value =
-                crate::config::env_value(&format!("tools.command[{index}].secret_env"), name)?;
+            let key = format!("tools.command[{index}].secret_env[{j}]");
+            let value = crate::config::env_value(&key, name)?;
             secrets.push(value.clone());
             env.insert(name.clone(), value);
         }

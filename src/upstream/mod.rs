@@ -192,12 +192,12 @@ impl Upstreams {
         // Everything new is built first: a configuration that fails leaves
         // the running upstreams exactly as they were.
         let mut fresh = HashMap::new();
-        for config in configs {
+        for (i, config) in configs.iter().enumerate() {
             let unchanged = running
                 .get(&config.name)
                 .is_some_and(|r| r.link.config == *config);
             if !unchanged {
-                fresh.insert(config.name.clone(), self.start(config, slots)?);
+                fresh.insert(config.name.clone(), self.start(i, config, slots)?);
             }
         }
         // Before any new upstream lists (and pins) its tools.
@@ -265,8 +265,8 @@ impl Upstreams {
             .collect()
     }
 
-    fn start(&self, config: &UpstreamConfig, slots: &Slots) -> anyhow::Result<Running> {
-        let key = format!("upstreams[{}]", config.name);
+    fn start(&self, i: usize, config: &UpstreamConfig, slots: &Slots) -> anyhow::Result<Running> {
+        let key = format!("upstreams[{i}]"); // as check-config names it
         let mut secrets = Vec::new();
         let mut headers = HashMap::new();
         let mut member_headers = Vec::new();
@@ -304,12 +304,12 @@ impl Upstreams {
         if let Ok(path) = std::env::var("PATH") {
             env.push(("PATH".to_owned(), path));
         }
-        for name in &config.env {
-            let value = env_value(&format!("{key}.env"), name)?;
+        for (j, name) in config.env.iter().enumerate() {
+            let value = env_value(&format!("{key}.env[{j}]"), name)?;
             env.push((name.clone(), value));
         }
-        for name in &config.secret_env {
-            let value = env_value(&format!("{key}.secret_env"), name)?;
+        for (j, name) in config.secret_env.iter().enumerate() {
+            let value = env_value(&format!("{key}.secret_env[{j}]"), name)?;
             secrets.push(value.clone());
             env.push((name.clone(), value));
         }

@@ -101,3 +101,39 @@ pub(crate) fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
         _store: store,
     }
 }
+
+/// Issue 63 item 6: with `log.format = "auto"` (the default) a terminal
+/// gets readable lines and anything else JSON. `script` gives the server a
+/// terminal; `timeout` ends it (a closed terminal would only reload it).
+#[test]
+fn logs_are_text_on_a_terminal_and_json_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.toml"), "[reload]\nwatch = false\n").unwrap();
+    let store = format!("sqlite://{}/teamgate.db", dir.path().display());
+    let serve = format!(
+        "timeout 3 {} serve --listen 127.0.0.1:0 --config t.toml",
+        env!("CARGO_BIN_EXE_teamgate")
+    );
+    let run = |program: &str, args: &[&str]| {
+        let output = Command::new(program)
+            .args(args)
+            .current_dir(dir.path())
+            .env("TEAMGATE__STORE__URL", &store)
+            .env_remove("TEAMGATE__LOG__FORMAT")
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("runs");
+        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&output.stderr));
+        text.lines()
+            .find(|l| l.contains("teamgate serving MCP"))
+            .unwrap_or_else(|| panic!("no serving line in: {text}"))
+            .to_owned()
+    };
+    let on_terminal = run("script", &["-qec", &serve, "/dev/null"]);
+    assert!(!on_terminal.contains("{\""), "{on_terminal}");
+    assert!(on_terminal.contains("INFO"), "{on_terminal}");
+    let piped = run("sh", &["-c", &serve]);
+    let line: serde_json::Value = serde_json::from_str(piped.trim()).expect("a JSON line");
+    assert_eq!(line["level"], "INFO", "{piped}");
+}

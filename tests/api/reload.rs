@@ -1,16 +1,23 @@
 //! Hot reload: a new configuration swaps the capabilities atomically and
 //! clients hear `list_changed`; an invalid one is refused and the old one
-//! keeps serving. Triggered directly, by a file change, and by SIGHUP.
+//! keeps serving. Triggered directly, by a file change, and by SIGHUP. Its
+//! one line names what changed, and the settings only a restart applies.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use serde_json::json;
-use teamgate::{app::reload, config::ConfigSources};
+use teamgate::{
+    Config,
+    app::reload,
+    config::{AuthMode, ConfigSources, DatabaseUrl, Secret},
+    store::SystemClock,
+};
 
 use crate::{
     binary,
     command_tools::command,
-    helpers::{repo_path, spawn_app, test_config},
+    helpers::{repo_path, spawn_app, spawn_app_on, test_config},
+    portal_idp::portal_config,
     sdk::{self, Heard, call, hear},
 };
 
@@ -105,4 +112,67 @@ async fn sighup_reloads_the_running_binary() {
     hear(&mut heard, &Heard::ToolsChanged).await;
     assert!(tool_names(&client).await.contains(&"hup".to_owned()));
     client.cancel().await.unwrap();
+}
+
+/// The configuration `spawn_app_on` started `app` with, plus `adjust`.
+fn as_started(app: &crate::helpers::TestApp, adjust: impl Fn(&mut Config)) -> Config {
+    let mut config = test_config();
+    config.server.listen = app.addr;
+    for docs in &mut config.sources.docs {
+        docs.watch = false;
+    }
+    config.store.url = DatabaseUrl::new(app.store_url());
+    config.auth.mode = AuthMode::None;
+    adjust(&mut config);
+    config
+}
+
+/// Issue 63 item 5: the reload line names the upstreams added and removed,
+/// and portal settings, wired once at start, are said to wait for a restart
+/// instead of "configuration reloaded" over a portal that kept the old ones.
+#[tokio::test]
+async fn the_reload_line_names_upstreams_and_the_settings_waiting_for_a_restart() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let portal = move |c: &mut Config| {
+        c.server.public_url = format!("http://{addr}/mcp");
+        c.portal = Some(portal_config("http://127.0.0.1:9"));
+    };
+    let app = spawn_app_on(listener, portal, Arc::new(SystemClock)).await;
+    let unchanged = app.reloader.reload(&as_started(&app, portal)).unwrap();
+    assert_eq!(unchanged, "no tool, resource or prompt added or removed");
+
+    let upstream = |c: &mut Config| {
+        portal(c);
+        c.upstreams =
+            vec![serde_json::from_value(json!({"name": "extra", "command": "true"})).unwrap()];
+    };
+    let line = app.reloader.reload(&as_started(&app, upstream)).unwrap();
+    assert!(line.starts_with("upstreams +extra; "), "{line}");
+    assert!(!line.contains("restart"), "{line}");
+
+    let issuer = |c: &mut Config| {
+        portal(c);
+        c.portal.as_mut().unwrap().issuer = "http://127.0.0.1:10".into();
+    };
+    let line = app.reloader.reload(&as_started(&app, issuer)).unwrap();
+    assert!(line.starts_with("upstreams -extra; "), "{line}");
+    assert!(
+        line.ends_with("; portal settings changed: restart to apply"),
+        "{line}"
+    );
+    // Still not applied on the next reload; a secret is compared by value.
+    let secret = |c: &mut Config| {
+        issuer(c);
+        c.portal.as_mut().unwrap().client_secret = Secret::new("another-secret");
+        c.server.max_body_bytes += 1;
+    };
+    let line = app.reloader.reload(&as_started(&app, secret)).unwrap();
+    assert!(
+        line.ends_with("; server, portal settings changed: restart to apply"),
+        "{line}"
+    );
+    assert!(!line.contains("another-secret"), "{line}");
+    let back = app.reloader.reload(&as_started(&app, portal)).unwrap();
+    assert!(!back.contains("restart"), "{back}");
 }

@@ -1,6 +1,8 @@
 //! `check-config` reports every problem `serve` would, in one run (issue 51
 //! item 4): several unknown or mistyped keys at once, each with its file,
-//! and an upstream's `${NAME}` header, `env` or `secret_env` that is unset.
+//! and an upstream's `${NAME}` header, `env` or `secret_env` that is unset;
+//! all of them together in one round, `serve` as `check-config` (issue 63
+//! item 4), each key written one way (`upstreams[0].env[0]`).
 
 use super::{stderr, teamgate, write};
 
@@ -21,7 +23,7 @@ fn every_unknown_and_mistyped_key_is_reported_in_one_run() {
     for said in [
         "unknown key `server.listn`",
         "did you mean `server.listen`?",
-        "found a string, expected a whole number (0 or more) for key `server.max_body_bytes`",
+        "expected a whole number (0 or more), found a string for key `server.max_body_bytes`",
         "unknown key `mcp.srever_name`",
         "unknown key `tools.http[0].methd`",
     ] {
@@ -52,9 +54,9 @@ fn an_upstreams_unset_environment_is_a_problem_as_serve_says() {
     let error = stderr(&output);
     assert!(!output.status.success(), "{error}");
     for said in [
-        "upstreams[internal].headers.Authorization: environment variable TEAMGATE_TEST_UNSET_MCP_TOKEN is not set",
-        "upstreams[tickets].env: environment variable TEAMGATE_TEST_UNSET_HOME is not set",
-        "upstreams[tickets].secret_env: environment variable TEAMGATE_TEST_UNSET_KEY is not set",
+        "upstreams[0].headers.Authorization: environment variable TEAMGATE_TEST_UNSET_MCP_TOKEN is not set",
+        "upstreams[1].env[0]: environment variable TEAMGATE_TEST_UNSET_HOME is not set",
+        "upstreams[1].secret_env[0]: environment variable TEAMGATE_TEST_UNSET_KEY is not set",
     ] {
         assert!(error.contains(said), "{said:?} missing from: {error}");
     }
@@ -72,4 +74,61 @@ fn an_upstreams_unset_environment_is_a_problem_as_serve_says() {
         stderr(&output)
     );
     assert!(!printed.contains("not-printed"), "{printed}");
+}
+
+/// Unknown and mistyped keys, a `secret_env` entry that is not a variable
+/// name and variables that are not set, in one file: `check-config` and
+/// `serve` list every one in the same run, in plain words.
+#[test]
+fn every_kind_of_problem_is_listed_in_one_round_by_check_config_and_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    write(
+        &file,
+        "[server]\nmax_json_depth = -2\n\
+         [[tools.http]]\nname = \"lookup\"\ndescription = \"d\"\nurl = \"https://x.example.com/a\"\n\
+         headers = { Authorization = \"Bearer ${TEAMGATE_TEST_UNSET_TOKEN}\" }\n\
+         [tools]\nhttp_allowlist = [\"https://x.example.com/\"]\n\
+         [[upstreams]]\nname = \"internal\"\ncommand = \"true\"\npromt = \"x\"\n\
+         env = [\"TEAMGATE_TEST_UNSET_HOME\"]\n\
+         [[upstreams]]\nname = \"tickets\"\ncommand = \"true\"\nsecret_env = [\"A=${B}\"]\n",
+    );
+    let said = [
+        "unknown key `upstreams[0].promt`",
+        "expected a whole number (0 or more), found a negative number for key `server.max_json_depth`",
+        "`upstreams[1].secret_env[0]` is \"A=${B}\", not a variable name: secret_env takes names \
+         of teamgate's environment variables",
+        "problem: upstreams[0].env[0]: environment variable TEAMGATE_TEST_UNSET_HOME is not set",
+        "problem: tools.http[0].headers.Authorization: environment variable \
+         TEAMGATE_TEST_UNSET_TOKEN is not set",
+    ];
+    let config = file.to_str().unwrap();
+    for args in [
+        &["check-config", "--config", config][..],
+        &["serve", "--listen", "127.0.0.1:0", "--config", config],
+    ] {
+        let output = teamgate(dir.path(), args, &[]);
+        let error = stderr(&output);
+        assert!(!output.status.success(), "{args:?}: {error}");
+        for said in said {
+            assert!(
+                error.contains(said),
+                "{args:?}: {said:?} missing from: {error}"
+            );
+        }
+        assert!(
+            error.contains("the configuration has 5 problem(s)"),
+            "{args:?}: {error}"
+        );
+        // One key style, and no serde or Rust type words.
+        for never in [
+            "upstreams[internal]",
+            "signed int",
+            "invalid type",
+            "u64",
+            "sequence",
+        ] {
+            assert!(!error.contains(never), "{args:?}: {never:?} in {error}");
+        }
+    }
 }
