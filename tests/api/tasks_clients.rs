@@ -1,7 +1,8 @@
 //! Long tools as each kind of client sees them (issue 63 item 2): a
 //! 2025-era session that declares the tasks extension (the Rust SDK, the
 //! MCP Inspector's CLI in its default mode) gets the ordinary result of a
-//! slow tool, with its progress, never a 2026-07-28 task it cannot read.
+//! slow tool, with its progress, never a 2026-07-28 task it cannot read;
+//! a 2026-07-28 client polling a task sees its latest progress.
 
 use std::{path::Path, process::Stdio, time::Duration};
 
@@ -20,7 +21,7 @@ use tokio::sync::mpsc;
 
 use crate::{
     command_tools::command,
-    helpers::{TestApp, repo_path, spawn_app_with},
+    helpers::{MODERN, TestApp, messages, repo_path, spawn_app_with},
 };
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
@@ -36,14 +37,18 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// `slow` (optional task, ~2 s, a line a second) and `nightly` (required).
+/// `slow` (optional task, ~2 s, a line a second), `slower` (a line a
+/// second, then a pause) and `nightly` (required).
 async fn app(dir: &Path) -> TestApp {
     let slow = script(dir, "slow.sh", "echo one; sleep 1; echo two; sleep 1; echo done");
+    let slower = script(dir, "slower.sh", "echo one; sleep 1; echo two; sleep 4; echo done");
     let nightly = script(dir, "nightly.sh", "echo nightly");
     spawn_app_with(move |c| {
         c.auth.mode = AuthMode::None;
         c.tools.command.push(command(json!({
             "name": "slow", "description": "takes a while", "program": slow})));
+        c.tools.command.push(command(json!({
+            "name": "slower", "description": "takes longer", "program": slower})));
         c.tools.command.push(command(json!({
             "name": "nightly", "description": "nightly", "program": nightly, "task": "required"})));
     })
@@ -139,4 +144,51 @@ async fn the_inspector_cli_in_its_default_mode_gets_the_slow_tools_result() {
     assert_ne!(result["isError"], true, "{result}");
     let text = result["structuredContent"]["stdout"].as_str().unwrap_or_default();
     assert!(text.contains("done"), "{result}");
+}
+
+/// A 2026-07-28 request declaring the tasks extension; the JSON-RPC reply.
+async fn modern(app: &TestApp, method: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "teamgate-tests", "version": "1"},
+    });
+    let name = params.get("name").or_else(|| params.get("taskId"));
+    let name = name.and_then(Value::as_str).unwrap_or_default().to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let headers = [
+        ("mcp-protocol-version", MODERN),
+        ("mcp-method", method),
+        ("mcp-name", name.as_str()),
+    ];
+    messages(app.post(&body, &headers).await).await.pop().expect("a reply")
+}
+
+/// Polls `tasks/get` (bounded) until the status message contains `wanted`.
+async fn until_message(app: &TestApp, id: &str, wanted: &str) -> Value {
+    let mut task = Value::Null;
+    for _ in 0..100 {
+        task = modern(app, "tasks/get", json!({"taskId": id})).await["result"].clone();
+        if task["statusMessage"].as_str().is_some_and(|m| m.contains(wanted)) {
+            return task;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the task's statusMessage showed {wanted:?}: {task}")
+}
+
+#[tokio::test]
+async fn a_running_tasks_latest_progress_shows_on_tasks_get() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path()).await;
+    let created = modern(&app, "tools/call", json!({"name": "slower"})).await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+    let first = until_message(&app, &id, "one").await;
+    let second = until_message(&app, &id, "two").await;
+    assert_eq!(second["status"], "working", "{second}");
+    // RFC 3339 with milliseconds, all UTC: later sorts later.
+    let at = |task: &Value| task["lastUpdatedAt"].as_str().unwrap().to_owned();
+    assert!(at(&second) > at(&first), "{first}\n{second}");
 }
