@@ -40,8 +40,16 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
 /// `slow` (optional task, ~2 s, a line a second), `slower` (a line a
 /// second, then a pause) and `nightly` (required).
 async fn app(dir: &Path) -> TestApp {
-    let slow = script(dir, "slow.sh", "echo one; sleep 1; echo two; sleep 1; echo done");
-    let slower = script(dir, "slower.sh", "echo one; sleep 1; echo two; sleep 4; echo done");
+    let slow = script(
+        dir,
+        "slow.sh",
+        "echo one; sleep 1; echo two; sleep 1; echo done",
+    );
+    let slower = script(
+        dir,
+        "slower.sh",
+        "echo one; sleep 1; echo two; sleep 4; echo done",
+    );
     let nightly = script(dir, "nightly.sh", "echo nightly");
     spawn_app_with(move |c| {
         c.auth.mode = AuthMode::None;
@@ -100,7 +108,10 @@ async fn a_2025_session_declaring_tasks_gets_the_slow_tools_result_and_progress(
     let result = serde_json::to_value(result).unwrap();
     assert_ne!(result["isError"], true, "{result}");
     let stdout = result["structuredContent"]["stdout"].as_str().unwrap();
-    assert!(stdout.contains("one") && stdout.contains("done"), "{result}");
+    assert!(
+        stdout.contains("one") && stdout.contains("done"),
+        "{result}"
+    );
     let mut messages = Vec::new();
     while let Ok(message) = heard.try_recv() {
         messages.push(message);
@@ -142,7 +153,9 @@ async fn the_inspector_cli_in_its_default_mode_gets_the_slow_tools_result() {
     assert!(out.status.success(), "{stdout}\n{stderr}");
     let result: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     assert_ne!(result["isError"], true, "{result}");
-    let text = result["structuredContent"]["stdout"].as_str().unwrap_or_default();
+    let text = result["structuredContent"]["stdout"]
+        .as_str()
+        .unwrap_or_default();
     assert!(text.contains("done"), "{result}");
 }
 
@@ -161,7 +174,10 @@ async fn modern(app: &TestApp, method: &str, mut params: Value) -> Value {
         ("mcp-method", method),
         ("mcp-name", name.as_str()),
     ];
-    messages(app.post(&body, &headers).await).await.pop().expect("a reply")
+    messages(app.post(&body, &headers).await)
+        .await
+        .pop()
+        .expect("a reply")
 }
 
 /// Polls `tasks/get` (bounded) until the status message contains `wanted`.
@@ -169,7 +185,10 @@ async fn until_message(app: &TestApp, id: &str, wanted: &str) -> Value {
     let mut task = Value::Null;
     for _ in 0..100 {
         task = modern(app, "tasks/get", json!({"taskId": id})).await["result"].clone();
-        if task["statusMessage"].as_str().is_some_and(|m| m.contains(wanted)) {
+        if task["statusMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains(wanted))
+        {
             return task;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -162,7 +162,10 @@ async fn task_contract(store: &Store, clock: &ManualClock, backend: &str) {
     );
     store.task_progress("t1", "late").await.unwrap();
     let ended = store.task("t1", "alice").await.unwrap().unwrap();
-    assert_eq!(ended.progress, None, "{backend}: a finished task keeps its state");
+    assert_eq!(
+        ended.progress, None,
+        "{backend}: a finished task keeps its state"
+    );
 
     // A replica that stops beating: its live tasks fail after the timeout.
     clock.advance(10_000);
