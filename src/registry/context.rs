@@ -137,10 +137,12 @@ pub struct CallContext {
 
 /// How a call running as a durable task asks its client for input: the
 /// requests show on `tasks/get` (`input_required`) and `tasks/update`
-/// answers them; `ask` returns once every one is answered.
+/// answers them; `ask` returns once every one is answered. Its latest
+/// progress message shows there too, as `statusMessage`.
 #[async_trait::async_trait]
 pub trait TaskInput: Send + Sync {
     async fn ask(&self, requests: InputRequests) -> Result<InputResponses, McpError>;
+    async fn progress(&self, message: &str);
 }
 
 impl CallContext {
@@ -278,7 +280,7 @@ impl CallContext {
     /// messages are scrubbed as one text: one that could start a secret
     /// waits for the next, or for [`Self::finish_progress`].
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if self.request.meta.get_progress_token().is_none() {
+        if self.request.meta.get_progress_token().is_none() && self.task.is_none() {
             return;
         }
         let update = Update {
@@ -309,6 +311,11 @@ impl CallContext {
     }
 
     async fn send_progress(&self, updates: Vec<Update>) {
+        // A task's client polls: the latest message, scrubbed, on its row.
+        let latest = updates.iter().rev().find_map(|u| u.message.as_deref());
+        if let (Some(task), Some(message)) = (&self.task, latest) {
+            task.progress(message).await;
+        }
         let Some(token) = self.request.meta.get_progress_token() else {
             return;
         };

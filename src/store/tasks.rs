@@ -58,6 +58,8 @@ fn is_terminal(status: &str) -> bool {
 ///   `answer_input` moves the answers to outstanding keys over (others are
 ///   ignored) and returns to `working` once none is left; `take_input`
 ///   hands the gathered answers to the running call once none is outstanding.
+/// - `task_progress` records a working task's latest progress line and moves
+///   its `updated_ms`; a task not working is left as it is.
 /// - `delete_task` removes a task that never ran.
 /// - `sweep_tasks` fails the live tasks whose heartbeat is older than
 ///   `stale_before_ms` and deletes the expired ones.
@@ -83,6 +85,7 @@ pub trait TaskRepo: Send + Sync {
         responses: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<bool, StoreError>;
     async fn take_input(&self, id: &str) -> Result<Option<String>, StoreError>;
+    async fn task_progress(&self, id: &str, message: &str) -> Result<(), StoreError>;
     async fn delete_task(&self, id: &str) -> Result<(), StoreError>;
     async fn sweep_tasks(&self, stale_before_ms: i64) -> Result<(u64, u64), StoreError>;
     async fn count_tasks(&self) -> Result<Vec<(String, i64)>, StoreError>;
@@ -310,6 +313,19 @@ impl TaskRepo for Store {
             .await
             .map_err(query_error("take a task's input"))?;
         Ok(row.input_responses)
+    }
+
+    async fn task_progress(&self, id: &str, message: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "update tasks set progress = $1, updated_ms = $2 where id = $3 and status = 'working'",
+        )
+        .bind(message)
+        .bind(self.now_ms())
+        .bind(id)
+        .execute(self.writer())
+        .await
+        .map_err(query_error("record a task's progress"))?;
+        Ok(())
     }
 
     async fn delete_task(&self, id: &str) -> Result<(), StoreError> {

@@ -64,6 +64,7 @@ mod store;
 mod store_oauth;
 mod store_portal;
 mod tasks;
+mod tasks_clients;
 mod tasks_store;
 mod telemetry;
 mod tidy;

@@ -127,6 +127,13 @@ async fn task_contract(store: &Store, clock: &ManualClock, backend: &str) {
         "{backend}: taken once"
     );
 
+    // Progress moves a working task's `updated_ms`, not a finished one's.
+    clock.advance(1_000);
+    store.task_progress("t2", "step 2 of 3").await.unwrap();
+    let moving = store.task("t2", "alice").await.unwrap().unwrap();
+    assert_eq!(moving.progress.as_deref(), Some("step 2 of 3"), "{backend}");
+    assert_eq!(moving.updated_ms, START + 1_000, "{backend}");
+
     // Cancellation reaches the running replica through its heartbeat.
     assert!(store.request_cancel("t1", "alice").await.unwrap());
     let ids = vec!["t1".to_owned(), "t2".to_owned()];
@@ -152,6 +159,12 @@ async fn task_contract(store: &Store, clock: &ManualClock, backend: &str) {
     assert_eq!(
         store.task("t1", "alice").await.unwrap().unwrap().status,
         "cancelled"
+    );
+    store.task_progress("t1", "late").await.unwrap();
+    let ended = store.task("t1", "alice").await.unwrap().unwrap();
+    assert_eq!(
+        ended.progress, None,
+        "{backend}: a finished task keeps its state"
     );
 
     // A replica that stops beating: its live tasks fail after the timeout.

@@ -20,6 +20,7 @@ use crate::{
         calls::Audit,
         tasks::{NewTask, TaskEnd, Tasks},
     },
+    protocol::is_modern,
     registry::{CallContext, Registry},
 };
 
@@ -31,8 +32,14 @@ fn missing_capability() -> McpError {
 
 impl McpHandler {
     /// The tasks runtime when this call becomes a task: the tool allows it
-    /// and the request declared the tasks extension. A tool that requires a
-    /// task, called without the extension, is `-32021`.
+    /// and a 2026-07-28 request declared the tasks extension. A tool that
+    /// requires a task, called without the extension, is `-32021`.
+    ///
+    /// A 2025-era session never gets one, whatever its `initialize`
+    /// declared: the extension's result is a 2026-07-28 shape that such a
+    /// client cannot read (the Inspector in its default mode declares the
+    /// extension, then reports "no structured content"), and the shape its
+    /// own revision defines (2025-11-25 `params.task`) is not served.
     pub(super) fn as_task(
         &self,
         context: &RequestContext<RoleServer>,
@@ -40,9 +47,10 @@ impl McpHandler {
         tool: &str,
     ) -> Result<Option<Arc<Tasks>>, McpError> {
         let mode = registry.task_mode(tool);
-        let declared = context
-            .client_capabilities()
-            .is_some_and(|caps| caps.supports_tasks());
+        let declared = is_modern(context)
+            && context
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks());
         match (&self.shared.tasks, mode, declared) {
             (_, TaskMode::Forbidden, _) => Ok(None),
             (Some(tasks), _, true) => Ok(Some(tasks.clone())),

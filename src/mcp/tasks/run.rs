@@ -3,7 +3,10 @@
 //! replica's heartbeat, picks up cancellations made on any replica and
 //! fails the tasks of replicas that died.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use futures::future::BoxFuture;
 use rmcp::model::{ErrorCode, InputRequests, InputResponses};
@@ -23,10 +26,56 @@ const INPUT_POLL: Duration = Duration::from_millis(200);
 /// A task's call as it ended, for the audit record of its end.
 pub(in crate::mcp) type TaskEnd = Result<CallToolResponse, McpError>;
 
+/// At most one progress write per task this often: a chatty command's
+/// lines do not each cost a write to the shared store.
+const PROGRESS_EVERY: Duration = Duration::from_millis(500);
+
+/// The longest progress message kept on the row, in bytes.
+const PROGRESS_MAX: usize = 1_000;
+
 /// `TaskInput` through the task's row: any replica's `tasks/update` answers.
 pub(in crate::mcp) struct StoreInput {
     store: Store,
     id: String,
+    progress: Arc<Mutex<Progress>>,
+}
+
+/// A task's progress not yet written, and when the last write was.
+#[derive(Default)]
+struct Progress {
+    latest: Option<String>,
+    written: Option<Instant>,
+    /// A write is due; later messages only replace `latest`.
+    due: bool,
+}
+
+impl StoreInput {
+    /// Writes the latest message after `wait`; off the call's own path, so
+    /// a slow store does not slow the tool.
+    fn write_after(&self, wait: Duration) {
+        let (store, id, progress) = (self.store.clone(), self.id.clone(), self.progress.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let message = {
+                let mut progress = progress.lock().expect("progress lock");
+                progress.due = false;
+                progress.written = Some(Instant::now());
+                progress.latest.take()
+            };
+            let Some(message) = message else { return };
+            if let Err(error) = store.task_progress(&id, &message).await {
+                tracing::warn!(%error, task = %id, "a task's progress was not recorded");
+            }
+        });
+    }
+}
+
+fn bounded(message: &str) -> String {
+    let mut end = message.len().min(PROGRESS_MAX);
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    message[..end].to_owned()
 }
 
 #[async_trait::async_trait]
@@ -47,6 +96,20 @@ impl TaskInput for StoreInput {
             }
         }
     }
+
+    async fn progress(&self, message: &str) {
+        let wait = {
+            let mut progress = self.progress.lock().expect("progress lock");
+            progress.latest = Some(bounded(message));
+            if progress.due {
+                return;
+            }
+            progress.due = true;
+            let since = progress.written.map(|at| at.elapsed());
+            since.map_or(Duration::ZERO, |since| PROGRESS_EVERY.saturating_sub(since))
+        };
+        self.write_after(wait);
+    }
 }
 
 impl Tasks {
@@ -55,6 +118,7 @@ impl Tasks {
         Arc::new(StoreInput {
             store: self.store.clone(),
             id: id.to_owned(),
+            progress: Arc::default(),
         })
     }
 
