@@ -106,7 +106,7 @@ const MAY_ONLY: &[(&str, &[&str])] = &[("protocol", &["config"]), ("config", &[]
 const ONLY: &[(&str, &[&str])] = &[
     ("rmcp", &["mcp", "protocol", "upstream"]),
     ("sqlx", &["store"]),
-    ("openidconnect", &["portal"]),
+    ("openidconnect", &["portal", "outbound"]),
     ("maud", &["portal"]),
 ];
 
