@@ -40,8 +40,8 @@ where
     }
 }
 
-/// The body of a client's response (reqwest's, of either version, converts
-/// into an `http::Response`), read as [`read_capped`] does.
+/// The body of a client's response (reqwest's converts into an
+/// `http::Response`), read as [`read_capped`] does.
 pub async fn read_response<R, B>(response: R, max: usize) -> Result<Bytes, CappedError>
 where
     R: Into<http::Response<B>>,

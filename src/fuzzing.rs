@@ -76,7 +76,7 @@ pub fn edge_config() -> EdgeConfig {
 pub fn http_tool(url: &str, allowlist: &[String]) -> anyhow::Result<HttpRunner> {
     let config: HttpToolConfig =
         serde_json::from_value(json!({"name": "fuzzed", "description": "fuzzed", "url": url}))?;
-    let client = reqwest::Client::new();
+    let client = crate::outbound::client();
     Ok(HttpRunner::new(
         "tools.http[0]",
         &config,

@@ -22,6 +22,7 @@ pub mod fuzzing;
 pub mod gate;
 pub mod http;
 pub mod mcp;
+pub mod outbound;
 pub mod portal;
 pub mod protocol;
 pub mod providers;

@@ -46,7 +46,7 @@ struct Issuer {
 
 impl OAuth {
     pub fn new(config: &OAuthConfig) -> Self {
-        let http = reqwest::Client::builder()
+        let http = crate::outbound::builder()
             .timeout(Duration::from_secs(5))
             .redirect(reqwest::redirect::Policy::limited(3))
             .build()

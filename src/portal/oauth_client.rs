@@ -36,7 +36,7 @@ pub(super) struct Server {
 }
 
 fn client() -> reqwest::ClientBuilder {
-    reqwest::Client::builder()
+    crate::outbound::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(TIMEOUT)
 }

@@ -25,6 +25,7 @@ use tokio::sync::OnceCell;
 use super::{Portal, PortalError, session::hash};
 use crate::{
     config::PortalConfig,
+    outbound::OAuthHttp,
     store::{PortalSessions, SignInClaims, StoreError},
 };
 
@@ -44,7 +45,7 @@ pub(crate) struct Oidc {
     client_secret: Option<ClientSecret>,
     redirect: RedirectUrl,
     scopes: Vec<String>,
-    http: reqwest::Client,
+    http: OAuthHttp,
     client: OnceCell<Client>,
 }
 
@@ -62,11 +63,13 @@ impl Oidc {
                 .map_err(|e| PortalError::Config(format!("redirect URL: {e}")))?,
             scopes: portal.scopes.clone(),
             // Never follow redirects (the provider's endpoints answer directly).
-            http: reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .timeout(std::time::Duration::from_secs(10))
-                .build()
-                .map_err(|e| PortalError::Config(format!("HTTP client: {e}")))?,
+            http: OAuthHttp(
+                crate::outbound::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .timeout(std::time::Duration::from_secs(10))
+                    .build()
+                    .map_err(|e| PortalError::Config(format!("HTTP client: {e}")))?,
+            ),
             client: OnceCell::new(),
         })
     }

@@ -60,7 +60,7 @@ pub struct HttpRunner {
 
 /// One client for every HTTP tool: rustls, no redirects, no cookies.
 pub fn client() -> anyhow::Result<reqwest::Client> {
-    reqwest::Client::builder()
+    crate::outbound::builder()
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("teamgate/", env!("CARGO_PKG_VERSION")))
         .build()

@@ -22,7 +22,7 @@ use opentelemetry::{
     KeyValue,
     metrics::{Counter, Histogram, Meter, MeterProvider as _, UpDownCounter},
 };
-use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig as _};
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use subtle::ConstantTimeEq;
 
@@ -78,7 +78,7 @@ impl Metrics {
         let registry = prometheus::Registry::new();
         let prometheus = opentelemetry_prometheus::exporter()
             .with_registry(registry.clone())
-            .without_scope_info()
+            .scope_info_enabled(false)
             .build()
             .context("cannot build the Prometheus exporter")?;
         let mut builder = SdkMeterProvider::builder()
@@ -89,6 +89,7 @@ impl Metrics {
                 .with_http()
                 .with_endpoint(signal_url(config, "metrics"))
                 .with_timeout(EXPORT_TIMEOUT)
+                .with_http_client(crate::outbound::blocking(EXPORT_TIMEOUT)?)
                 .build()
                 .context("telemetry.otlp_endpoint: cannot build the metric exporter")?;
             builder = builder.with_reader(

@@ -129,6 +129,7 @@ fn tracer_provider(config: &TelemetryConfig) -> anyhow::Result<Option<SdkTracerP
         .with_http()
         .with_endpoint(signal_url(config, "traces"))
         .with_timeout(EXPORT_TIMEOUT)
+        .with_http_client(crate::outbound::blocking(EXPORT_TIMEOUT)?)
         .with_headers(Default::default())
         .build()
         .context("telemetry.otlp_endpoint: cannot build the span exporter")?;

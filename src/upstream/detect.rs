@@ -30,8 +30,8 @@ pub(super) async fn oauth_wanted(
     headers: &std::collections::HashMap<http::HeaderName, http::HeaderValue>,
     reach: &Reach,
 ) -> Option<Wanted> {
-    let client = upstream_reqwest::Client::builder()
-        .redirect(upstream_reqwest::redirect::Policy::none())
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(TIMEOUT)
         .build()
         .ok()?;
@@ -112,7 +112,7 @@ fn metadata_param(challenge: &str) -> Option<String> {
 }
 
 /// A JSON document at `url`; `None` unless it answers one with 200.
-async fn json_at(client: &upstream_reqwest::Client, url: &str) -> Option<Value> {
+async fn json_at(client: &reqwest::Client, url: &str) -> Option<Value> {
     let response = client
         .get(url)
         .header(http::header::ACCEPT, "application/json")
@@ -146,7 +146,7 @@ mod tests {
         tokio::spawn(async move { axum::serve(listener, app).await });
         // As `Upstreams::start` does before any upstream client is built.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = upstream_reqwest::Client::new();
+        let client = reqwest::Client::new();
         assert!(json_at(&client, &format!("{base}/at")).await.is_some());
         assert!(json_at(&client, &format!("{base}/over")).await.is_none());
     }

@@ -177,9 +177,9 @@ impl Link {
 /// cost a TCP handshake and teardown each time (through teamgate, about
 /// three in four of the CPU a call took). Redirects are not followed: the
 /// configured URL passed the allowlist, a redirect's target did not.
-fn http_client() -> upstream_reqwest::Client {
-    upstream_reqwest::Client::builder()
-        .redirect(upstream_reqwest::redirect::Policy::none())
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap_or_default()
 }

@@ -183,9 +183,9 @@ async fn refresh_at(
 
 /// A client sending to the addresses `reached` was checked at, following
 /// no redirect.
-pub(super) fn client_to(reached: &Reached, timeout: Duration) -> Option<upstream_reqwest::Client> {
-    let mut builder = upstream_reqwest::Client::builder()
-        .redirect(upstream_reqwest::redirect::Policy::none())
+pub(super) fn client_to(reached: &Reached, timeout: Duration) -> Option<reqwest::Client> {
+    let mut builder = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .timeout(timeout);
     if let Some(domain) = &reached.domain {
         builder = builder.resolve_to_addrs(domain, &reached.addrs);

@@ -359,7 +359,9 @@ async fn each_member_acts_upstream_with_their_own_credential() {
             .any(|r| r.method == "portal/connections/delete")
     );
     seen.push(serde_json::to_string(&trail).unwrap());
-    let metrics = reqwest::get(format!("{}/metrics", app.base()))
+    let metrics = teamgate::outbound::client()
+        .get(format!("{}/metrics", app.base()))
+        .send()
         .await
         .unwrap();
     seen.push(metrics.text().await.unwrap());

@@ -53,7 +53,7 @@ async fn dev_idp_runs_on_a_fixed_port_and_stays_up() {
     let discovery = format!("http://127.0.0.1:{port}/.well-known/openid-configuration");
     let deadline = Instant::now() + Duration::from_secs(60);
     let document: serde_json::Value = loop {
-        if let Ok(response) = reqwest::get(&discovery).await
+        if let Ok(response) = teamgate::outbound::client().get(&discovery).send().await
             && response.status().is_success()
         {
             break response.json().await.unwrap();
@@ -69,7 +69,9 @@ async fn dev_idp_runs_on_a_fixed_port_and_stays_up() {
     // Still there a while after its standard input closed.
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(
-        reqwest::get(&discovery)
+        teamgate::outbound::client()
+            .get(&discovery)
+            .send()
             .await
             .unwrap()
             .status()

@@ -72,7 +72,7 @@ async fn sigterm_drains_readiness_first_then_ends_streams_and_exits() {
     .expect("starts");
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let base = url.trim_end_matches("/mcp").to_owned();
-    let client = reqwest::Client::new();
+    let client = teamgate::outbound::client();
     let init = client
         .post(&url)
         .header("content-type", "application/json")

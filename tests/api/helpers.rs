@@ -116,7 +116,7 @@ pub(crate) async fn spawn_app_on(
         _dir: dir,
         addr,
         url: format!("http://{addr}{path}"),
-        client: reqwest::Client::new(),
+        client: teamgate::outbound::client(),
         shutdown: Some(tx),
         served,
         reloader,

@@ -42,7 +42,7 @@ pub(crate) fn pkce() -> (String, String) {
 
 /// Registers a client (RFC 7591) redirecting to `redirect`; its id.
 pub(crate) async fn register(app: &TestApp, redirect: &str) -> String {
-    let response = reqwest::Client::new()
+    let response = teamgate::outbound::client()
         .post(format!("{}/register", app.base()))
         .json(&json!({"client_name": "Test client", "redirect_uris": [redirect]}))
         .send()
@@ -137,7 +137,7 @@ pub(crate) fn param(url: &str, name: &str) -> Option<String> {
 }
 
 pub(crate) async fn token(app: &TestApp, form: &[(&str, &str)]) -> (StatusCode, Value) {
-    let response = reqwest::Client::new()
+    let response = teamgate::outbound::client()
         .post(format!("{}/token", app.base()))
         .form(form)
         .send()
@@ -179,7 +179,7 @@ pub(crate) async fn code_for(app: &TestApp, client: &str, user: &str) -> (String
 #[tokio::test]
 async fn oauth_metadata_is_listed_and_served() {
     let (app, _idp) = oauth_app(|_| {}).await;
-    let http = reqwest::Client::new();
+    let http = teamgate::outbound::client();
     let prm: Value = http
         .get(format!(
             "{}/.well-known/oauth-protected-resource/mcp",
@@ -270,7 +270,9 @@ async fn oauth_full_flow_signs_in_calls_refreshes_and_revokes() {
     assert_eq!(status, 200);
     assert!(count > 0, "ann's groups allow tools");
     // The key set verifies it: ES256 with a published kid.
-    let jwks: Value = reqwest::get(format!("{}/.well-known/jwks.json", app.base()))
+    let jwks: Value = teamgate::outbound::client()
+        .get(format!("{}/.well-known/jwks.json", app.base()))
+        .send()
         .await
         .unwrap()
         .json()

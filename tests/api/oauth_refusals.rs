@@ -284,7 +284,7 @@ async fn oauth_registration_can_be_off_and_a_member_without_scopes_is_refused() 
         c.insert("dynamic_registration".into(), json!(false));
     })
     .await;
-    let http = reqwest::Client::new();
+    let http = teamgate::outbound::client();
     let refused = http
         .post(format!("{}/register", app.base()))
         .json(&json!({"redirect_uris": [REDIRECT]}))

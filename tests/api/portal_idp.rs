@@ -129,7 +129,7 @@ pub(crate) struct Browser {
 impl Browser {
     pub(crate) fn new() -> Self {
         Self {
-            client: reqwest::Client::builder()
+            client: teamgate::outbound::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()
                 .unwrap(),

@@ -199,7 +199,7 @@ secret_env = ["TEAMGATE_TEST_DEPLOY_TOKEN"]
     // With a progress token, each output line also travels as progress.
     let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {}, "progressToken": "p1"});
-    let response = reqwest::Client::new()
+    let response = teamgate::outbound::client()
         .post(&served.url)
         .header("content-type", "application/json")
         .header("accept", ACCEPT_BOTH)

@@ -138,7 +138,14 @@ pub(crate) async fn connect_as(
 async fn open_streams(url: &str) -> Option<f64> {
     let mut metrics = reqwest::Url::parse(url).ok()?;
     metrics.set_path("/metrics");
-    let text = reqwest::get(metrics).await.ok()?.text().await.ok()?;
+    let text = teamgate::outbound::client()
+        .get(metrics)
+        .send()
+        .await
+        .ok()?
+        .text()
+        .await
+        .ok()?;
     let line = text
         .lines()
         .find(|l| l.starts_with("teamgate_mcp_streams_active"))?;

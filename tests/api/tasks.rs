@@ -191,7 +191,9 @@ async fn a_command_task_is_kept_polled_cancelled_and_private() {
 
     // `/metrics` counts tasks by state (refreshed by the heartbeat loop).
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let metrics = reqwest::get(format!("{}/metrics", app.base()))
+    let metrics = teamgate::outbound::client()
+        .get(format!("{}/metrics", app.base()))
+        .send()
         .await
         .unwrap();
     let metrics = metrics.text().await.unwrap();

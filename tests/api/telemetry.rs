@@ -22,7 +22,7 @@ use crate::helpers::{repo_path, spawn_app, spawn_app_with};
 mod otlp;
 
 async fn scrape(base: &str, token: Option<&str>) -> (u16, String) {
-    let mut request = reqwest::Client::new().get(format!("{base}/metrics"));
+    let mut request = teamgate::outbound::client().get(format!("{base}/metrics"));
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -206,7 +206,11 @@ async fn a_scrape_token_and_a_separate_listener_are_honoured() {
     let separate = format!("http://{metrics_addr}");
     let mut answered = None;
     for _ in 0..50 {
-        if let Ok(r) = reqwest::get(format!("{separate}/metrics")).await {
+        if let Ok(r) = teamgate::outbound::client()
+            .get(format!("{separate}/metrics"))
+            .send()
+            .await
+        {
             answered = Some(r.status().as_u16());
             break;
         }

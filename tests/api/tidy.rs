@@ -107,7 +107,7 @@ const ONLY: &[(&str, &[&str])] = &[
     ("rmcp", &["mcp", "protocol", "upstream"]),
     // The store for teamgate's own data; providers/sql/ for the team's databases.
     ("sqlx", &["store", "providers"]),
-    ("openidconnect", &["portal"]),
+    ("openidconnect", &["portal", "outbound"]),
     ("maud", &["portal"]),
 ];
 

@@ -200,7 +200,9 @@ pub(crate) async fn nothing_leaked(
         "the connection is audited"
     );
     seen.push(serde_json::to_string(&trail).unwrap());
-    let metrics = reqwest::get(format!("{}/metrics", app.base()))
+    let metrics = teamgate::outbound::client()
+        .get(format!("{}/metrics", app.base()))
+        .send()
         .await
         .unwrap();
     seen.push(metrics.text().await.unwrap());
@@ -319,7 +321,7 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
     let gone = ann_browser.post(&url, &[("csrf", &csrf)]).await;
     assert_eq!(gone.status(), StatusCode::SEE_OTHER);
     assert!(tokens_of(&vault, "ann").await.is_none());
-    let refresh = reqwest::Client::new()
+    let refresh = teamgate::outbound::client()
         .post(&last.token_endpoint)
         .form(&[
             ("grant_type", "refresh_token"),
@@ -342,7 +344,7 @@ async fn upstream_oauth_each_member_connects_their_own_account() {
     // A refresh the provider refuses (bob's refresh token revoked there)
     // drops his tokens, and he is told to connect again.
     let bobs = tokens_of(&vault, "bob").await.unwrap();
-    let revoked = reqwest::Client::new()
+    let revoked = teamgate::outbound::client()
         .post(bobs.revocation_endpoint.as_deref().unwrap())
         .form(&[
             ("token", bobs.refresh_token.as_deref().unwrap()),

@@ -45,7 +45,7 @@ impl AuthServer {
         issuer: Arc<OwnIssuer>,
     ) -> Result<Self, PortalError> {
         let client = |unchecked: bool| {
-            reqwest::Client::builder()
+            crate::outbound::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .timeout(config.cimd_timeout)
                 .connect_timeout(config.cimd_timeout)

@@ -160,7 +160,7 @@ async fn a_tool_past_its_timeout_is_stopped_with_a_tool_error() {
 
 #[tokio::test]
 async fn http2_cleartext_is_served_only_when_enabled() {
-    let h2 = reqwest::Client::builder()
+    let h2 = teamgate::outbound::builder()
         .http2_prior_knowledge()
         .build()
         .unwrap();

@@ -94,7 +94,10 @@ impl Chrome {
         let webdriver = format!("http://127.0.0.1:{port}");
         let until = Instant::now() + Duration::from_secs(20);
         loop {
-            let status = reqwest::get(format!("{webdriver}/status")).await;
+            let status = teamgate::outbound::client()
+                .get(format!("{webdriver}/status"))
+                .send()
+                .await;
             let ready = match status {
                 Ok(response) => response.json::<Value>().await.ok(),
                 Err(_) => None,

@@ -14,7 +14,7 @@ use teamgate::store::SystemClock;
 use crate::{helpers::TestApp, portal_idp::portal_app_with};
 
 async fn register_from(app: &TestApp, address: &str) -> Response {
-    reqwest::Client::new()
+    teamgate::outbound::client()
         .post(format!("{}/register", app.base()))
         .header("x-forwarded-for", address)
         .json(&json!({"client_name": "Flood", "redirect_uris": ["https://evil.example/cb"]}))
@@ -24,7 +24,7 @@ async fn register_from(app: &TestApp, address: &str) -> Response {
 }
 
 async fn get_from(app: &TestApp, path: &str, address: &str) -> Response {
-    reqwest::Client::builder()
+    teamgate::outbound::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap()
@@ -72,7 +72,7 @@ async fn one_address_cannot_use_up_registration_or_sign_in() {
         &get_from(&app, "/authorize?client_id=x", flood).await,
         "authorize",
     );
-    let token = reqwest::Client::new()
+    let token = teamgate::outbound::client()
         .post(format!("{}/token", app.base()))
         .header("x-forwarded-for", flood)
         .form(&[("grant_type", "refresh_token"), ("refresh_token", "x")])

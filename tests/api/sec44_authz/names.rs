@@ -23,7 +23,7 @@ async fn registered_client_names_lose_bidi_controls() {
         "Acme \u{202E}lanigirO\u{202C} {}x",
         BIDI.iter().collect::<String>()
     );
-    let response = reqwest::Client::new()
+    let response = teamgate::outbound::client()
         .post(format!("{}/register", app.base()))
         .json(&json!({"client_name": name, "redirect_uris": [REDIRECT]}))
         .send()

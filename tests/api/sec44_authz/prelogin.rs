@@ -40,7 +40,7 @@ async fn pre_login_rows_live_minutes_and_are_purged() {
     })
     .await;
     let ann = Browser::sign_in(&app, "ann").await;
-    let plain = reqwest::Client::builder()
+    let plain = teamgate::outbound::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

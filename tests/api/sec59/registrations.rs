@@ -12,7 +12,7 @@ use teamgate::store::{Clock, ManualClock, OAuthClientRow, OAuthRepo};
 use crate::{helpers::TestApp, portal_idp::portal_app_with};
 
 async fn register_from(app: &TestApp, address: &str) -> Response {
-    reqwest::Client::new()
+    teamgate::outbound::client()
         .post(format!("{}/register", app.base()))
         .header("x-forwarded-for", address)
         .json(&json!({"client_name": "Editor", "redirect_uris": ["http://127.0.0.1/cb"]}))

@@ -136,7 +136,7 @@ async fn the_binary_exports_spans_and_metrics_over_otlp_and_logs_no_secret() {
             std::fs::read_to_string(&log_path).unwrap()
         )
     });
-    let client = reqwest::Client::new();
+    let client = teamgate::outbound::client();
     let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
     "name": "test_simple_text", "arguments": {},
