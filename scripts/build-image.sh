@@ -29,6 +29,11 @@ OFFICIAL_RUNTIME=docker.io/library/debian:trixie-slim
 BUILDER="${BUILDER:-$(command -v buildah >/dev/null && echo buildah || { command -v docker >/dev/null && echo docker; } || true)}"
 [[ -n "$BUILDER" ]] || die "neither buildah nor docker is installed (Debian: apt-get install buildah)"
 read -r -a EXTRA <<<"${EXTRA_BUILD_ARGS:-}"
+# docker needs its daemon for everything; without it every pull fails too, and the real cause would
+# read as "docker.io cannot be reached". Say it first.
+if [[ "$BUILDER" == docker ]] && ! why="$(timeout 20 docker info 2>&1 >/dev/null)"; then
+  die "docker is installed but its daemon does not answer ($(head -n1 <<<"$why")): start it (systemctl start docker) or install buildah, which needs no daemon (apt-get install buildah)"
+fi
 
 official_reachable() {
   case "$BUILDER" in

@@ -214,6 +214,8 @@ async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
     let _one_server = crate::store::ServeLock::take(config.store.url.expose())?;
+    // The pin warnings name the approval as this operator would type it.
+    crate::upstream::review::set_approve_command(admin_command(&sources, "upstreams", "approve"));
     let app = App::build(config).await?;
     let _watcher = start_reload(app.reloader(), &app.config.reload, sources.clone())?;
     let listener = tokio::net::TcpListener::bind(listen)

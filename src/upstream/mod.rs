@@ -27,7 +27,7 @@ mod prompts;
 mod relay;
 mod request;
 mod resources;
-mod review;
+pub(crate) mod review;
 mod supervise;
 mod tools;
 mod uris;

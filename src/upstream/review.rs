@@ -69,10 +69,12 @@ impl Link {
             }
             match &pin.claim {
                 Some(owner) => {
-                    tracing::warn!(%upstream, tool = %name, %owner, "an upstream tool's exposed name is one another upstream had first; withheld until an operator runs `teamgate upstreams approve {upstream} {name}`")
+                    let approve = approve_command(upstream, name);
+                    tracing::warn!(%upstream, tool = %name, %owner, "an upstream tool's exposed name is one another upstream had first; withheld until an operator runs `{approve}`")
                 }
                 None => {
-                    tracing::warn!(%upstream, tool = %name, "an upstream tool's definition changed since it was pinned; withheld until an operator runs `teamgate upstreams approve {upstream} {name}`")
+                    let approve = approve_command(upstream, name);
+                    tracing::warn!(%upstream, tool = %name, "an upstream tool's definition changed since it was pinned; withheld until an operator runs `{approve}`")
                 }
             }
             withheld.insert(name.to_owned(), hash);
@@ -129,4 +131,21 @@ impl Link {
             .find(|(name, _)| *name == exposed)
             .map(|(_, owner)| owner.clone()))
     }
+}
+
+/// How an operator types the approval on this machine: the program as the
+/// server was started and its `--config` files, set once by `serve`
+/// (`cli::admin_command`); plain `teamgate upstreams approve` until then.
+static APPROVE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Sets the command the pin warnings name (`… upstreams --config F approve`).
+pub(crate) fn set_approve_command(command: String) {
+    let _ = APPROVE.set(command);
+}
+
+fn approve_command(upstream: &str, tool: &str) -> String {
+    let command = APPROVE
+        .get()
+        .map_or("teamgate upstreams approve", String::as_str);
+    format!("{command} {upstream} {tool}")
 }

@@ -16,7 +16,9 @@ pub(crate) struct Served {
     pub child: Child,
     pub url: String,
     config: std::path::PathBuf,
-    store_url: String,
+    pub(crate) store_url: String,
+    /// Every line the process logged so far.
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// The process's own SQLite store, removed when the test ends.
     _store: tempfile::TempDir,
 }
@@ -52,6 +54,21 @@ impl Served {
         stdout.lines().last().expect("the token").trim().to_owned()
     }
 
+    /// Waits (bounded) for a logged line containing `needle`.
+    pub(crate) fn logged(&self, needle: &str) -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(line) = self.log.lock().unwrap().iter().find(|l| l.contains(needle)) {
+                return line.clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no log line with {needle:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         nix::sys::signal::kill(pid, signal).expect("signal delivered");
@@ -79,8 +96,11 @@ pub(crate) fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
     let mut child = command.spawn().expect("teamgate starts");
     let stderr = child.stderr.take().expect("stderr piped");
     let (tx, rx) = std::sync::mpsc::channel();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = log.clone();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            kept.lock().unwrap().push(line.clone());
             if let Some(start) = line.find("http://127.0.0.1:") {
                 let url: String = line[start..]
                     .chars()
@@ -98,6 +118,7 @@ pub(crate) fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
         url,
         config: config.to_owned(),
         store_url,
+        log,
         _store: store,
     }
 }

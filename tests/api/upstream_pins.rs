@@ -18,6 +18,8 @@ use teamgate::{
     store::{ManualClock, PinRepo},
 };
 
+mod approve_hint;
+
 use crate::{
     databases::TestDb,
     helpers::{repo_path, spawn_app_with},

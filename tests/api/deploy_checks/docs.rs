@@ -102,3 +102,27 @@ fn the_nginx_excerpt_is_the_tested_configuration_and_proxies_every_path() {
         );
     }
 }
+
+/// `scripts/build-image.sh` with docker and no daemon says so, instead of
+/// blaming docker.io (issue 63 item 6). Runs only where docker is
+/// installed and its daemon does not answer, so it never starts a build.
+#[test]
+fn build_image_names_a_missing_docker_daemon() {
+    let Ok(info) = std::process::Command::new("docker").arg("info").output() else {
+        eprintln!("SKIP: docker is not installed");
+        return;
+    };
+    if info.status.success() {
+        eprintln!("SKIP: docker's daemon answers; the script would build");
+        return;
+    }
+    let out = std::process::Command::new("bash")
+        .arg(repo_path("scripts/build-image.sh"))
+        .env("BUILDER", "docker")
+        .output()
+        .expect("the script runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("daemon does not answer"), "{stderr}");
+    assert!(!stderr.contains("cannot be pulled"), "{stderr}");
+}
