@@ -91,6 +91,13 @@ pub struct OpenApiToolOverride {
     pub output_schema: Option<Map<String, Value>>,
 }
 
+impl OpenApiSourceConfig {
+    /// Whether `spec` names a URL (else a file).
+    pub fn spec_is_url(&self) -> bool {
+        self.spec.starts_with("https://") || self.spec.starts_with("http://")
+    }
+}
+
 fn default_timeout() -> Duration {
     Duration::from_secs(10)
 }

@@ -58,7 +58,7 @@ pub(super) fn resolve(figment: &Figment, defaults_file: &Path, config: &mut Conf
         .iter_mut()
         .zip(items("sources.openapi"))
     {
-        let is_url = openapi.spec.starts_with("https://") || openapi.spec.starts_with("http://");
+        let is_url = openapi.spec_is_url();
         if let Some(value) = field(&item, "spec").filter(|_| !is_url) {
             rebase(&value, &mut openapi.spec);
         }

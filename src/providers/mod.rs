@@ -63,8 +63,10 @@ pub fn declare(
     let mut tools = Vec::new();
     let slots = crate::registry::Slots::new(config, &mut secrets);
     let slots = keep(&mut problems, slots).unwrap_or_default();
-    if !config.tools.http.is_empty() {
-        let client = http_tool::client()?;
+    // One client for every HTTP tool, declared or from an OpenAPI document.
+    let wanted = !config.tools.http.is_empty() || !config.sources.openapi.is_empty();
+    let client = wanted.then(http_tool::client).transpose()?;
+    if let Some(client) = &client {
         for (i, tool) in config.tools.http.iter().enumerate() {
             let runner = http_tool::HttpRunner::new(
                 &format!("tools.http[{i}]"),
@@ -83,10 +85,9 @@ pub fn declare(
         let at = format!("sources.openapi[{i}]");
         let found = openapi::tools(source, &config.tools.http_allowlist)
             .with_context(|| format!("{at} ({})", source.spec));
-        let Some((generated, base)) = keep(&mut problems, found) else {
+        let (Some((generated, base)), Some(client)) = (keep(&mut problems, found), &client) else {
             continue;
         };
-        let client = http_tool::client()?;
         // The document's server joins the allowlist for its own tools only.
         let mut allowlist = config.tools.http_allowlist.clone();
         allowlist.push(format!("{base}/"));

@@ -19,8 +19,7 @@ pub fn tools(
     source: &OpenApiSourceConfig,
     allowlist: &[String],
 ) -> anyhow::Result<(Vec<HttpToolConfig>, String)> {
-    let is_url = source.spec.starts_with("https://") || source.spec.starts_with("http://");
-    let text = if is_url {
+    let text = if source.spec_is_url() {
         anyhow::ensure!(
             url_allowed(&source.spec, allowlist),
             "the document's URL is under none of tools.http_allowlist"
