@@ -123,9 +123,8 @@ impl ConfigSources {
             }
             let mut messages: Vec<String> = errors.iter().map(|e| describe(e, &figment)).collect();
             // With those taken out, the rules across keys are checked too.
-            if let Some(Err(invalid)) = rest.as_ref().map(Config::validate) {
-                messages.push(invalid.to_string().replace("invalid configuration: ", ""));
-            }
+            let broken = rest.as_ref().map(Config::problems).unwrap_or_default();
+            messages.extend(broken.iter().map(rule_broken));
             for message in &mut messages {
                 for secret in &secrets {
                     *message = message.replace(secret, "<redacted>");
@@ -137,14 +136,20 @@ impl ConfigSources {
             }
         })?;
         super::paths::resolve(&figment, default_file, &mut config);
-        if let Err(invalid) = config.validate() {
+        let broken = config.problems();
+        if !broken.is_empty() {
             return Err(ConfigError::Load {
-                problems: vec![invalid.to_string().replace("invalid configuration: ", "")],
+                problems: broken.iter().map(rule_broken).collect(),
                 rest: Some(Box::new(config)),
             });
         }
         Ok(config)
     }
+}
+
+/// A broken rule as one of several problems (without the common prefix).
+fn rule_broken(problem: &ConfigError) -> String {
+    problem.to_string().replace("invalid configuration: ", "")
 }
 
 /// A file that is not TOML, named with its line and column and the parser's

@@ -5,23 +5,60 @@ use std::{net::SocketAddr, time::Duration};
 
 use super::{AuthMode, Config, ConfigError, Secret, validate};
 
+/// One rule over a group of keys.
+type Rule = fn(&Config) -> Result<(), ConfigError>;
+
 impl Config {
-    /// Checks that span several keys; serde has already checked each key alone.
+    /// Checks that span several keys; serde has already checked each key
+    /// alone. The first problem; `problems` has every one.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.problems().into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// Every rule across keys broken, each group of keys checked on its own
+    /// (and each declared tool, `validate.rs`): an operator fixes a file in
+    /// one pass, `serve` and `check-config` alike.
+    pub fn problems(&self) -> Vec<ConfigError> {
+        let checks: [Rule; 14] = [
+            |c| super::upstreams::validate(&c.upstreams, &c.tools.http_allowlist),
+            |c| super::toolsets::validate(&c.toolsets),
+            |c| (c.portal.as_ref()).map_or(Ok(()), |portal| portal.validate(&c.server.public_url)),
+            |c| {
+                (c.authorization_server.as_ref()).map_or(Ok(()), |authz| {
+                    authz.validate(c.portal.as_ref(), &c.server.public_url)
+                })
+            },
+            |c| c.tasks.validate(),
+            Config::validate_credentials,
+            super::environment::validate,
+            Config::mcp_rules,
+            Config::no_placeholder_secrets,
+            Config::store_and_server_rules,
+            Config::limit_rules,
+            Config::auth_rules,
+            |c| match c.audit.buffer {
+                ..16 => Err(ConfigError::Invalid {
+                    key: "audit.buffer".into(),
+                    why: "must be at least 16".into(),
+                }),
+                _ => Ok(()),
+            },
+            Config::telemetry_rules,
+        ];
+        let mut problems: Vec<ConfigError> = checks
+            .iter()
+            .filter_map(|check| check(self).err())
+            .collect();
+        validate::capabilities(self, &mut problems);
+        problems
+    }
+
+    /// `mcp.*` and the request limits of `server.*`; the conformance fixtures.
+    fn mcp_rules(&self) -> Result<(), ConfigError> {
         let invalid = |key: &str, why: String| ConfigError::Invalid {
             key: key.to_owned(),
             why,
         };
-        super::upstreams::validate(&self.upstreams, &self.tools.http_allowlist)?;
-        super::toolsets::validate(&self.toolsets)?;
-        if let Some(portal) = &self.portal {
-            portal.validate(&self.server.public_url)?;
-        }
-        if let Some(authz) = &self.authorization_server {
-            authz.validate(self.portal.as_ref(), &self.server.public_url)?;
-        }
-        self.tasks.validate()?;
-        self.validate_credentials()?;
         // The fixtures are compiled only for the conformance and interop runs.
         if self.providers.conformance.enabled && !cfg!(feature = "conformance") {
             return Err(invalid(
@@ -29,7 +66,6 @@ impl Config {
                 "this build has no conformance fixtures: build with --features conformance".into(),
             ));
         }
-        super::environment::validate(self)?;
         if !self.mcp.path.starts_with('/') || self.mcp.path.len() < 2 {
             return Err(invalid(
                 "mcp.path",
@@ -65,7 +101,15 @@ impl Config {
                 ));
             }
         }
-        self.no_placeholder_secrets()?;
+        Ok(())
+    }
+
+    /// `store.*` and the listener of `server.*`.
+    fn store_and_server_rules(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, why: String| ConfigError::Invalid {
+            key: key.to_owned(),
+            why,
+        };
         let store = &self.store;
         if !store.url.is_supported() {
             return Err(invalid(
@@ -116,6 +160,15 @@ impl Config {
         {
             return Err(invalid("server", "header_read_timeout, body_read_timeout and max_connections must be greater than zero".into()));
         }
+        Ok(())
+    }
+
+    /// `limits.*` and `rate_limit.*`.
+    fn limit_rules(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, why: String| ConfigError::Invalid {
+            key: key.to_owned(),
+            why,
+        };
         let limits = &self.limits;
         if limits.max_in_flight == 0
             || limits.max_streams == 0
@@ -144,6 +197,15 @@ impl Config {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// `auth.*`.
+    fn auth_rules(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, why: String| ConfigError::Invalid {
+            key: key.to_owned(),
+            why,
+        };
         if self.auth.mode == AuthMode::None && !self.server.listen.ip().is_loopback() {
             return Err(invalid(
                 "auth.mode",
@@ -186,9 +248,15 @@ impl Config {
                 }
             }
         }
-        if self.audit.buffer < 16 {
-            return Err(invalid("audit.buffer", "must be at least 16".into()));
-        }
+        Ok(())
+    }
+
+    /// `telemetry.*` and `log.level`.
+    fn telemetry_rules(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, why: String| ConfigError::Invalid {
+            key: key.to_owned(),
+            why,
+        };
         let telemetry = &self.telemetry;
         if !telemetry.otlp_endpoint.is_empty()
             && !telemetry.otlp_endpoint.starts_with("http://")
@@ -217,8 +285,8 @@ impl Config {
             ));
         }
         tracing_subscriber::EnvFilter::try_new(&self.log.level)
-            .map_err(|e| invalid("log.level", e.to_string()))?;
-        validate::capabilities(self)
+            .map(drop)
+            .map_err(|e| invalid("log.level", e.to_string()))
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{Config, ConfigError, ToolDecl};
+use super::{CommandToolConfig, Config, ConfigError, HttpToolConfig, SqlSourceConfig, ToolDecl};
 
 /// Programs that would turn an argv template back into a shell command line.
 const SHELLS: [&str; 12] = [
@@ -19,82 +19,104 @@ fn invalid(key: String, why: impl Into<String>) -> ConfigError {
     }
 }
 
-pub(super) fn capabilities(config: &Config) -> Result<(), ConfigError> {
+/// Every rule of declared capabilities broken, each list item checked on
+/// its own, so one run names every faulty tool.
+pub(super) fn capabilities(config: &Config, problems: &mut Vec<ConfigError>) {
     let tools = &config.tools;
+    let mut note = |checked: Result<(), ConfigError>| problems.extend(checked.err());
     for (i, base) in tools.http_allowlist.iter().enumerate() {
-        let url = url::Url::parse(base)
-            .map_err(|e| invalid(format!("tools.http_allowlist[{i}]"), e.to_string()))?;
-        if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-            return Err(invalid(
-                format!("tools.http_allowlist[{i}]"),
-                "must be an http(s) URL with a host",
-            ));
-        }
+        note(allowlist_entry(i, base));
     }
     for (i, tool) in tools.http.iter().enumerate() {
-        let key = format!("tools.http[{i}]");
-        declared(&key, &tool.decl())?;
-        if !allowed(&tool.url, &tools.http_allowlist) {
-            return Err(invalid(
-                format!("{key}.url"),
-                format!(
-                    "{:?} is not under any base URL of tools.http_allowlist",
-                    tool.url
-                ),
-            ));
-        }
-        if tool.result_pointer.is_some() && tool.output_schema.is_none() {
-            return Err(invalid(
-                format!("{key}.result_pointer"),
-                "needs output_schema: it selects the structuredContent",
-            ));
-        }
-        // Any token parses as an extension method; a typo (`GETT`) must not.
-        const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
-        if !METHODS.contains(&tool.method.as_str()) {
-            return Err(invalid(
-                format!("{key}.method"),
-                format!("must be one of {}", METHODS.join(", ")),
-            ));
-        }
-        if tool.max_response_bytes == 0 || tool.timeout.is_zero() {
-            return Err(invalid(
-                key,
-                "max_response_bytes and timeout must be greater than zero",
-            ));
-        }
+        note(http_tool(i, tool, &tools.http_allowlist));
     }
     for (i, tool) in tools.command.iter().enumerate() {
-        let key = format!("tools.command[{i}]");
-        declared(&key, &tool.decl())?;
-        let base = std::path::Path::new(&tool.program)
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
-        if tool.program.trim().is_empty() || SHELLS.contains(&base) {
-            return Err(invalid(
-                format!("{key}.program"),
-                "must name a program that is not a shell; put each argument in `args`",
-            ));
-        }
-        if tool.max_output_bytes < 64 || tool.timeout.is_zero() {
-            return Err(invalid(
-                key,
-                "max_output_bytes must be at least 64 and timeout greater than zero",
-            ));
-        }
+        note(command_tool(i, tool));
     }
     for (i, source) in config.sources.sql.iter().enumerate() {
-        for (j, tool) in source.tools.iter().enumerate() {
-            declared(&format!("sources.sql[{i}].tools[{j}]"), &tool.decl())?;
-        }
-        for (tool, key) in source.tool_names(i) {
-            name(&key, tool)?;
-        }
-        super::sql::check(i, source)?;
+        note(sql_source(i, source));
     }
-    sources_and_prompts(config)?;
-    unique_tool_names(config)
+    note(sources_and_prompts(config));
+    note(unique_tool_names(config));
+}
+
+fn allowlist_entry(i: usize, base: &str) -> Result<(), ConfigError> {
+    let url = url::Url::parse(base)
+        .map_err(|e| invalid(format!("tools.http_allowlist[{i}]"), e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(invalid(
+            format!("tools.http_allowlist[{i}]"),
+            "must be an http(s) URL with a host",
+        ));
+    }
+    Ok(())
+}
+
+fn http_tool(i: usize, tool: &HttpToolConfig, allowlist: &[String]) -> Result<(), ConfigError> {
+    let key = format!("tools.http[{i}]");
+    declared(&key, &tool.decl())?;
+    if !allowed(&tool.url, allowlist) {
+        return Err(invalid(
+            format!("{key}.url"),
+            format!(
+                "{:?} is not under any base URL of tools.http_allowlist",
+                tool.url
+            ),
+        ));
+    }
+    if tool.result_pointer.is_some() && tool.output_schema.is_none() {
+        return Err(invalid(
+            format!("{key}.result_pointer"),
+            "needs output_schema: it selects the structuredContent",
+        ));
+    }
+    // Any token parses as an extension method; a typo (`GETT`) must not.
+    const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+    if !METHODS.contains(&tool.method.as_str()) {
+        return Err(invalid(
+            format!("{key}.method"),
+            format!("must be one of {}", METHODS.join(", ")),
+        ));
+    }
+    if tool.max_response_bytes == 0 || tool.timeout.is_zero() {
+        return Err(invalid(
+            key,
+            "max_response_bytes and timeout must be greater than zero",
+        ));
+    }
+    Ok(())
+}
+
+fn command_tool(i: usize, tool: &CommandToolConfig) -> Result<(), ConfigError> {
+    let key = format!("tools.command[{i}]");
+    declared(&key, &tool.decl())?;
+    let base = std::path::Path::new(&tool.program)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if tool.program.trim().is_empty() || SHELLS.contains(&base) {
+        return Err(invalid(
+            format!("{key}.program"),
+            "must name a program that is not a shell; put each argument in `args`",
+        ));
+    }
+    if tool.max_output_bytes < 64 || tool.timeout.is_zero() {
+        return Err(invalid(
+            key,
+            "max_output_bytes must be at least 64 and timeout greater than zero",
+        ));
+    }
+    Ok(())
+}
+
+fn sql_source(i: usize, source: &SqlSourceConfig) -> Result<(), ConfigError> {
+    for (j, tool) in source.tools.iter().enumerate() {
+        declared(&format!("sources.sql[{i}].tools[{j}]"), &tool.decl())?;
+    }
+    for (tool, key) in source.tool_names(i) {
+        name(&key, tool)?;
+    }
+    super::sql::check(i, source)
 }
 
 /// Two declarations naming the same tool are refused here, naming both

@@ -132,3 +132,47 @@ fn every_kind_of_problem_is_listed_in_one_round_by_check_config_and_serve() {
         }
     }
 }
+
+/// Rules across keys (each key alone is well-typed) are listed together
+/// too: a mistyped HTTP method, a shell as a command tool's program, a
+/// relative `mcp.path`, a tiny audit buffer and an OTLP endpoint without a
+/// scheme, each named by its key, in one run of `check-config` and `serve`.
+#[test]
+fn every_broken_rule_across_keys_is_listed_in_one_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("team.toml");
+    write(
+        &file,
+        "[mcp]\npath = \"mcp\"\n[audit]\nbuffer = 1\n\
+         [telemetry]\notlp_endpoint = \"collector:4318\"\n\
+         [tools]\nhttp_allowlist = [\"https://x.example.com/\"]\n\
+         [[tools.http]]\nname = \"lookup\"\ndescription = \"d\"\nurl = \"https://x.example.com/a\"\nmethod = \"GETT\"\n\
+         [[tools.command]]\nname = \"run\"\ndescription = \"d\"\nprogram = \"bash\"\nargs = [\"-c\", \"ls\"]\n",
+    );
+    let said = [
+        "`tools.http[0].method` must be one of GET",
+        "`tools.command[0].program` must name a program that is not a shell",
+        "`mcp.path` must be an absolute path",
+        "`audit.buffer` must be at least 16",
+        "`telemetry.otlp_endpoint` must be an http(s) URL",
+    ];
+    let config = file.to_str().unwrap();
+    for args in [
+        &["check-config", "--config", config][..],
+        &["serve", "--listen", "127.0.0.1:0", "--config", config],
+    ] {
+        let output = teamgate(dir.path(), args, &[]);
+        let error = stderr(&output);
+        assert!(!output.status.success(), "{args:?}: {error}");
+        for said in said {
+            assert!(
+                error.contains(said),
+                "{args:?}: {said:?} missing from: {error}"
+            );
+        }
+        assert!(
+            error.contains("the configuration has 5 problem(s)"),
+            "{args:?}: {error}"
+        );
+    }
+}
