@@ -19,8 +19,8 @@ use crate::{
 pub enum UpstreamsCommand {
     /// Each configured upstream: transport, auth (configured, and whether
     /// members' OAuth is in use: teamgate registered at the server or
-    /// members connected), whether it pins, how many tool definitions are
-    /// pinned, the tools awaiting approval (what changed, or the exposed name
+    /// members connected), whether it pins, how many pinned tools are
+    /// offered, the tools awaiting approval (what changed, or the exposed name
     /// they claim that another upstream had first), and the tools a
     /// running server does not offer (a name outside [A-Za-z0-9_.-]{1,128},
     /// listed twice, or taken by a tool listed before it).
@@ -109,7 +109,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
                     .collect();
                 json!({"name": upstream.name, "transport": transport(upstream), "auth": auth.configured,
                     "oauthInUse": auth.in_use, "membersConnected": auth.connected, "pin": upstream.pin,
-                    "pinned": pinned(pins), "awaiting": awaiting, "dropped": dropped})
+                    "pinned": pinned(upstream, pins, dropped), "awaiting": awaiting, "dropped": dropped})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -144,7 +144,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
             transport(upstream),
             auth.shown(),
             if upstream.pin { "on" } else { "off" }.into(),
-            pinned(pins).to_string(),
+            pinned(upstream, pins, dropped).to_string(),
             if waiting.is_empty() {
                 "-".into()
             } else {
@@ -273,9 +273,35 @@ fn claimed(upstream: &UpstreamConfig, row: &PinRow) -> Value {
     }
 }
 
-/// How many definitions are pinned (a withheld claim has none yet).
-fn pinned(pins: &[PinRow]) -> usize {
-    pins.iter().filter(|row| row.claim.is_none()).count()
+/// How many pinned definitions are offered now: a withheld claim has none
+/// yet, a changed definition is withheld, and a tool outside the globs or
+/// not offered by a running server (`dropped`) is pinned but not offered.
+fn pinned(upstream: &UpstreamConfig, pins: &[PinRow], dropped: &[Value]) -> usize {
+    let not_offered = |row: &PinRow| {
+        (dropped.iter()).any(|d| d["tool"] == row.tool || d["tool"] == upstream.exposed(&row.tool))
+    };
+    (pins.iter())
+        .filter(|row| row.claim.is_none() && row.pending.is_none())
+        .filter(|row| selects(upstream, &row.tool) && !not_offered(row))
+        .count()
+}
+
+/// Whether `tools.include`/`exclude` offer the upstream's tool `name` (its
+/// own name), read from the configuration; a running server builds the sets
+/// once (`upstream::tools`).
+fn selects(upstream: &UpstreamConfig, name: &str) -> bool {
+    let set = |patterns: &[String]| {
+        let mut set = globset::GlobSetBuilder::new();
+        for pattern in patterns {
+            set.add(globset::Glob::new(pattern).ok()?);
+        }
+        set.build().ok()
+    };
+    let tools = &upstream.tools;
+    let (Some(include), Some(exclude)) = (set(&tools.include), set(&tools.exclude)) else {
+        return false;
+    };
+    (tools.include.is_empty() || include.is_match(name)) && !exclude.is_match(name)
 }
 
 /// How the upstream is reached; a URL without credentials or query.

@@ -221,6 +221,18 @@ async fn withheld_until_approved(python: &str, script: &str, store_url: &str) {
     let pending = pending.expect("the changed definition awaits approval");
     assert!(pending.definition.contains(rewritten), "{pending:?}");
 
+    // PINNED counts what is offered: not the withheld tool, nor one the
+    // configuration's globs leave out (the CLI reads the globs).
+    let (_, out, _) = cli(&config, &store_url, &["list", "--json"]).await;
+    let shown: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown[0]["pinned"], 2, "describe is withheld: {shown}");
+    let narrowed = dir.path().join("narrowed.toml");
+    let excluded = "[upstreams.tools]\nexclude = [\"head*\"]\n";
+    std::fs::write(&narrowed, format!("[[upstreams]]\n{entry}{excluded}")).unwrap();
+    let (_, out, _) = cli(&narrowed, &store_url, &["list", "--json"]).await;
+    let shown: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown[0]["pinned"], 1, "headers is not offered: {shown}");
+
     // The operator's view and errors.
     let (ok, out, err) = cli(&config, &store_url, &["list"]).await;
     assert!(ok, "{err}");
