@@ -116,7 +116,15 @@ pub(super) async fn ask_member<P: Serialize, T: DeserializeOwned>(
         .map(|p| serde_json::to_value(p).unwrap_or_default())
         .unwrap_or_default();
     link.scrubber.value(&mut params);
-    let answer = link.calls.relay.relay(kind, params, &context).await?;
+    let relayed = link.calls.relay.relay(kind, params, &context).await;
+    // Said here in words: rmcp logs an error answer only as debug text, and
+    // the default `log.level` leaves that out.
+    // Routine: an upstream asking outside any call (the filesystem server
+    // asks for roots once connected) asks again within one.
+    let answer = relayed.inspect_err(|refused| {
+        let (upstream, method) = (&link.config.name, kind.method());
+        tracing::info!(%upstream, method, reason = %refused.message, "an upstream's request to its client was not relayed");
+    })?;
     serde_json::from_value(answer).map_err(|error| {
         let method = kind.method();
         ErrorData::internal_error(

@@ -69,6 +69,11 @@ impl Served {
         }
     }
 
+    /// Every line logged so far.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
     pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         nix::sys::signal::kill(pid, signal).expect("signal delivered");
