@@ -80,7 +80,7 @@ const AT_START: [&str; 12] = [
     "reload",
 ];
 
-/// The tables (and `mcp`, `credentials.keys`) whose settings in `new`
+/// The tables (and `mcp`, `credentials.keys`, `credentials.slots`) whose settings in `new`
 /// differ from those the server started with, which only a restart applies.
 pub fn restart_needed(started: &Config, new: &Config) -> Vec<String> {
     let (before, after) = (at_start(started), at_start(new));
@@ -111,6 +111,10 @@ fn at_start(config: &Config) -> Vec<(String, Value)> {
     let values = |secrets: &[Secret]| json!(secrets.iter().map(Secret::expose).collect::<Vec<_>>());
     tables.push(("mcp".into(), values(&config.mcp.request_state_keys)));
     tables.push(("credentials.keys".into(), values(&config.credentials.keys)));
+    // Tools use a reloaded slot at once, but the portal's Connections page
+    // lists the slots it started with.
+    let slots = json!(config.credentials.slots);
+    tables.push(("credentials.slots".into(), slots));
     let portal = config.portal.as_ref().map(|p| p.client_secret.expose());
     tables.push(("portal".into(), json!(portal)));
     tables.push((

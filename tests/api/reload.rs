@@ -137,6 +137,7 @@ async fn the_reload_line_names_upstreams_and_the_settings_waiting_for_a_restart(
     let portal = move |c: &mut Config| {
         c.server.public_url = format!("http://{addr}/mcp");
         c.portal = Some(portal_config("http://127.0.0.1:9"));
+        c.credentials.keys = vec![Secret::new("reload-test-key-of-at-least-32-characters")];
     };
     let app = spawn_app_on(listener, portal, Arc::new(SystemClock)).await;
     let unchanged = app.reloader.reload(&as_started(&app, portal)).unwrap();
@@ -175,4 +176,15 @@ async fn the_reload_line_names_upstreams_and_the_settings_waiting_for_a_restart(
     assert!(!line.contains("another-secret"), "{line}");
     let back = app.reloader.reload(&as_started(&app, portal)).unwrap();
     assert!(!back.contains("restart"), "{back}");
+    // A slot: tools use it at once, the portal's Connections page after a restart.
+    let slot = |c: &mut Config| {
+        portal(c);
+        let jira = json!({"name": "jira", "description": "your Jira API token"});
+        c.credentials.slots = vec![serde_json::from_value(jira).unwrap()];
+    };
+    let line = app.reloader.reload(&as_started(&app, slot)).unwrap();
+    assert!(
+        line.ends_with("; credentials.slots settings changed: restart to apply"),
+        "{line}"
+    );
 }
