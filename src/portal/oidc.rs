@@ -63,7 +63,7 @@ impl Oidc {
                 .map_err(|e| PortalError::Config(format!("redirect URL: {e}")))?,
             scopes: portal.scopes.clone(),
             // Never follow redirects (the provider's endpoints answer directly).
-            http: OAuthHttp(
+            http: OAuthHttp::new(
                 crate::outbound::builder()
                     .redirect(reqwest::redirect::Policy::none())
                     .timeout(std::time::Duration::from_secs(10))
