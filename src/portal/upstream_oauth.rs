@@ -10,7 +10,6 @@
 use std::sync::Arc;
 
 use axum::{
-    body::Bytes,
     extract::{Path, Query, State},
     http::{StatusCode, header},
     response::{IntoResponse, Response},
@@ -22,10 +21,9 @@ use sha2::{Digest, Sha256};
 
 use super::{
     Portal, PortalError,
-    member::{field, fields},
     oauth_client::{self, Server},
     pages::{csrf, time},
-    session::{Member, hash, random},
+    session::{Checked, CsrfOnly, Member, hash, random},
 };
 use crate::{
     config::{UpstreamAuth, UpstreamConfig},
@@ -258,11 +256,9 @@ pub(super) async fn callback(
 /// `POST /portal/connections/oauth/{upstream}/disconnect`: only the member's own.
 pub(super) async fn disconnect(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     Path(name): Path<String>,
-    body: Bytes,
+    Checked(member, _): Checked<CsrfOnly>,
 ) -> Result<Response, PortalError> {
-    member.check_csrf(field(&fields(&body), "csrf"))?;
     let (config, vault) = upstream(&portal, &name)?;
     let slot = token_slot(&name);
     let Some(value) = vault.get(member.name(), &slot).await? else {
