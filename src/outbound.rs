@@ -64,7 +64,23 @@ const MAX_PROVIDER_ANSWER: usize = 1024 * 1024;
 
 /// A reqwest client as `openidconnect`'s (and `oauth2`'s) HTTP client: their
 /// own reqwest support is for 0.12, and reads answers whole.
-pub struct OAuthHttp(pub reqwest::Client);
+pub struct OAuthHttp {
+    client: reqwest::Client,
+    /// The longest answer read.
+    max: usize,
+}
+
+impl OAuthHttp {
+    /// `client`, reading answers up to any provider's.
+    pub fn new(client: reqwest::Client) -> Self {
+        Self::capped(client, MAX_PROVIDER_ANSWER)
+    }
+
+    /// `client`, reading answers up to `max` bytes.
+    pub fn capped(client: reqwest::Client, max: usize) -> Self {
+        Self { client, max }
+    }
+}
 
 type OAuthError = HttpClientError<reqwest::Error>;
 
@@ -75,9 +91,9 @@ impl<'c> AsyncHttpClient<'c> for OAuthHttp {
     fn call(&'c self, request: HttpRequest) -> Self::Future {
         Box::pin(async move {
             let request = reqwest::Request::try_from(request).map_err(Box::new)?;
-            let response = self.0.execute(request).await.map_err(Box::new)?;
+            let response = self.client.execute(request).await.map_err(Box::new)?;
             let (parts, body) = http::Response::from(response).into_parts();
-            let body = match read_capped(body, MAX_PROVIDER_ANSWER).await {
+            let body = match read_capped(body, self.max).await {
                 Ok(body) => body,
                 Err(CappedError::Read(e)) => match e.downcast::<reqwest::Error>() {
                     Ok(e) => return Err(HttpClientError::Reqwest(e)),

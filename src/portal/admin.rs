@@ -9,7 +9,6 @@
 use std::{collections::BTreeMap, sync::Arc};
 
 use axum::{
-    body::Bytes,
     extract::{Path, State},
     http::{StatusCode, header},
     response::{Html, IntoResponse, Response},
@@ -18,9 +17,8 @@ use maud::html;
 
 use super::{
     Portal, PortalError, endpoints,
-    member::{field, fields},
     pages::{csrf, page, time},
-    session::Member,
+    session::{Checked, CsrfOnly, Fields, Member},
 };
 use crate::store::{PinRepo, SessionRepo};
 
@@ -97,12 +95,10 @@ pub(super) async fn members(
 /// `POST /portal/admin/tokens/{id}/revoke`: any member's token.
 pub(super) async fn revoke(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     Path(id): Path<String>,
-    body: Bytes,
+    Checked(member, _): Checked<CsrfOnly>,
 ) -> Result<Response, PortalError> {
     member.require_admin()?;
-    member.check_csrf(field(&fields(&body), "csrf"))?;
     if !portal.tokens.revoke(&id).await? {
         return Err(PortalError::NotFound);
     }
@@ -142,12 +138,10 @@ pub(super) async fn sessions(
 /// (5 s, `mcp/sessions.rs`) every replica answers the session 404.
 pub(super) async fn end_session(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     Path(id): Path<String>,
-    body: Bytes,
+    Checked(member, _): Checked<CsrfOnly>,
 ) -> Result<Response, PortalError> {
     member.require_admin()?;
-    member.check_csrf(field(&fields(&body), "csrf"))?;
     if !portal.store.delete(&id).await? {
         return Err(PortalError::NotFound);
     }
@@ -200,13 +194,10 @@ pub(super) async fn upstreams(
 /// `POST /portal/admin/upstreams/approve`: as `teamgate upstreams approve NAME TOOL`.
 pub(super) async fn approve(
     State(portal): State<Arc<Portal>>,
-    member: Member,
-    body: Bytes,
+    Checked(member, form): Checked<Fields>,
 ) -> Result<Response, PortalError> {
     member.require_admin()?;
-    let form = fields(&body);
-    member.check_csrf(field(&form, "csrf"))?;
-    let (name, tool) = (field(&form, "upstream"), field(&form, "tool"));
+    let (name, tool) = (form.get("upstream"), form.get("tool"));
     if !portal.config.upstreams.iter().any(|u| u.name == name) || tool.is_empty() {
         return Err(PortalError::NotFound);
     }

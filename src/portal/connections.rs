@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use axum::{
-    body::Bytes,
     extract::{Path, State},
     http::{StatusCode, header},
     response::{Html, IntoResponse, Response},
@@ -15,9 +14,8 @@ use maud::html;
 
 use super::{
     Portal, PortalError,
-    member::{field, fields},
     pages::{csrf, page, time},
-    session::Member,
+    session::{Checked, CsrfOnly, Fields, Member},
 };
 
 /// The longest value accepted (an API token, a key in PEM fits).
@@ -87,15 +85,12 @@ fn slot<'p>(portal: &'p Portal, name: &str) -> Result<&'p crate::store::Vault, P
 /// `POST /portal/connections/{slot}`: sets or replaces the member's value.
 pub(super) async fn set(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     Path(name): Path<String>,
-    body: Bytes,
+    Checked(member, form): Checked<Fields>,
 ) -> Result<Response, PortalError> {
-    let form = fields(&body);
-    member.check_csrf(field(&form, "csrf"))?;
     let vault = slot(&portal, &name)?;
     // Pasted tokens often carry a line end.
-    let value = field(&form, "value").trim();
+    let value = form.get("value").trim();
     if value.is_empty() || value.len() > MAX_VALUE_BYTES || value.chars().any(char::is_control) {
         return Err(PortalError::BadRequest(format!(
             "a value of 1 to {MAX_VALUE_BYTES} bytes without control characters is needed"
@@ -111,11 +106,9 @@ pub(super) async fn set(
 /// `POST /portal/connections/{slot}/delete`: only the member's own value.
 pub(super) async fn delete(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     Path(name): Path<String>,
-    body: Bytes,
+    Checked(member, _): Checked<CsrfOnly>,
 ) -> Result<Response, PortalError> {
-    member.check_csrf(field(&fields(&body), "csrf"))?;
     let vault = slot(&portal, &name)?;
     if !vault.delete(member.name(), &name).await? {
         return Err(PortalError::NotFound);

@@ -6,17 +6,17 @@
 use std::{sync::Arc, time::Duration};
 
 use axum::{
-    body::Bytes,
     extract::{Path, State},
     http::{StatusCode, header},
     response::{Html, IntoResponse, Response},
 };
 use maud::html;
+use serde::Deserialize;
 
 use super::{
     Portal, PortalError, claims, endpoints,
     pages::{csrf, page, time},
-    session::Member,
+    session::{Checked, CsrfOnly, Member, Posted},
     setup,
 };
 use crate::{
@@ -27,17 +27,22 @@ use crate::{
 /// Lifetimes offered for a new token, in days.
 const LIFETIMES: [u64; 5] = [7, 30, 90, 180, 365];
 
-/// The `application/x-www-form-urlencoded` fields of a body, repeats kept.
-pub(super) fn fields(body: &Bytes) -> Vec<(String, String)> {
-    url::form_urlencoded::parse(body).into_owned().collect()
+/// The new-token form.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+pub(super) struct NewToken {
+    csrf: String,
+    label: String,
+    /// Repeated: one per box ticked.
+    scope: Vec<String>,
+    toolset: String,
+    days: String,
 }
 
-pub(super) fn field<'a>(fields: &'a [(String, String)], name: &str) -> &'a str {
-    fields
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_default()
+impl Posted for NewToken {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
 }
 
 impl Portal {
@@ -168,11 +173,8 @@ async fn tokens_page(
 /// allow only; shown once, with the client setups.
 pub(super) async fn create(
     State(portal): State<Arc<Portal>>,
-    member: Member,
-    body: Bytes,
+    Checked(member, form): Checked<NewToken>,
 ) -> Result<Response, PortalError> {
-    let form = fields(&body);
-    member.check_csrf(field(&form, "csrf"))?;
     let grantable = portal.grantable(&member);
     if grantable.is_empty() {
         let session = &member.session;
@@ -182,25 +184,21 @@ pub(super) async fn create(
             claims::explain(&portal.portal, &session.groups, &session.claims)
         )));
     }
-    let label = field(&form, "label").trim();
+    let label = form.label.trim();
     if label.is_empty() || label.chars().count() > 64 {
         return Err(PortalError::BadRequest(
             "a label of 1 to 64 characters is needed".into(),
         ));
     }
-    let mut scopes: Vec<String> = form
-        .iter()
-        .filter(|(k, _)| k == "scope")
-        .map(|(_, v)| v.clone())
-        .collect();
+    let mut scopes = form.scope;
     if scopes.is_empty() || scopes.iter().any(|s| !grantable.contains(s)) {
         return Err(PortalError::BadRequest(format!(
             "choose scopes among those your groups allow: {}",
             grantable.join(", ")
         )));
     }
-    let limit = portal.token_limit(&member, field(&form, "toolset"))?;
-    let days: u64 = field(&form, "days").parse().unwrap_or(0);
+    let limit = portal.token_limit(&member, &form.toolset)?;
+    let days: u64 = form.days.parse().unwrap_or(0);
     let lifetime = Duration::from_secs(days * 86_400);
     if days == 0 || lifetime > portal.portal.max_token_lifetime {
         return Err(PortalError::BadRequest(
@@ -244,11 +242,9 @@ pub(super) async fn create(
 /// store's query checks the owner).
 pub(super) async fn revoke(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     Path(id): Path<String>,
-    body: Bytes,
+    Checked(member, _): Checked<CsrfOnly>,
 ) -> Result<Response, PortalError> {
-    member.check_csrf(field(&fields(&body), "csrf"))?;
     if !portal.store.revoke_own_token(&id, member.name()).await? {
         return Err(PortalError::NotFound);
     }

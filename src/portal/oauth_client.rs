@@ -11,10 +11,16 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::PortalError;
+use oauth2::basic::BasicTokenResponse;
+
 use crate::{
-    body::{CappedError, read_response},
+    body::read_response,
     config::UpstreamConfig,
-    registry::{oauth::TokenSet, oauth_reach::Reach},
+    registry::{
+        oauth::TokenSet,
+        oauth_grant::{self, Grant},
+        oauth_reach::Reach,
+    },
 };
 
 /// How long the authorization server may take to answer.
@@ -228,46 +234,22 @@ pub(super) async fn register(
     }
 }
 
-/// Posts a form to the token endpoint; its JSON answer when successful.
+/// The token endpoint's answer to `grant` for the client and resource
+/// `ids`, sent to the addresses checked.
 pub(super) async fn token_request(
     reach: &Reach,
     endpoint: &str,
-    form: &[(&str, &str)],
-) -> Result<Value, PortalError> {
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form)
-        .finish();
+    ids: (&str, &str),
+    grant: Grant<'_>,
+) -> Result<BasicTokenResponse, PortalError> {
     let (http, endpoint) = to(reach, endpoint).await?;
-    let response = http
-        .post(endpoint)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("accept", "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| provider(e.without_url()))?;
-    let status = response.status();
-    let bytes = match read_response(response, MAX_BYTES).await {
-        Ok(bytes) => bytes,
-        // Longer than any token answer: refused below as no JSON.
-        Err(CappedError::TooLarge(_)) => Default::default(),
-        Err(CappedError::Read(e)) => match e.downcast::<reqwest::Error>() {
-            Ok(e) => return Err(provider((*e).without_url())),
-            Err(e) => return Err(provider(e)),
-        },
-    };
-    let answer: Value = serde_json::from_slice(&bytes)
-        .map_err(|_| provider(format!("the token endpoint answered {status} without JSON")))?;
-    if !status.is_success() {
-        return Err(provider(format!(
-            "the token endpoint refused: {}",
-            answer["error"]
-        )));
-    }
-    Ok(answer)
+    (oauth_grant::request(http, endpoint, ids, grant).await).map_err(provider)
 }
 
 /// Best effort: the authorization server told to forget the member's tokens.
+/// Posted here, not by `oauth2`: its `revoke_token` refuses any http
+/// endpoint (RFC 7009 §2), and `oauth_reach` lets an upstream on loopback
+/// use its own http authorization server.
 pub(super) async fn revoke(reach: &Reach, set: &TokenSet) {
     let Some(endpoint) = &set.revocation_endpoint else {
         return;

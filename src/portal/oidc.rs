@@ -7,11 +7,10 @@
 use std::sync::Arc;
 
 use axum::{
-    Form,
     extract::{Query, State},
-    http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Redirect, Response},
 };
+use axum_extra::extract::cookie::CookieJar;
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use openidconnect::{
     AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
@@ -22,7 +21,10 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use super::{Portal, PortalError, session::hash};
+use super::{
+    Portal, PortalError,
+    session::{Checked, CsrfOnly, hash},
+};
 use crate::{
     config::PortalConfig,
     outbound::OAuthHttp,
@@ -63,7 +65,7 @@ impl Oidc {
                 .map_err(|e| PortalError::Config(format!("redirect URL: {e}")))?,
             scopes: portal.scopes.clone(),
             // Never follow redirects (the provider's endpoints answer directly).
-            http: OAuthHttp(
+            http: OAuthHttp::new(
                 crate::outbound::builder()
                     .redirect(reqwest::redirect::Policy::none())
                     .timeout(std::time::Duration::from_secs(10))
@@ -105,7 +107,10 @@ impl Oidc {
 /// `GET /portal/login`: a new pre-login session holding this login's
 /// secrets, living minutes (anyone can start one; the purge loop deletes
 /// it), and the browser sent to the provider.
-pub(super) async fn login(State(portal): State<Arc<Portal>>) -> Result<Response, PortalError> {
+pub(super) async fn login(
+    State(portal): State<Arc<Portal>>,
+    jar: CookieJar,
+) -> Result<Response, PortalError> {
     let client = portal.oidc.client().await?;
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let mut request = client.authorize_url(
@@ -124,12 +129,8 @@ pub(super) async fn login(State(portal): State<Arc<Portal>>) -> Result<Response,
             Some((state.secret(), verifier.secret(), nonce.secret())),
         )
         .await?;
-    let mut response = Redirect::to(url.as_str()).into_response();
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        portal.cookie(Some((&cookie, portal.lifetime(true)))),
-    );
-    Ok(response)
+    let cookie = portal.cookie(Some((&cookie, portal.lifetime(true))));
+    Ok((jar.add(cookie), Redirect::to(url.as_str())).into_response())
 }
 
 #[derive(Deserialize)]
@@ -143,7 +144,7 @@ pub(super) struct Callback {
 /// browser that started this login and only once.
 pub(super) async fn callback(
     State(portal): State<Arc<Portal>>,
-    headers: HeaderMap,
+    jar: CookieJar,
     Query(answer): Query<Callback>,
 ) -> Result<Response, PortalError> {
     if answer.error.is_some() {
@@ -155,7 +156,7 @@ pub(super) async fn callback(
         return Err(PortalError::Login("the answer has no code or state"));
     };
     let cookie = portal
-        .cookie_in(&headers)
+        .cookie_in(&jar)
         .ok_or(PortalError::Login("this browser did not start a sign-in"))?;
     let pre_login = hash(cookie);
     let pending = portal
@@ -208,18 +209,12 @@ pub(super) async fn callback(
     portal.store.end_portal_session(&pre_login).await?;
     let cookie = portal.open_session(&member, (&groups, read), None).await?;
     // Back to an authorization request that sent the member to sign in.
-    let back = super::oauth::return_to(&headers);
-    let mut response = Redirect::to(back.as_deref().unwrap_or("/portal/")).into_response();
-    response.headers_mut().insert(
-        header::SET_COOKIE,
-        portal.cookie(Some((&cookie, portal.lifetime(false)))),
-    );
+    let back = super::oauth::return_to(&jar);
+    let mut jar = jar.add(portal.cookie(Some((&cookie, portal.lifetime(false)))));
     if back.is_some() {
-        response
-            .headers_mut()
-            .append(header::SET_COOKIE, super::oauth::clear_return());
+        jar = jar.add(super::oauth::clear_return(&portal));
     }
-    Ok(response)
+    Ok((jar, Redirect::to(back.as_deref().unwrap_or("/portal/"))).into_response())
 }
 
 /// The JSON payload of a compact JWT.
@@ -229,26 +224,17 @@ fn payload(jwt: &str) -> Option<serde_json::Map<String, Value>> {
     serde_json::from_slice(&bytes).ok()
 }
 
-#[derive(Deserialize)]
-pub(super) struct CsrfOnly {
-    csrf: String,
-}
-
 /// `POST /portal/logout`: the session row goes and the cookie with it.
 pub(super) async fn logout(
     State(portal): State<Arc<Portal>>,
-    member: super::session::Member,
-    Form(form): Form<CsrfOnly>,
+    jar: CookieJar,
+    Checked(member, _): Checked<CsrfOnly>,
 ) -> Result<Response, PortalError> {
-    member.check_csrf(&form.csrf)?;
     portal
         .store
         .end_portal_session(&member.session.id_hash)
         .await
         .map_err(|e: StoreError| PortalError::Store(e))?;
-    let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, "/portal/")]).into_response();
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, portal.cookie(None));
-    Ok(response)
+    let jar = jar.add(portal.cookie(None));
+    Ok((jar, Redirect::to("/portal/")).into_response())
 }

@@ -1,13 +1,20 @@
 //! Browser sessions: an opaque random cookie whose sha256 keys a store row
-//! (`store::PortalSessions`), its CSRF token, and the signed-in member as
-//! an extractor. Behind https the cookie is `__Host-` prefixed and `Secure`.
+//! (`store::PortalSessions`), and the signed-in member as an extractor;
+//! `Checked`, the member's form with its CSRF token checked, is what every
+//! state-changing route takes. Behind https the cookie is `__Host-`
+//! prefixed and `Secure`.
 
 use std::{sync::Arc, time::Duration};
 
 use axum::{
-    extract::FromRequestParts,
-    http::{HeaderMap, HeaderValue, header, request::Parts},
+    extract::{FromRequest, FromRequestParts, Request},
+    http::request::Parts,
 };
+use axum_extra::extract::{
+    Form,
+    cookie::{Cookie, CookieJar, SameSite},
+};
+use serde::{Deserialize, de::DeserializeOwned};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -33,40 +40,39 @@ pub(super) fn hash(value: &str) -> String {
     hex::encode(Sha256::digest(value.as_bytes()))
 }
 
+/// A portal cookie kept `seconds` (0: cleared): the whole site, never read
+/// by script, sent on top-level navigation (the provider's redirect back),
+/// `Secure` behind https.
+pub(super) fn session_cookie(
+    name: &'static str,
+    value: String,
+    secure: bool,
+    seconds: i64,
+) -> Cookie<'static> {
+    Cookie::build((name, value))
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(secure)
+        .max_age(time::Duration::seconds(seconds))
+        .build()
+}
+
 impl Portal {
     fn cookie_name(&self) -> &'static str {
         if self.secure { SECURE_COOKIE } else { COOKIE }
     }
 
-    /// The `Set-Cookie` value carrying `value` for `lifetime`; `None`
-    /// clears the cookie.
-    pub(super) fn cookie(&self, value: Option<(&str, Duration)>) -> HeaderValue {
-        let secure = if self.secure { "; Secure" } else { "" };
-        let text = match value {
-            Some((value, lifetime)) => format!(
-                "{}={value}; Path=/; HttpOnly; SameSite=Lax{secure}; Max-Age={}",
-                self.cookie_name(),
-                lifetime.as_secs()
-            ),
-            None => format!(
-                "{}=; Path=/; HttpOnly; SameSite=Lax{secure}; Max-Age=0",
-                self.cookie_name()
-            ),
-        };
-        HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+    /// The session cookie carrying `value` for `lifetime`; `None` clears it.
+    pub(super) fn cookie(&self, value: Option<(&str, Duration)>) -> Cookie<'static> {
+        let (value, lifetime) = value.unwrap_or_default();
+        let seconds = i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX);
+        session_cookie(self.cookie_name(), value.to_owned(), self.secure, seconds)
     }
 
-    /// The cookie's value in a request, if any.
-    pub(super) fn cookie_in<'h>(&self, headers: &'h HeaderMap) -> Option<&'h str> {
-        let name = self.cookie_name();
-        headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|pair| pair.trim().split_once('='))
-            .find(|(key, _)| *key == name)
-            .map(|(_, value)| value)
+    /// The session cookie's value in a request, if any.
+    pub(super) fn cookie_in<'j>(&self, jar: &'j CookieJar) -> Option<&'j str> {
+        (jar.get(self.cookie_name()).map(Cookie::value))
             .filter(|value| value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit()))
     }
 
@@ -159,9 +165,8 @@ impl FromRequestParts<Arc<Portal>> for Member {
         parts: &mut Parts,
         portal: &Arc<Portal>,
     ) -> Result<Self, Self::Rejection> {
-        let value = portal
-            .cookie_in(&parts.headers)
-            .ok_or(PortalError::NotSignedIn)?;
+        let jar = CookieJar::from_headers(&parts.headers);
+        let value = portal.cookie_in(&jar).ok_or(PortalError::NotSignedIn)?;
         let session = portal
             .store
             .portal_session(&hash(value), portal.idle_ms())
@@ -175,5 +180,59 @@ impl FromRequestParts<Arc<Portal>> for Member {
             clients_page: portal.authz.is_some(),
             address: address(parts),
         })
+    }
+}
+
+/// A form that carries the session's CSRF token.
+pub(crate) trait Posted: DeserializeOwned {
+    fn csrf(&self) -> &str;
+}
+
+/// A form with only the CSRF token.
+#[derive(Deserialize)]
+pub(crate) struct CsrfOnly {
+    #[serde(default)]
+    csrf: String,
+}
+
+impl Posted for CsrfOnly {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// A form's fields as sent, in order, repeats kept.
+#[derive(Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Fields(pub Vec<(String, String)>);
+
+impl Fields {
+    /// The first value of `name`, or "".
+    pub(crate) fn get(&self, name: &str) -> &str {
+        (self.0.iter().find(|(k, _)| k == name)).map_or("", |(_, v)| v.as_str())
+    }
+}
+
+impl Posted for Fields {
+    fn csrf(&self) -> &str {
+        self.get("csrf")
+    }
+}
+
+/// The signed-in member and their form, its CSRF token this session's:
+/// what every state-changing portal route takes.
+pub(crate) struct Checked<T>(pub Member, pub T);
+
+impl<T: Posted + Send> FromRequest<Arc<Portal>> for Checked<T> {
+    type Rejection = PortalError;
+
+    async fn from_request(request: Request, portal: &Arc<Portal>) -> Result<Self, PortalError> {
+        let (mut parts, body) = request.into_parts();
+        let member = Member::from_request_parts(&mut parts, portal).await?;
+        let request = Request::from_parts(parts, body);
+        let Form(form) = (Form::<T>::from_request(request, portal).await)
+            .map_err(|_| PortalError::BadRequest("the form cannot be read".into()))?;
+        member.check_csrf(form.csrf())?;
+        Ok(Self(member, form))
     }
 }

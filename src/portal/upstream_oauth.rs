@@ -10,7 +10,6 @@
 use std::sync::Arc;
 
 use axum::{
-    body::Bytes,
     extract::{Path, Query, State},
     http::{StatusCode, header},
     response::{IntoResponse, Response},
@@ -22,15 +21,15 @@ use sha2::{Digest, Sha256};
 
 use super::{
     Portal, PortalError,
-    member::{field, fields},
     oauth_client::{self, Server},
     pages::{csrf, time},
-    session::{Member, hash, random},
+    session::{Checked, CsrfOnly, Member, hash, random},
 };
 use crate::{
     config::{UpstreamAuth, UpstreamConfig},
     registry::{
         oauth::{CLIENT_OWNER, TokenSet, start_path, token_slot},
+        oauth_grant::Grant,
         oauth_reach::Reach,
     },
     store::Vault,
@@ -226,15 +225,13 @@ pub(super) async fn callback(
     }
     let reach = portal.member_oauth.reach(&config.url);
     let redirect = redirect_uri(&portal)?;
-    let form = [
-        ("grant_type", "authorization_code"),
-        ("code", back.code.as_str()),
-        ("redirect_uri", redirect.as_str()),
-        ("client_id", pending.client_id.as_str()),
-        ("code_verifier", pending.verifier.as_str()),
-        ("resource", pending.resource.as_str()),
-    ];
-    let answer = oauth_client::token_request(&reach, &pending.token_endpoint, &form).await?;
+    let grant = Grant::Code {
+        code: &back.code,
+        verifier: &pending.verifier,
+        redirect: &redirect,
+    };
+    let ids = (pending.client_id.as_str(), pending.resource.as_str());
+    let answer = oauth_client::token_request(&reach, &pending.token_endpoint, ids, grant).await?;
     let empty = TokenSet {
         access_token: String::new(),
         refresh_token: None,
@@ -244,9 +241,7 @@ pub(super) async fn callback(
         client_id: pending.client_id,
         resource: pending.resource,
     };
-    let set = (empty.updated(&answer, now())).ok_or_else(|| {
-        PortalError::Provider("the token endpoint answered no access token".into())
-    })?;
+    let set = empty.updated(&answer, now());
     vault
         .set(member.name(), &token_slot(&name), &set.write())
         .await?;
@@ -261,11 +256,9 @@ pub(super) async fn callback(
 /// `POST /portal/connections/oauth/{upstream}/disconnect`: only the member's own.
 pub(super) async fn disconnect(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     Path(name): Path<String>,
-    body: Bytes,
+    Checked(member, _): Checked<CsrfOnly>,
 ) -> Result<Response, PortalError> {
-    member.check_csrf(field(&fields(&body), "csrf"))?;
     let (config, vault) = upstream(&portal, &name)?;
     let slot = token_slot(&name);
     let Some(value) = vault.get(member.name(), &slot).await? else {

@@ -12,6 +12,7 @@ mod credentials;
 mod events;
 mod facts;
 pub mod oauth;
+pub mod oauth_grant;
 pub mod oauth_reach;
 mod progress;
 mod provider;

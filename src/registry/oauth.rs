@@ -11,6 +11,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
+use oauth2::{TokenResponse, basic::BasicTokenResponse};
 use serde::{Deserialize, Serialize};
 
 /// The vault's name of a member's token set for `upstream`.
@@ -151,19 +152,19 @@ impl TokenSet {
         self.expires_at.is_some_and(|at| at - margin <= now)
     }
 
-    /// The fields of a token endpoint's JSON answer over this set (a
-    /// refresh that returns no new refresh token keeps the old one).
-    pub fn updated(&self, answer: &serde_json::Value, now: i64) -> Option<Self> {
-        let access_token = answer["access_token"].as_str()?.to_owned();
-        let refresh_token = (answer["refresh_token"].as_str().map(str::to_owned))
+    /// The fields of a token endpoint's answer over this set (a refresh
+    /// that returns no new refresh token keeps the old one).
+    pub fn updated(&self, answer: &BasicTokenResponse, now: i64) -> Self {
+        let refresh_token = (answer.refresh_token().map(|t| t.secret().clone()))
             .or_else(|| self.refresh_token.clone());
-        let expires_at = answer["expires_in"].as_i64().map(|s| now + s.max(0));
-        Some(Self {
-            access_token,
+        let expires_at = (answer.expires_in())
+            .map(|d| now.saturating_add(i64::try_from(d.as_secs()).unwrap_or(i64::MAX)));
+        Self {
+            access_token: answer.access_token().secret().clone(),
             refresh_token,
             expires_at,
             ..self.clone()
-        })
+        }
     }
 
     /// The values to scrub from a result.
@@ -191,14 +192,15 @@ mod tests {
             resource: "http://up/mcp".into(),
         };
         assert!(set.expiring(50, 60) && !set.expiring(30, 60));
-        let new = set.updated(&json!({"access_token": "b", "expires_in": 10}), 200);
-        let new = new.unwrap();
+        let answer = json!({"access_token": "b", "token_type": "Bearer", "expires_in": 10});
+        let new = set.updated(&serde_json::from_value(answer).unwrap(), 200);
         assert_eq!(
             (new.access_token.as_str(), new.expires_at),
             ("b", Some(210))
         );
         assert_eq!(new.refresh_token.as_deref(), Some("r"));
-        assert!(set.updated(&json!({"error": "x"}), 0).is_none());
+        // An answer with no access token is no token response at all.
+        assert!(serde_json::from_value::<BasicTokenResponse>(json!({"error": "x"})).is_err());
         assert!(TokenSet::read(&set.write()).is_some() && TokenSet::read("{").is_none());
         assert!(!format!("{set:?}").contains("\"a\""));
     }

@@ -6,12 +6,14 @@
 
 use std::time::Duration;
 
+use oauth2::basic::BasicTokenResponse;
+
 use crate::{
-    body::{CappedError, read_response},
     protocol::{CallToolResponse, text_result},
     registry::{
         CallContext, CredentialKind, MemberSecrets, Slots,
         oauth::{TokenSet, token_slot},
+        oauth_grant::{self, Grant},
         oauth_reach::{Reach, Reached},
     },
 };
@@ -20,8 +22,6 @@ use crate::{
 const REFRESH_AHEAD_SECS: i64 = 60;
 /// How long the authorization server may take to refresh.
 const REFRESH_TIMEOUT: Duration = Duration::from_secs(10);
-/// The longest token endpoint answer read.
-const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// The caller's current token set for `upstream`, refreshed if needed;
 /// else what the call answers instead.
@@ -109,10 +109,7 @@ async fn fresh(
         Some(refresh) => refresh_at(&set, refresh, reach).await,
         None => Err("the access token expired and came with no refresh token".to_owned()),
     };
-    match refreshed.and_then(|answer| {
-        (set.updated(&answer, now()))
-            .ok_or_else(|| "the authorization server answered no access token".to_owned())
-    }) {
+    match refreshed.map(|answer| set.updated(&answer, now())) {
         Ok(new) => {
             // A failed write still serves this call; the next refreshes again.
             let _ = secrets.set(user, &slot, &new.write()).await;
@@ -137,48 +134,14 @@ async fn refresh_at(
     set: &TokenSet,
     refresh: &str,
     reach: &Reach,
-) -> Result<serde_json::Value, String> {
+) -> Result<BasicTokenResponse, String> {
     // Checked again: the name may resolve elsewhere than when it was found.
     let reached = reach.check(&set.token_endpoint).await?;
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("grant_type", "refresh_token")
-        .append_pair("refresh_token", refresh)
-        .append_pair("client_id", &set.client_id)
-        .append_pair("resource", &set.resource)
-        .finish();
     let client = client_to(&reached, REFRESH_TIMEOUT).ok_or("no HTTP client")?;
-    let response = client
-        .post(reached.url)
-        .header(
-            http::header::CONTENT_TYPE,
-            "application/x-www-form-urlencoded",
-        )
-        .header(http::header::ACCEPT, "application/json")
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| {
-            format!(
-                "the authorization server did not answer: {}",
-                e.without_url()
-            )
-        })?;
-    let status = response.status();
-    // Read no further than `MAX_ANSWER_BYTES`; a longer answer is no JSON we take.
-    let bytes = match read_response(response, MAX_ANSWER_BYTES).await {
-        Ok(bytes) => bytes,
-        Err(CappedError::TooLarge(_)) => Default::default(),
-        Err(CappedError::Read(_)) => return Err("no answer body".to_owned()),
-    };
-    let answer: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|_| format!("the authorization server answered {status} without JSON"))?;
-    if !status.is_success() {
-        let code = answer["error"].as_str().unwrap_or("an error");
-        return Err(format!(
-            "the authorization server refused the refresh: {code}"
-        ));
-    }
-    Ok(answer)
+    let grant = Grant::Refresh(refresh);
+    let ids = (set.client_id.as_str(), set.resource.as_str());
+    let answer = oauth_grant::request(client, reached.url, ids, grant).await;
+    answer.map_err(|e| e.to_string())
 }
 
 /// A client sending to the addresses `reached` was checked at, following

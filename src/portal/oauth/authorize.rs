@@ -12,11 +12,11 @@
 use std::sync::Arc;
 
 use axum::{
-    body::Bytes,
     extract::{RawQuery, State},
     http::{HeaderValue, StatusCode, header, request::Parts},
     response::{IntoResponse, Redirect, Response},
 };
+use axum_extra::extract::cookie::{Cookie, CookieJar};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use maud::html;
 
@@ -24,9 +24,8 @@ use super::{AuthServer, clients::Client};
 use crate::{
     portal::{
         Portal, PortalError,
-        member::fields,
         pages::{csrf, page},
-        session::{Member, address, hash, random},
+        session::{Checked as CheckedForm, Fields, Member, address, hash, random},
     },
     registry::scope_covers,
     store::{OAuthCodeRow, OAuthGrantRow, OAuthRepo},
@@ -218,15 +217,13 @@ fn sign_in_first(portal: &Portal, ask: &Ask) -> Response {
 
 /// A redirect to the portal's sign-in that comes back to `path` after it.
 pub(in crate::portal) fn sign_in_then(portal: &Portal, path: &str) -> Response {
-    let back = URL_SAFE_NO_PAD.encode(path);
-    let secure = if portal.secure { "; Secure" } else { "" };
-    let cookie =
-        format!("{RETURN_COOKIE}={back}; Path=/; HttpOnly; SameSite=Lax; Max-Age=600{secure}");
-    let mut response = Redirect::to("/portal/login").into_response();
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, value);
-    }
-    response
+    let back = return_cookie(portal, URL_SAFE_NO_PAD.encode(path), 600);
+    (CookieJar::new().add(back), Redirect::to("/portal/login")).into_response()
+}
+
+/// The way back after signing in, kept `seconds` (0: cleared).
+pub(super) fn return_cookie(portal: &Portal, back: String, seconds: i64) -> Cookie<'static> {
+    crate::portal::session::session_cookie(RETURN_COOKIE, back, portal.secure, seconds)
 }
 
 /// The consent page; its CSP lets the form's answer go back to the client.
@@ -276,17 +273,14 @@ fn consent(member: &Member, c: &Checked, ask: &Ask, scopes: &[String]) -> Respon
 /// `POST /portal/authorize`: the member's answer on the consent page.
 pub(super) async fn decide(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     parts_address: AddressOf,
-    body: Bytes,
+    CheckedForm(member, form): CheckedForm<Fields>,
 ) -> Result<Response, PortalError> {
     let Ok(authz) = super::server(&portal) else {
         return Err(PortalError::NotFound);
     };
-    let form = fields(&body);
-    member.check_csrf(crate::portal::member::field(&form, "csrf"))?;
-    let allow = crate::portal::member::field(&form, "decision") == "allow";
-    let ask = Ask::parse(form)?;
+    let allow = form.get("decision") == "allow";
+    let ask = Ask::parse(form.0)?;
     let checked = check(&portal, authz, &ask).await?;
     let toolset = super::endpoint::asked(&portal, authz.issuer.issuer(), ask.get("resource"))
         .map_err(|why| refused(&why))?;

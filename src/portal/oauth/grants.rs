@@ -6,7 +6,6 @@
 use std::sync::Arc;
 
 use axum::{
-    body::Bytes,
     extract::{Path, State},
     http::{StatusCode, header},
     response::{Html, IntoResponse, Response},
@@ -16,9 +15,8 @@ use maud::html;
 use crate::{
     portal::{
         Portal, PortalError,
-        member::{field, fields},
         pages::{csrf, page, time},
-        session::Member,
+        session::{Checked, CsrfOnly, Member},
     },
     store::OAuthRepo,
 };
@@ -61,11 +59,9 @@ pub(super) async fn list(
 /// `POST /portal/clients/{id}/revoke`: the member's own grant, or any for an admin.
 pub(super) async fn revoke(
     State(portal): State<Arc<Portal>>,
-    member: Member,
     Path(id): Path<String>,
-    body: Bytes,
+    Checked(member, _): Checked<CsrfOnly>,
 ) -> Result<Response, PortalError> {
-    member.check_csrf(field(&fields(&body), "csrf"))?;
     let whose = (!member.admin).then(|| member.name());
     if !portal.store.revoke_oauth_grant(&id, whose).await? {
         return Err(PortalError::NotFound);

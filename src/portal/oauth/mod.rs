@@ -23,6 +23,7 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
+use axum_extra::extract::cookie::{Cookie, CookieJar};
 use serde_json::json;
 
 use super::{Portal, PortalError};
@@ -76,16 +77,9 @@ impl AuthServer {
 /// authorization request (`/authorize?...`) or a portal page it asked for
 /// (`/portal/...`, e.g. the credential prompt's Connections link). A path on
 /// this site only: never `//host`, a backslash or a line break.
-pub(super) fn return_to(headers: &axum::http::HeaderMap) -> Option<String> {
+pub(super) fn return_to(jar: &CookieJar) -> Option<String> {
     use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
-    let value = headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, _)| *key == authorize::RETURN_COOKIE)?
-        .1;
+    let value = jar.get(authorize::RETURN_COOKIE)?.value();
     let path = String::from_utf8(URL_SAFE_NO_PAD.decode(value).ok()?).ok()?;
     let here = path.starts_with("/authorize?")
         || (path.starts_with("/portal/") && !path.starts_with("/portal/login"));
@@ -93,9 +87,9 @@ pub(super) fn return_to(headers: &axum::http::HeaderMap) -> Option<String> {
         .then_some(path)
 }
 
-/// The `Set-Cookie` clearing the way back.
-pub(super) fn clear_return() -> HeaderValue {
-    HeaderValue::from_static("teamgate_authorize=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")
+/// The cookie clearing the way back.
+pub(super) fn clear_return(portal: &Portal) -> Cookie<'static> {
+    authorize::return_cookie(portal, String::new(), 0)
 }
 
 /// The routes anyone may call before signing in, when the authorization

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use axum::{
     Json,
-    body::Bytes,
     extract::State,
     http::{HeaderValue, header},
     response::{IntoResponse, Response},
 };
+use axum_extra::extract::{Form, FormRejection};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -22,8 +22,7 @@ use super::{AuthServer, OAuthError, authorize::AddressOf, cors};
 use crate::{
     portal::{
         Portal,
-        member::{field, fields},
-        session::{hash, random},
+        session::{Fields, hash, random},
     },
     store::{OAuthGrantRow, OAuthRepo, Taken},
 };
@@ -32,14 +31,27 @@ fn invalid_grant(why: &str) -> OAuthError {
     OAuthError::bad("invalid_grant", why)
 }
 
+/// The body of `/token` and `/revoke`: one that is no form is refused as
+/// OAuth refuses (RFC 6749 §5.2, JSON), not with the extractor's text.
+type Posted = Result<Form<Fields>, FormRejection>;
+
+fn read(posted: Posted) -> Result<Fields, OAuthError> {
+    posted.map(|Form(form)| form).map_err(|_| {
+        OAuthError::bad(
+            "invalid_request",
+            "the body is not an application/x-www-form-urlencoded form",
+        )
+    })
+}
+
 /// `POST /token`.
 pub(super) async fn token(
     State(portal): State<Arc<Portal>>,
     address: AddressOf,
-    body: Bytes,
+    posted: Posted,
 ) -> Result<Response, OAuthError> {
     let authz = super::server(&portal)?;
-    let form = fields(&body);
+    let form = read(posted)?;
     for name in [
         "grant_type",
         "code",
@@ -47,14 +59,14 @@ pub(super) async fn token(
         "code_verifier",
         "client_id",
     ] {
-        if form.iter().filter(|(k, _)| k == name).count() > 1 {
+        if form.0.iter().filter(|(k, _)| k == name).count() > 1 {
             return Err(OAuthError::bad(
                 "invalid_request",
                 &format!("{name} is repeated"),
             ));
         }
     }
-    match field(&form, "grant_type") {
+    match form.get("grant_type") {
         "authorization_code" => code_grant(&portal, authz, &form, &address.0).await,
         "refresh_token" => refresh_grant(&portal, authz, &form, &address.0).await,
         "" => Err(OAuthError::bad("invalid_request", "grant_type is missing")),
@@ -80,10 +92,10 @@ fn verifier_matches(verifier: &str, challenge: &str) -> bool {
 async fn code_grant(
     portal: &Portal,
     authz: &AuthServer,
-    form: &[(String, String)],
+    form: &Fields,
     address: &str,
 ) -> Result<Response, OAuthError> {
-    let code = field(form, "code");
+    let code = form.get("code");
     if code.is_empty() {
         return Err(OAuthError::bad("invalid_request", "code is missing"));
     }
@@ -97,15 +109,15 @@ async fn code_grant(
         Taken::Unknown => return Err(invalid_grant("the code is unknown or expired")),
     };
     let grant = live_grant(portal, &row.grant_id).await?;
-    if field(form, "client_id") != grant.client_id {
+    if form.get("client_id") != grant.client_id {
         return Err(invalid_grant("the code was issued to another client"));
     }
-    if field(form, "redirect_uri") != row.redirect_uri {
+    if form.get("redirect_uri") != row.redirect_uri {
         return Err(invalid_grant(
             "redirect_uri differs from the authorization request's",
         ));
     }
-    if !verifier_matches(field(form, "code_verifier"), &row.challenge) {
+    if !verifier_matches(form.get("code_verifier"), &row.challenge) {
         return Err(invalid_grant("the PKCE code_verifier does not match"));
     }
     issue(portal, authz, &grant, "oauth/token", address).await
@@ -114,10 +126,10 @@ async fn code_grant(
 async fn refresh_grant(
     portal: &Portal,
     authz: &AuthServer,
-    form: &[(String, String)],
+    form: &Fields,
     address: &str,
 ) -> Result<Response, OAuthError> {
-    let token = field(form, "refresh_token");
+    let token = form.get("refresh_token");
     if token.is_empty() {
         return Err(OAuthError::bad(
             "invalid_request",
@@ -126,7 +138,7 @@ async fn refresh_grant(
     }
     // Every client here is public: it names itself on a refresh (OAuth 2.1
     // §4.3), checked before the token is taken, so the refusal spends nothing.
-    let client = field(form, "client_id");
+    let client = form.get("client_id");
     if client.is_empty() {
         return Err(OAuthError::bad(
             "invalid_request",
@@ -151,7 +163,8 @@ async fn refresh_grant(
         ));
     }
     // A narrower scope may be asked for, never a wider one.
-    let asked: Vec<String> = field(form, "scope")
+    let asked: Vec<String> = form
+        .get("scope")
         .split_whitespace()
         .map(str::to_owned)
         .collect();
@@ -242,11 +255,11 @@ async fn issue(
 pub(super) async fn revoke(
     State(portal): State<Arc<Portal>>,
     address: AddressOf,
-    body: Bytes,
+    posted: Posted,
 ) -> Result<Response, OAuthError> {
     let authz = super::server(&portal)?;
-    let form = fields(&body);
-    let token = field(&form, "token");
+    let form = read(posted)?;
+    let token = form.get("token");
     if token.is_empty() {
         return Err(OAuthError::bad("invalid_request", "token is missing"));
     }
