@@ -169,7 +169,8 @@ impl HttpRunner {
         for (name, template) in &self.member_headers {
             let value = (self.slots)
                 .render(template, (&self.name, cx), str::to_owned, &mut used)
-                .await?;
+                .await
+                .map_err(|e| e.to_string())?;
             let mut value = HeaderValue::from_str(&value).map_err(|_| {
                 format!("the credential in header {name} is not a valid header value")
             })?;
@@ -191,7 +192,8 @@ impl HttpRunner {
                 let encode = |v: &str| utf8_percent_encode(v, COMPONENT).to_string();
                 (self.slots)
                     .render(template, (&self.name, cx), encode, &mut used)
-                    .await?
+                    .await
+                    .map_err(|e| e.to_string())?
             }
             None => self.url.clone(),
         };
