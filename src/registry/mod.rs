@@ -9,6 +9,7 @@
 
 mod context;
 mod credentials;
+mod error;
 mod events;
 mod facts;
 pub mod oauth;
@@ -25,6 +26,7 @@ use std::{collections::HashMap, sync::Arc};
 
 pub use context::{CallContext, Caller, Identity, TOOLSET_SCOPE, TaskInput, scope_covers};
 pub use credentials::{CredentialKind, CredentialUse, MemberSecrets, SecretsError};
+pub use error::RegistryError;
 pub use events::{ChangeBus, ChangeEvent};
 pub use facts::RequestFacts;
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
@@ -165,37 +167,6 @@ impl RegistryBuilder {
             sources,
         })
     }
-}
-
-/// The registry's errors: a build's, and a call's `${user:NAME}` that
-/// cannot be filled (the tool error's text, naming the slot, never a value).
-#[derive(Debug, thiserror::Error)]
-pub enum RegistryError {
-    #[error("two providers declare the {0} `{1}`; names must be unique")]
-    Duplicate(&'static str, String),
-    #[error("`{tool}` names the credential slot `{slot}`, which is not declared")]
-    SlotUndeclared { tool: String, slot: String },
-    #[error(
-        "`{tool}` needs your value of the credential `{slot}`, which cannot be read ({why}); \
-         set it again on the portal's Connections page: {page}"
-    )]
-    SlotUnreadable {
-        tool: String,
-        slot: String,
-        why: SecretsError,
-        page: String,
-    },
-    /// `about`: the slot's description in parentheses, with a space before, or empty.
-    #[error(
-        "`{tool}` needs your own value of the credential `{slot}`{about}, and you have not \
-         set one. Set it on the portal's Connections page, {page}, then call the tool again."
-    )]
-    SlotEmpty {
-        tool: String,
-        slot: String,
-        about: String,
-        page: String,
-    },
 }
 
 /// The immutable index the MCP handler routes through.
