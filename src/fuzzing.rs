@@ -14,12 +14,13 @@ use crate::{
     http::EdgeConfig,
     protocol::Envelope,
     protocol::JsonObject,
-    providers::{files::FilesSource, http_tool::HttpRunner},
+    providers::{ProviderError, files::FilesSource, http_tool::HttpRunner},
 };
 
 /// What `teamgate check-config --config <path>` does, without the
 /// environment or a `config/default.toml` in the working directory: the
 /// printed configuration, or the error it prints.
+// String: the target compares the printed error's text, as check-config prints it.
 pub fn check_config(path: &Path) -> Result<String, String> {
     let config = ConfigSources::files_only(vec![path.to_owned()])
         .load()
@@ -88,7 +89,7 @@ pub fn http_tool(url: &str, allowlist: &[String]) -> anyhow::Result<HttpRunner> 
 }
 
 /// The URL an HTTP tool would request for `arguments`, or why it refuses.
-pub fn http_tool_url(tool: &HttpRunner, arguments: &JsonObject) -> Result<String, String> {
+pub fn http_tool_url(tool: &HttpRunner, arguments: &JsonObject) -> Result<String, ProviderError> {
     tool.url(arguments)
 }
 
@@ -103,7 +104,7 @@ pub fn files_source(root: &Path, extensions: &[&str]) -> anyhow::Result<FilesSou
 }
 
 /// The file `read_file` would read for `path`, opened.
-pub fn files_open(source: &FilesSource, path: &str) -> Result<File, String> {
+pub fn files_open(source: &FilesSource, path: &str) -> Result<File, ProviderError> {
     source.open(path).map(|(file, _)| file)
 }
 

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 
 use crate::{
     config::Config,
-    registry::{MemberSecrets, oauth::MemberOauth},
+    registry::{MemberSecrets, SecretsError, oauth::MemberOauth},
     store::{Store, Vault},
     upstream::Upstreams,
 };
@@ -30,32 +30,34 @@ pub(crate) fn vault(config: &Config, store: &Store) -> anyhow::Result<Option<Vau
     Ok(Some(Vault::new(store.clone(), &keys)))
 }
 
+/// The store's error as the vault port carries it.
+fn vault_error(error: crate::store::StoreError) -> SecretsError {
+    SecretsError::Vault(Box::new(error))
+}
+
 /// The engine's view of the vault.
 pub(crate) struct VaultSecrets(pub(crate) Vault);
 
 #[async_trait]
 impl MemberSecrets for VaultSecrets {
-    async fn value(&self, member: &str, slot: &str) -> Result<Option<String>, String> {
-        self.0.get(member, slot).await.map_err(|e| e.to_string())
+    async fn value(&self, member: &str, slot: &str) -> Result<Option<String>, SecretsError> {
+        self.0.get(member, slot).await.map_err(vault_error)
     }
 
-    async fn set(&self, member: &str, slot: &str, value: &str) -> Result<(), String> {
-        self.0
-            .set(member, slot, value)
-            .await
-            .map_err(|e| e.to_string())
+    async fn set(&self, member: &str, slot: &str, value: &str) -> Result<(), SecretsError> {
+        self.0.set(member, slot, value).await.map_err(vault_error)
     }
 
-    async fn delete(&self, member: &str, slot: &str) -> Result<(), String> {
+    async fn delete(&self, member: &str, slot: &str) -> Result<(), SecretsError> {
         self.0
             .delete(member, slot)
             .await
             .map(drop)
-            .map_err(|e| e.to_string())
+            .map_err(vault_error)
     }
 
-    async fn holders(&self, slot: &str, limit: usize) -> Result<Vec<String>, String> {
-        self.0.holders(slot, limit).await.map_err(|e| e.to_string())
+    async fn holders(&self, slot: &str, limit: usize) -> Result<Vec<String>, SecretsError> {
+        self.0.holders(slot, limit).await.map_err(vault_error)
     }
 }
 

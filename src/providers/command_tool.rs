@@ -211,7 +211,7 @@ impl Runner for CommandRunner {
                 .await;
             match filled {
                 Ok(value) => member_env.push((name, value)),
-                Err(message) => return super::declared::text_result(message, true),
+                Err(message) => return super::declared::text_result(message.to_string(), true),
             }
         }
         // A member's own values are scrubbed like the configured secrets.

@@ -14,6 +14,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
+use super::ProviderError;
 use super::declared::{
     KindDefaults, Runner, structured_result, template::as_text, template::names, template::render,
     text_result,
@@ -127,22 +128,20 @@ impl HttpRunner {
     /// The URL for these arguments, refused when an argument makes a `.`
     /// or `..` path segment: URL parsers drop or climb those (encoded or
     /// not), so `{project}/items/{id}` with `..` would reach another path.
-    pub(crate) fn url(&self, arguments: &JsonObject) -> Result<String, String> {
+    pub(crate) fn url(&self, arguments: &JsonObject) -> Result<String, ProviderError> {
         self.url_from(&self.url, arguments)
     }
 
     /// `url` for a template whose member values are in already.
-    fn url_from(&self, template: &str, arguments: &JsonObject) -> Result<String, String> {
+    fn url_from(&self, template: &str, arguments: &JsonObject) -> Result<String, ProviderError> {
         let url = render(template, false, |name| {
             arguments
                 .get(name)
                 .map(|v| utf8_percent_encode(&as_text(v), COMPONENT).to_string())
         });
         if has_dot_segment(&url) {
-            return Err(format!(
-                "an argument is `.` or `..`, which would climb the URL path; `{}` did not call it",
-                self.name
-            ));
+            let tool = self.name.clone();
+            return Err(ProviderError::DotSegment { tool });
         }
         Ok(url)
     }
@@ -160,7 +159,7 @@ impl HttpRunner {
     }
 
     /// The headers of a call by `cx`'s member, and the member values in them.
-    async fn headers(&self, cx: &CallContext) -> Result<(HeaderMap, Vec<String>), String> {
+    async fn headers(&self, cx: &CallContext) -> Result<(HeaderMap, Vec<String>), ProviderError> {
         if self.shared_secret {
             cx.credential().report(CredentialKind::Shared);
         }
@@ -170,20 +169,41 @@ impl HttpRunner {
             let value = (self.slots)
                 .render(template, (&self.name, cx), str::to_owned, &mut used)
                 .await?;
-            let mut value = HeaderValue::from_str(&value).map_err(|_| {
-                format!("the credential in header {name} is not a valid header value")
-            })?;
+            let mut value = HeaderValue::from_str(&value)
+                .map_err(|_| ProviderError::CredentialHeader(name.to_string()))?;
             value.set_sensitive(true);
             headers.insert(name.clone(), value);
         }
         Ok((headers, used))
     }
 
-    async fn send(
+    /// The call's result, or its error as the tool result the model reads,
+    /// scrubbed of the configured secrets and the member's values used.
+    async fn send(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
+        let (headers, url, used) = match self.prepare(cx).await {
+            Ok(prepared) => prepared,
+            Err(error) => return text_result(error.to_string(), true),
+        };
+        // A member's own values are scrubbed like the configured secrets.
+        let scrubber = if used.is_empty() {
+            cx.scrubber().clone()
+        } else {
+            cx.scrubber().with(used)
+        };
+        match self.exchange((&url, arguments), headers, &scrubber).await {
+            Ok(result) => scrubber.scrub(result),
+            // The variants holding a value are scrubbed as they are made;
+            // the whole text again here, as every tool result is.
+            Err(error) => text_result(scrubber.text(&error.to_string()), true),
+        }
+    }
+
+    /// The headers and URL template of a call by `cx`'s member, and the
+    /// member values in them.
+    async fn prepare(
         &self,
-        arguments: &JsonObject,
         cx: &CallContext,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<(HeaderMap, String, Vec<String>), ProviderError> {
         let (headers, mut used) = self.headers(cx).await?;
         let url = match &self.member_url {
             // Percent-encoded like an argument: a value cannot change the host.
@@ -195,16 +215,7 @@ impl HttpRunner {
             }
             None => self.url.clone(),
         };
-        // A member's own values are scrubbed like the configured secrets.
-        let scrubber = if used.is_empty() {
-            cx.scrubber().clone()
-        } else {
-            cx.scrubber().with(used)
-        };
-        let result = self.exchange((&url, arguments), headers, &scrubber).await;
-        result
-            .map(|r| scrubber.scrub(r))
-            .map_err(|message| scrubber.text(&message))
+        Ok((headers, url, used))
     }
 
     async fn exchange(
@@ -212,13 +223,11 @@ impl HttpRunner {
         (template, arguments): (&str, &JsonObject),
         headers: HeaderMap,
         scrubber: &crate::registry::Scrubber,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, ProviderError> {
         let url = self.url_from(template, arguments)?;
         if !rendered_url_allowed(&url, &self.allowlist) {
-            return Err(format!(
-                "the arguments produce a URL outside the allowed base URLs ({url}); `{}` did not call it",
-                self.name
-            ));
+            let (url, tool) = (scrubber.text(&url), self.name.clone());
+            return Err(ProviderError::OutsideBase { url, tool });
         }
         let mut request = self
             .client
@@ -233,34 +242,28 @@ impl HttpRunner {
         }
         let response = request.send().await.map_err(|e| {
             if e.is_timeout() {
-                format!("the upstream API did not answer within {:?}", self.timeout)
+                ProviderError::Timeout(self.timeout)
             } else {
-                format!(
-                    "the request to the upstream API failed: {}",
-                    without_url(&e)
-                )
+                ProviderError::Request(without_url(&e))
             }
         })?;
         let status = response.status();
         let body = read_response(response, self.max_bytes)
             .await
             .map_err(|e| match e {
-                CappedError::TooLarge(max) => {
-                    format!("the upstream response is larger than {max} bytes; narrow the request")
-                }
-                CappedError::Read(e) => format!("reading the response failed: {e}"),
+                CappedError::TooLarge(max) => ProviderError::ResponseTooLarge(max),
+                CappedError::Read(e) => ProviderError::ResponseRead(e),
             })?;
         let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
             // Scrubbed before the cut: a secret cut in half would pass.
             let excerpt: String = scrubber.text(&text).chars().take(ERROR_EXCERPT).collect();
-            return Err(format!("the upstream API answered {status}: {excerpt}"));
+            return Err(ProviderError::Status { status, excerpt });
         }
         if !self.structured {
             return Ok(text_result(text, false));
         }
-        let json: Value = serde_json::from_slice(&body)
-            .map_err(|e| format!("the upstream API did not answer JSON ({e})"))?;
+        let json: Value = serde_json::from_slice(&body).map_err(ProviderError::NotJson)?;
         let value = match &self.pointer {
             Some(pointer) => json.pointer(pointer).cloned().unwrap_or(Value::Null),
             None => json,
@@ -323,9 +326,7 @@ impl Runner for HttpRunner {
 
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
         tokio::select! {
-            result = self.send(arguments, cx) => {
-                result.unwrap_or_else(|message| text_result(message, true))
-            }
+            result = self.send(arguments, cx) => result,
             () = cx.cancellation().cancelled() => text_result("cancelled", true),
         }
     }

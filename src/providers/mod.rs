@@ -9,11 +9,14 @@ pub mod command_tool;
 pub mod conformance;
 pub mod declared;
 pub mod docs;
+mod error;
 pub mod files;
 pub mod http_tool;
 pub mod openapi;
 pub mod prompts;
 pub mod sql;
+
+pub use error::ProviderError;
 
 use std::{collections::HashMap, path::Path, sync::Arc};
 

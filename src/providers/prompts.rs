@@ -14,6 +14,7 @@ use gray_matter::{
 use serde_json::json;
 
 use super::{
+    ProviderError,
     declared::template::{prompt_names, render},
     docs::DocsSource,
 };
@@ -96,7 +97,7 @@ fn load_file(path: &Path) -> anyhow::Result<PromptConfig> {
 
 /// A `{{name}}` no argument declares would render as nothing: refused, so
 /// a typo in a template or an argument name is found before a member is.
-pub fn undeclared_placeholders(prompt: &PromptConfig) -> Result<(), String> {
+pub fn undeclared_placeholders(prompt: &PromptConfig) -> Result<(), ProviderError> {
     let mut unknown: Vec<&str> = prompt_names(&prompt.template)
         .into_iter()
         .filter(|name| !prompt.arguments.iter().any(|a| a.name == *name))
@@ -106,20 +107,18 @@ pub fn undeclared_placeholders(prompt: &PromptConfig) -> Result<(), String> {
         return Ok(());
     }
     let declared: Vec<&str> = prompt.arguments.iter().map(|a| a.name.as_str()).collect();
-    Err(format!(
-        "the template uses {} but the prompt {:?} declares no such argument (declared: {})",
-        unknown
-            .iter()
+    Err(ProviderError::UndeclaredPlaceholders {
+        placeholders: (unknown.iter())
             .map(|n| format!("{{{{{n}}}}}"))
             .collect::<Vec<_>>()
             .join(", "),
-        prompt.name,
-        if declared.is_empty() {
+        prompt: prompt.name.clone(),
+        declared: if declared.is_empty() {
             "none".to_owned()
         } else {
             declared.join(", ")
-        }
-    ))
+        },
+    })
 }
 
 #[async_trait]

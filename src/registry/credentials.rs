@@ -11,19 +11,27 @@ use std::sync::{
 
 use async_trait::async_trait;
 
+/// Why the vault could not answer: its own error (the store's), never a
+/// value, shown as it words it.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretsError {
+    #[error(transparent)]
+    Vault(Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// A member's own values of the declared credential slots.
 #[async_trait]
 pub trait MemberSecrets: Send + Sync {
     /// `member`'s value of `slot`, in the clear; `None` when they set none.
     /// The error says why the value cannot be had, without the value.
-    async fn value(&self, member: &str, slot: &str) -> Result<Option<String>, String>;
+    async fn value(&self, member: &str, slot: &str) -> Result<Option<String>, SecretsError>;
     /// Sets `member`'s value of `slot` (a refreshed OAuth token set).
-    async fn set(&self, member: &str, slot: &str, value: &str) -> Result<(), String>;
+    async fn set(&self, member: &str, slot: &str, value: &str) -> Result<(), SecretsError>;
     /// Deletes `member`'s value of `slot` (a token set the server refused).
-    async fn delete(&self, member: &str, slot: &str) -> Result<(), String>;
+    async fn delete(&self, member: &str, slot: &str) -> Result<(), SecretsError>;
     /// Up to `limit` members who hold a value of `slot`, most recently set
     /// first (whose OAuth connection can list an upstream's tools).
-    async fn holders(&self, slot: &str, limit: usize) -> Result<Vec<String>, String>;
+    async fn holders(&self, slot: &str, limit: usize) -> Result<Vec<String>, SecretsError>;
 }
 
 /// Which kind of credential served a call, weakest first: a call that used

@@ -9,6 +9,7 @@
 
 mod context;
 mod credentials;
+mod error;
 mod events;
 mod facts;
 pub mod oauth;
@@ -25,7 +26,8 @@ mod toolsets;
 use std::{collections::HashMap, sync::Arc};
 
 pub use context::{CallContext, Caller, Identity, TOOLSET_SCOPE, TaskInput, scope_covers};
-pub use credentials::{CredentialKind, CredentialUse, MemberSecrets};
+pub use credentials::{CredentialKind, CredentialUse, MemberSecrets, SecretsError};
+pub use error::RegistryError;
 pub use events::{ChangeBus, ChangeEvent};
 pub use facts::RequestFacts;
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
@@ -166,12 +168,6 @@ impl RegistryBuilder {
             sources,
         })
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RegistryError {
-    #[error("two providers declare the {0} `{1}`; names must be unique")]
-    Duplicate(&'static str, String),
 }
 
 /// The immutable index the MCP handler routes through.

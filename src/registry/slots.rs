@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use anyhow::Context;
 
-use super::{CallContext, CredentialKind};
+use super::{CallContext, CredentialKind, RegistryError};
 use crate::config::{Config, resolve_env};
 
 /// Where a member sets their values, under the public URL's origin.
@@ -147,7 +147,7 @@ impl Slots {
         (tool, cx): (&str, &CallContext),
         encode: fn(&str) -> String,
         used: &mut Vec<String>,
-    ) -> Result<String, String> {
+    ) -> Result<String, RegistryError> {
         let mut out = String::new();
         for piece in &template.0 {
             match piece {
@@ -171,22 +171,24 @@ impl Slots {
         tool: &str,
         cx: &CallContext,
         used: &mut Vec<String>,
-    ) -> Result<String, String> {
-        let page = &self.page;
+    ) -> Result<String, RegistryError> {
+        let page = self.page.clone();
         // Validation refuses an undeclared slot; a missing one here is a bug.
-        let slot = self.slots.get(name).ok_or_else(|| {
-            format!("`{tool}` names the credential slot `{name}`, which is not declared")
-        })?;
+        let Some(slot) = self.slots.get(name) else {
+            return Err(RegistryError::SlotUndeclared {
+                tool: tool.to_owned(),
+                slot: name.to_owned(),
+            });
+        };
         let own = match cx.member_secrets() {
-            Some(secrets) => secrets
-                .value(&cx.caller().user, name)
-                .await
-                .map_err(|why| {
-                    format!(
-                        "`{tool}` needs your value of the credential `{name}`, which cannot be \
-                     read ({why}); set it again on the portal's Connections page: {page}"
-                    )
-                })?,
+            Some(secrets) => (secrets.value(&cx.caller().user, name).await).map_err(|why| {
+                RegistryError::SlotUnreadable {
+                    tool: tool.to_owned(),
+                    slot: name.to_owned(),
+                    why,
+                    page: page.clone(),
+                }
+            })?,
             None => None,
         };
         if let Some(value) = own {
@@ -202,10 +204,12 @@ impl Slots {
             "" => String::new(),
             description => format!(" ({description})"),
         };
-        Err(format!(
-            "`{tool}` needs your own value of the credential `{name}`{about}, and you have not \
-             set one. Set it on the portal's Connections page, {page}, then call the tool again."
-        ))
+        Err(RegistryError::SlotEmpty {
+            tool: tool.to_owned(),
+            slot: name.to_owned(),
+            about,
+            page,
+        })
     }
 }
 

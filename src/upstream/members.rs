@@ -176,7 +176,9 @@ impl Members {
             let value = (self.slots)
                 .render(template, (tool, cx), str::to_owned, &mut used)
                 .await
-                .map_err(|message| CallToolResponse::from(text_result(message, true)))?;
+                .map_err(|message| {
+                    CallToolResponse::from(text_result(message.to_string(), true))
+                })?;
             digest.update(name.as_str());
             digest.update([0]);
             digest.update(&value);

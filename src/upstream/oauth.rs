@@ -44,7 +44,7 @@ pub(super) async fn tokens(
         .ok_or_else(|| error(format!("`{tool}` needs a member's OAuth connection")))?;
     let user = cx.caller().user.clone();
     let slot = token_slot(upstream);
-    let unreadable = |why: String| {
+    let unreadable = |why: crate::registry::SecretsError| {
         error(format!(
             "your connection to {upstream} cannot be read ({why}); connect again at {start}"
         ))
@@ -81,7 +81,7 @@ pub(super) async fn stored(
     secrets: &dyn MemberSecrets,
     user: &str,
 ) -> Result<TokenSet, String> {
-    let value = secrets.value(user, &token_slot(upstream)).await?;
+    let value = (secrets.value(user, &token_slot(upstream)).await).map_err(|e| e.to_string())?;
     let set = value.and_then(|v| TokenSet::read(&v));
     fresh(
         (upstream, reach),

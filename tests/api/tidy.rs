@@ -11,6 +11,7 @@ use std::{
 
 use crate::helpers::repo_path;
 
+mod errors;
 mod folders;
 mod transport;
 

@@ -20,7 +20,7 @@ use axum_extra::extract::cookie::{Cookie, CookieJar};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use maud::html;
 
-use super::{AuthServer, clients::Client};
+use super::{AuthServer, clients::Client, endpoint::refused};
 use crate::{
     portal::{
         Portal, PortalError,
@@ -108,12 +108,6 @@ fn error_back(authz: &AuthServer, c: &Checked, ask: &Ask, error: &str, why: &str
 
 /// A refusal before the member's answer: teamgate's page (400), never the
 /// way back to the client.
-fn refused(why: &str) -> PortalError {
-    PortalError::BadRequest(format!(
-        "the application's sign-in request cannot be served: {why}"
-    ))
-}
-
 /// The checks that need no member: client, redirect URI, response type,
 /// PKCE, resource. A refusal is a page.
 async fn check(portal: &Portal, authz: &AuthServer, ask: &Ask) -> Result<Checked, PortalError> {
@@ -148,8 +142,7 @@ async fn check(portal: &Portal, authz: &AuthServer, ask: &Ask) -> Result<Checked
     {
         return Err(refused("PKCE with code_challenge_method=S256 is required"));
     }
-    super::endpoint::asked(portal, authz.issuer.issuer(), ask.get("resource"))
-        .map_err(|why| refused(&why))?;
+    super::endpoint::asked(portal, authz.issuer.issuer(), ask.get("resource"))?;
     Ok(checked)
 }
 
@@ -203,10 +196,8 @@ pub(super) async fn ask(
         // The member has seen no consent page: a page, not a redirect.
         return Err(refused("your groups allow none of the scopes it asks for"));
     }
-    let toolset = super::endpoint::asked(&portal, authz.issuer.issuer(), ask.get("resource"))
-        .map_err(|why| refused(&why))?;
-    let scopes =
-        super::endpoint::scoped(toolset.as_ref(), &member, scopes).map_err(|why| refused(&why))?;
+    let toolset = super::endpoint::asked(&portal, authz.issuer.issuer(), ask.get("resource"))?;
+    let scopes = super::endpoint::scoped(toolset.as_ref(), &member, scopes)?;
     Ok(consent(&member, &checked, &ask, &scopes))
 }
 
@@ -282,8 +273,7 @@ pub(super) async fn decide(
     let allow = form.get("decision") == "allow";
     let ask = Ask::parse(form.0)?;
     let checked = check(&portal, authz, &ask).await?;
-    let toolset = super::endpoint::asked(&portal, authz.issuer.issuer(), ask.get("resource"))
-        .map_err(|why| refused(&why))?;
+    let toolset = super::endpoint::asked(&portal, authz.issuer.issuer(), ask.get("resource"))?;
     // As on the consent page: no scope the member's groups allow, or a
     // toolset they may not use, is a denial.
     let scopes = Some(scopes_for(&portal, &member, &ask))

@@ -6,9 +6,16 @@
 use std::sync::Arc;
 
 use crate::{
-    portal::{Portal, session::Member},
+    portal::{Portal, PortalError, session::Member},
     registry::{TOOLSET_SCOPE, Toolset},
 };
+
+/// An authorization request this server cannot serve, as its page says it.
+pub(super) fn refused(why: &str) -> PortalError {
+    PortalError::BadRequest(format!(
+        "the application's sign-in request cannot be served: {why}"
+    ))
+}
 
 /// The toolset `resource` names (`None`: the main endpoint, or none asked),
 /// or why it is no endpoint of this server.
@@ -16,7 +23,7 @@ pub(super) fn asked(
     portal: &Portal,
     issuer: &str,
     resource: &str,
-) -> Result<Option<Arc<Toolset>>, String> {
+) -> Result<Option<Arc<Toolset>>, PortalError> {
     if resource.is_empty() || crate::auth::same_resource(resource, issuer) {
         return Ok(None);
     }
@@ -35,7 +42,9 @@ pub(super) fn asked(
         {
             Ok(Some(toolset))
         }
-        _ => Err("the resource is not this server's MCP endpoint or one of its toolsets'".into()),
+        _ => Err(refused(
+            "the resource is not this server's MCP endpoint or one of its toolsets'",
+        )),
     }
 }
 
@@ -45,18 +54,18 @@ pub(super) fn scoped(
     toolset: Option<&Arc<Toolset>>,
     member: &Member,
     mut scopes: Vec<String>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, PortalError> {
     let Some(toolset) = toolset else {
         return Ok(scopes);
     };
     let groups = &member.session.groups;
     if !toolset.open_to(groups) {
-        return Err(format!(
+        return Err(refused(&format!(
             "your groups ({}) are none of those that may connect to the toolset {} ({})",
             groups.join(", "),
             toolset.name,
             toolset.groups.join(", ")
-        ));
+        )));
     }
     scopes.push(format!("{TOOLSET_SCOPE}{}", toolset.name));
     Ok(scopes)

@@ -19,7 +19,7 @@ use self::cache::ResultCache;
 use crate::{
     config::{TaskMode, ToolDecl},
     protocol::{CallToolResponse, CallToolResult, JsonObject, McpError, Tool},
-    providers::wire,
+    providers::{ProviderError, wire},
     registry::{CallContext, ToolProvider},
 };
 
@@ -170,17 +170,17 @@ pub(super) fn bind_caller(
     decl: &ToolDecl,
     arguments: &mut Map<String, Value>,
     cx: &CallContext,
-) -> Result<(), String> {
+) -> Result<(), ProviderError> {
     let caller = cx.caller();
     for (argument, source) in &decl.from_caller {
         let value = match source.strip_prefix("claim:") {
             None => Value::from(caller.user.clone()),
-            Some(claim) => caller.claims.get(claim).cloned().ok_or_else(|| {
-                format!(
-                    "`{}` needs the `{claim}` claim of your identity, and your token has none",
-                    decl.name
-                )
-            })?,
+            Some(claim) => {
+                (caller.claims.get(claim).cloned()).ok_or_else(|| ProviderError::NoClaim {
+                    tool: decl.name.clone(),
+                    claim: claim.to_owned(),
+                })?
+            }
         };
         arguments.insert(argument.clone(), value);
     }
@@ -254,8 +254,8 @@ impl ToolProvider for DeclaredTools {
                 None,
             ));
         };
-        if let Err(message) = bind_caller(&tool.decl, &mut arguments, cx) {
-            return Ok(text_result(message, true).into());
+        if let Err(error) = bind_caller(&tool.decl, &mut arguments, cx) {
+            return Ok(text_result(error.to_string(), true).into());
         }
         let value = Value::Object(arguments);
         if let Some(message) = validation_errors(tool, &value) {

@@ -62,8 +62,8 @@ impl ToolProvider for WithPolicies {
         let Some(decl) = self.policies.get(name) else {
             return self.inner.call(name, arguments, cx).await;
         };
-        if let Err(message) = bind_caller(decl, &mut arguments, cx) {
-            return Ok(text_result(message, true).into());
+        if let Err(error) = bind_caller(decl, &mut arguments, cx) {
+            return Ok(text_result(error.to_string(), true).into());
         }
         if let Some(answer) = confirm::withheld(decl, &arguments, cx).await {
             return Ok(answer);

@@ -13,7 +13,7 @@ use nix::{
 };
 use serde_json::{Value, json};
 
-use crate::{config::FilesSourceConfig, protocol::JsonObject};
+use crate::{config::FilesSourceConfig, protocol::JsonObject, providers::ProviderError};
 
 /// Entries in one page when the caller names no `limit`, and at most.
 pub(super) const DEFAULT_LIMIT: u64 = 100;
@@ -26,7 +26,7 @@ pub(super) fn run(
     relative: &str,
     config: &FilesSourceConfig,
     arguments: &JsonObject,
-) -> Result<Value, String> {
+) -> Result<Value, ProviderError> {
     let offset = arguments.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
     let limit = arguments
         .get("limit")
@@ -43,8 +43,10 @@ pub(super) fn run(
         .collect();
     // The names come from the opened folder, so a folder swapped for
     // another after the walk lists nothing of the other.
-    let listing = Dir::from_fd(folder.try_clone().map_err(|e| e.to_string())?)
-        .map_err(|e| format!("`{relative}` cannot be listed: {e}"))?;
+    let listing = Dir::from_fd(folder.try_clone()?).map_err(|error| ProviderError::Unlistable {
+        path: relative.to_owned(),
+        error,
+    })?;
     let mut entries = Vec::new();
     for entry in listing.into_iter().flatten() {
         let Ok(name) = entry.file_name().to_str() else {

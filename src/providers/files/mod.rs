@@ -21,7 +21,10 @@ use anyhow::Context;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::declared::{structured_result, text_result};
+use super::{
+    ProviderError,
+    declared::{structured_result, text_result},
+};
 use crate::{
     config::FilesSourceConfig,
     protocol::{CallToolResponse, JsonObject, McpError, Tool},
@@ -65,53 +68,51 @@ impl FilesSource {
     }
 
     /// `relative` as a path under the root, if it is written as one.
-    pub(crate) fn plain<'a>(&self, relative: &'a str) -> Result<&'a Path, String> {
+    pub(crate) fn plain<'a>(&self, relative: &'a str) -> Result<&'a Path, ProviderError> {
         let requested = Path::new(relative);
         let plain = !relative.contains('\0')
             && requested
                 .components()
                 .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
         if !plain {
-            return Err(format!(
-                "`{relative}` is not a path inside `{}`: use a relative path without `..`",
-                self.config.name
-            ));
+            return Err(ProviderError::NotInside {
+                path: relative.to_owned(),
+                source_name: self.config.name.clone(),
+            });
         }
         Ok(requested)
     }
 
     /// Why `relative` could not be opened, in words for the model.
-    fn refusal(&self, relative: &str, why: beneath::Refused) -> String {
-        let name = &self.config.name;
+    fn refusal(&self, relative: &str, why: beneath::Refused) -> ProviderError {
+        let (path, source_name) = (relative.to_owned(), self.config.name.clone());
         match why {
-            beneath::Refused::Link => format!(
-                "`{relative}` is or passes through a link; links are not followed, so nothing outside `{name}` is reached: refused"
-            ),
-            beneath::Refused::Missing => format!("`{relative}` does not exist in `{name}`"),
-            beneath::Refused::NotAFile => format!("`{relative}` is not a file"),
-            beneath::Refused::Io(e) => format!("`{relative}` cannot be read: {e}"),
+            beneath::Refused::Link => ProviderError::Link { path, source_name },
+            beneath::Refused::Missing => ProviderError::Missing { path, source_name },
+            beneath::Refused::NotAFile => ProviderError::NotAFile(path),
+            beneath::Refused::Io(error) => ProviderError::Unreadable { path, error },
         }
     }
 
-    fn hidden(&self, relative: &str) -> String {
-        format!(
-            "`{relative}` is hidden or ignored (.gitignore), and `{}` does not offer such files",
-            self.config.name
-        )
+    fn hidden(&self, relative: &str) -> ProviderError {
+        ProviderError::Hidden {
+            path: relative.to_owned(),
+            source_name: self.config.name.clone(),
+        }
     }
 
     /// The file `relative` names under the root, opened, with its size; or
     /// why it cannot be read.
-    pub(crate) fn open(&self, relative: &str) -> Result<(std::fs::File, u64), String> {
+    pub(crate) fn open(&self, relative: &str) -> Result<(std::fs::File, u64), ProviderError> {
         let requested = self.plain(relative)?;
         if relative.is_empty() {
-            return Err("`path` names no file".into());
+            return Err(ProviderError::Argument("`path` names no file"));
         }
         if !extension_allowed(&self.config, requested) {
-            return Err(format!(
-                "`{relative}` has an extension this source does not offer (allowed: {})",
-                self.config.extensions.join(", ")
-            ));
+            return Err(ProviderError::Extension {
+                path: relative.to_owned(),
+                allowed: self.config.extensions.join(", "),
+            });
         }
         let opened =
             beneath::open(&self.root_fd, requested).map_err(|why| self.refusal(relative, why))?;
@@ -121,7 +122,7 @@ impl FilesSource {
         Ok(opened)
     }
 
-    fn list(&self, arguments: &JsonObject) -> Result<Value, String> {
+    fn list(&self, arguments: &JsonObject) -> Result<Value, ProviderError> {
         let relative = arguments.get("path").and_then(Value::as_str).unwrap_or("");
         let requested = self.plain(relative)?;
         let folder = beneath::open_dir(&self.root_fd, requested).map_err(|why| match why {
@@ -132,7 +133,7 @@ impl FilesSource {
             {
                 self.refusal(relative, beneath::Refused::Link)
             }
-            beneath::Refused::NotAFile => format!("`{relative}` is not a folder"),
+            beneath::Refused::NotAFile => ProviderError::NotAFolder(relative.to_owned()),
             other => self.refusal(relative, other),
         })?;
         let is_root = requested.components().all(|c| c == Component::CurDir);
@@ -221,7 +222,7 @@ impl ToolProvider for FilesSource {
             let source = self.clone();
             tokio::task::spawn_blocking(move || source.read(&arguments))
                 .await
-                .unwrap_or_else(|_| Err("the read failed".into()))
+                .unwrap_or_else(|_| Err(ProviderError::Panicked("read")))
         } else if name == self.config.search_tool {
             let request = search::Request::from_arguments(&arguments, self.config.max_results);
             let source = self.clone();
@@ -230,7 +231,7 @@ impl ToolProvider for FilesSource {
                     search::run(&source.root, &source.root_fd, &source.config, &request)
                 })
                 .await
-                .unwrap_or_else(|_| Err("the search failed".into()))
+                .unwrap_or_else(|_| Err(ProviderError::Panicked("search")))
                 .map(|found| structured_result(found, false)),
                 Err(message) => Err(message),
             }
@@ -238,7 +239,7 @@ impl ToolProvider for FilesSource {
             let source = self.clone();
             tokio::task::spawn_blocking(move || source.list(&arguments))
                 .await
-                .unwrap_or_else(|_| Err("the listing failed".into()))
+                .unwrap_or_else(|_| Err(ProviderError::Panicked("listing")))
                 .map(|listed| structured_result(listed, false))
         } else {
             return Err(McpError::invalid_params(
@@ -247,7 +248,7 @@ impl ToolProvider for FilesSource {
             ));
         };
         Ok(result
-            .unwrap_or_else(|message| text_result(message, true))
+            .unwrap_or_else(|error| text_result(error.to_string(), true))
             .into())
     }
 }

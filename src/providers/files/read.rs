@@ -7,45 +7,46 @@ use std::io::{Read, Seek, SeekFrom};
 use serde_json::Value;
 
 use super::FilesSource;
+use crate::providers::ProviderError;
 use crate::{
     protocol::{CallToolResult, JsonObject},
     providers::declared::text_result,
 };
 
 impl FilesSource {
-    pub(super) fn read(&self, arguments: &JsonObject) -> Result<CallToolResult, String> {
+    pub(super) fn read(&self, arguments: &JsonObject) -> Result<CallToolResult, ProviderError> {
         let path = arguments
             .get("path")
             .and_then(Value::as_str)
-            .ok_or("`path` is required")?;
+            .ok_or(ProviderError::Argument("`path` is required"))?;
         let number = |key: &str| arguments.get(key).and_then(Value::as_u64);
         let by_lines = number("start_line").is_some() || number("end_line").is_some();
         if by_lines && (arguments.contains_key("offset") || arguments.contains_key("length")) {
-            return Err("give either offset and length, or start_line and end_line".into());
+            return Err(ProviderError::Argument(
+                "give either offset and length, or start_line and end_line",
+            ));
         }
         let (mut file, size) = self.open(path)?;
         if size > self.config.max_file_bytes {
-            return Err(format!(
-                "`{path}` is {size} bytes, over this source's limit of {}",
-                self.config.max_file_bytes
-            ));
+            return Err(ProviderError::FileTooLarge {
+                path: path.to_owned(),
+                size,
+                max: self.config.max_file_bytes,
+            });
         }
         let max = self.config.max_read_bytes as u64;
         let text = if by_lines {
             let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+            file.read_to_end(&mut bytes)?;
             let first = number("start_line").unwrap_or(1).max(1);
             let last = number("end_line").unwrap_or(u64::MAX);
             lines(path, &String::from_utf8_lossy(&bytes), first, last, max)?
         } else {
             let offset = number("offset").unwrap_or(0).min(size);
             let length = number("length").unwrap_or(max).min(max);
-            file.seek(SeekFrom::Start(offset))
-                .map_err(|e| e.to_string())?;
+            file.seek(SeekFrom::Start(offset))?;
             let mut bytes = Vec::new();
-            file.take(length)
-                .read_to_end(&mut bytes)
-                .map_err(|e| e.to_string())?;
+            file.take(length).read_to_end(&mut bytes)?;
             let end = offset + bytes.len() as u64;
             let mut text = String::from_utf8_lossy(&bytes).into_owned();
             if end < size {
@@ -62,12 +63,11 @@ impl FilesSource {
 
 /// Lines `first..=last` of `text`, as many whole lines as fit in `max`
 /// bytes (at least one, cut if it alone is longer), and where to go on.
-fn lines(path: &str, text: &str, first: u64, last: u64, max: u64) -> Result<String, String> {
+fn lines(path: &str, text: &str, first: u64, last: u64, max: u64) -> Result<String, ProviderError> {
     let total = text.split_inclusive('\n').count() as u64;
     if first > total {
-        return Err(format!(
-            "`{path}` has {total} lines; start_line {first} is past its end"
-        ));
+        let path = path.to_owned();
+        return Err(ProviderError::PastTheEnd { path, total, first });
     }
     let wanted = last.min(total);
     let mut out = String::new();
@@ -121,6 +121,7 @@ mod tests {
             lines("f", text, 1, 1, 2).unwrap(),
             "on\n[line 1 is longer than 2 bytes: read it by offset and length]"
         );
-        assert!(lines("f", text, 5, 9, 100).unwrap_err().contains("4 lines"));
+        let past = lines("f", text, 5, 9, 100).unwrap_err().to_string();
+        assert_eq!(past, "`f` has 4 lines; start_line 5 is past its end");
     }
 }

@@ -19,7 +19,7 @@ use ignore::{Match, WalkBuilder, overrides::OverrideBuilder};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 
-use crate::{config::FilesSourceConfig, protocol::JsonObject};
+use crate::{config::FilesSourceConfig, protocol::JsonObject, providers::ProviderError};
 
 /// Most files looked at by one search.
 const MAX_FILES: usize = 20_000;
@@ -41,12 +41,17 @@ pub(super) struct Request {
 }
 
 impl Request {
-    pub(super) fn from_arguments(arguments: &JsonObject, max: usize) -> Result<Self, String> {
+    pub(super) fn from_arguments(
+        arguments: &JsonObject,
+        max: usize,
+    ) -> Result<Self, ProviderError> {
         let pattern = arguments
             .get("pattern")
             .and_then(Value::as_str)
             .filter(|p| !p.is_empty() && p.len() <= 1000)
-            .ok_or("`pattern` must be 1 to 1000 characters")?;
+            .ok_or(ProviderError::Argument(
+                "`pattern` must be 1 to 1000 characters",
+            ))?;
         let limit = arguments
             .get("limit")
             .and_then(Value::as_u64)
@@ -97,26 +102,20 @@ pub(super) fn run(
     root_fd: &OwnedFd,
     config: &FilesSourceConfig,
     request: &Request,
-) -> Result<Value, String> {
+) -> Result<Value, ProviderError> {
     let matcher = RegexMatcherBuilder::new()
         .case_smart(true)
         .size_limit(REGEX_SIZE)
         .dfa_size_limit(REGEX_SIZE)
         .build(&request.pattern)
-        .map_err(|e| format!("`pattern` is not a valid regular expression: {e}"))?;
+        .map_err(ProviderError::Pattern)?;
     let mut walker = walker(root, config);
     walker.sort_by_file_name(|a, b| a.cmp(b));
     let glob = match &request.glob {
         Some(glob) => {
             let mut overrides = OverrideBuilder::new(root);
-            overrides
-                .add(glob)
-                .map_err(|e| format!("`glob` is not a valid glob: {e}"))?;
-            Some(
-                overrides
-                    .build()
-                    .map_err(|e| format!("`glob` is not a valid glob: {e}"))?,
-            )
+            overrides.add(glob).map_err(ProviderError::Glob)?;
+            Some(overrides.build().map_err(ProviderError::Glob)?)
         }
         None => None,
     };

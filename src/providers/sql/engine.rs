@@ -16,6 +16,7 @@ use sqlx::{
 
 use super::values::{pg_row, sqlite_row};
 use crate::config::SqlSourceConfig;
+use crate::providers::ProviderError;
 
 /// An argument as it is bound; `None` is a typed NULL.
 #[derive(Debug, Clone)]
@@ -114,7 +115,7 @@ impl Db {
         read_only: bool,
         persistent: bool,
         limits: Limits,
-    ) -> Result<Rows, String> {
+    ) -> Result<Rows, ProviderError> {
         let timeout = limits.statement_timeout;
         match self {
             Self::Pg(pool) => {
@@ -150,7 +151,7 @@ impl Db {
                 };
                 match tokio::time::timeout(timeout, run).await {
                     Ok(rows) => rows.map_err(|e| error(e, timeout)),
-                    Err(_) => Err(too_long(timeout)),
+                    Err(_) => Err(ProviderError::StatementTimeout(timeout)),
                 }
             }
         }
@@ -198,29 +199,24 @@ async fn collect<R: sqlx::Row>(
     })
 }
 
-fn too_long(timeout: Duration) -> String {
-    format!("the statement ran longer than statement_timeout ({timeout:?}) and was cancelled")
-}
-
 /// The database's own words, with PostgreSQL's SQLSTATE; never the URL.
-fn error(error: sqlx::Error, timeout: Duration) -> String {
+fn error(error: sqlx::Error, timeout: Duration) -> ProviderError {
     match error {
         sqlx::Error::Database(e) => {
             if e.code().as_deref() == Some("57014") {
-                return too_long(timeout);
+                return ProviderError::StatementTimeout(timeout);
             }
             let code = e
                 .code()
                 .map(|c| format!(" (SQLSTATE {c})"))
                 .unwrap_or_default();
-            format!("the database refused the statement: {}{code}", e.message())
+            let message = e.message().to_owned();
+            ProviderError::Refused { message, code }
         }
-        sqlx::Error::PoolTimedOut => {
-            "no database connection was free within acquire_timeout; try again".into()
-        }
+        sqlx::Error::PoolTimedOut => ProviderError::NoConnection,
         sqlx::Error::ColumnDecode { .. } | sqlx::Error::Decode(_) => {
-            format!("a value could not be read: {error}")
+            ProviderError::Decode(Box::new(error))
         }
-        other => format!("the database could not be reached: {other}"),
+        other => ProviderError::Unreachable(Box::new(other)),
     }
 }

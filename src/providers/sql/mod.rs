@@ -45,7 +45,7 @@ impl Source {
         tokio::select! {
             result = run => match result {
                 Ok(rows) => output::result(rows),
-                Err(message) => text_result(message, true),
+                Err(error) => text_result(error.to_string(), true),
             },
             () = cx.cancellation().cancelled() => text_result("cancelled", true),
         }
