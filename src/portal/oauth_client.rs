@@ -50,7 +50,10 @@ fn client() -> reqwest::ClientBuilder {
 /// A client for `url` if the rule lets teamgate reach it, sending to the
 /// addresses checked; else the refusal, naming the URL and the rule.
 async fn to(reach: &Reach, url: &str) -> Result<(reqwest::Client, url::Url), PortalError> {
-    let reached = reach.check(url).await.map_err(PortalError::Upstream)?;
+    let reached = reach
+        .check(url)
+        .await
+        .map_err(|e| PortalError::Upstream(e.to_string()))?;
     let mut builder = client();
     if let Some(domain) = &reached.domain {
         builder = builder.resolve_to_addrs(domain, &reached.addrs);
@@ -173,12 +176,16 @@ pub(super) async fn discover(
         "revocation_endpoint",
     ] {
         if let Some(url) = metadata[endpoint].as_str() {
-            reach.check(url).await.map_err(PortalError::Upstream)?;
+            reach
+                .check(url)
+                .await
+                .map_err(|e| PortalError::Upstream(e.to_string()))?;
         }
     }
     let authorization_endpoint = text(&metadata["authorization_endpoint"])
         .ok_or_else(|| provider("no authorization_endpoint"))?;
-    (reach.browser(&authorization_endpoint).await).map_err(PortalError::Upstream)?;
+    (reach.browser(&authorization_endpoint).await)
+        .map_err(|e| PortalError::Upstream(e.to_string()))?;
     Ok(Server {
         resource: upstream.url.clone(),
         authorization_endpoint,

@@ -15,6 +15,23 @@ use std::{
 /// How long resolving a name may take.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Why a URL an upstream's OAuth named is not reached; it names the URL
+/// and the rule (the URL came from the upstream, never a secret).
+#[derive(Debug, thiserror::Error)]
+pub enum ReachError {
+    #[error(
+        "{url} is refused: {why}; an upstream's OAuth requests go only to a URL under \
+         tools.http_allowlist, to https on a public address, or, for an upstream on \
+         loopback, to that upstream's own loopback address"
+    )]
+    Request { url: String, why: String },
+    #[error(
+        "{url} is refused as the authorization endpoint: {why}; a member's browser is \
+         sent only to https, or to http on a loopback upstream's own address"
+    )]
+    Browser { url: String, why: &'static str },
+}
+
 /// The rule for one upstream's OAuth requests.
 #[derive(Debug, Clone)]
 pub struct Reach {
@@ -43,13 +60,10 @@ impl Reach {
     }
 
     /// `url` with where to send it, or why it is refused (naming it and the rule).
-    pub async fn check(&self, url: &str) -> Result<Reached, String> {
-        let refused = |why: String| {
-            format!(
-                "{url} is refused: {why}; an upstream's OAuth requests go only to a URL under \
-                 tools.http_allowlist, to https on a public address, or, for an upstream on \
-                 loopback, to that upstream's own loopback address"
-            )
+    pub async fn check(&self, url: &str) -> Result<Reached, ReachError> {
+        let refused = |why: String| ReachError::Request {
+            url: url.to_owned(),
+            why,
         };
         let parsed = url::Url::parse(url).map_err(|e| refused(format!("not a URL ({e})")))?;
         let web = matches!(parsed.scheme(), "http" | "https");
@@ -63,7 +77,7 @@ impl Reach {
                 addrs: Vec::new(),
             });
         }
-        let addrs = resolve(&parsed).await.map_err(refused)?;
+        let addrs = (resolve(&parsed).await).map_err(|why| refused(why.into()))?;
         let shown = || {
             let ips: Vec<String> = addrs.iter().map(|a| a.ip().to_string()).collect();
             ips.join(", ")
@@ -94,12 +108,10 @@ impl Reach {
     /// endpoint): https, or http on the upstream's own loopback address.
     /// The browser, not teamgate, reaches it, so a private https address is
     /// fine; `javascript:` and the like never become a `Location`.
-    pub async fn browser(&self, url: &str) -> Result<url::Url, String> {
-        let refused = |why: &str| {
-            format!(
-                "{url} is refused as the authorization endpoint: {why}; a member's browser is \
-                 sent only to https, or to http on a loopback upstream's own address"
-            )
+    pub async fn browser(&self, url: &str) -> Result<url::Url, ReachError> {
+        let refused = |why: &'static str| ReachError::Browser {
+            url: url.to_owned(),
+            why,
         };
         let parsed = url::Url::parse(url).map_err(|_| refused("not a URL"))?;
         if parsed.host().is_none() || !parsed.username().is_empty() || parsed.password().is_some() {
@@ -140,7 +152,7 @@ impl Reach {
 }
 
 /// Every address `url`'s host has (an address is its own); never none.
-async fn resolve(url: &url::Url) -> Result<Vec<SocketAddr>, String> {
+async fn resolve(url: &url::Url) -> Result<Vec<SocketAddr>, &'static str> {
     let port = url.port_or_known_default().unwrap_or(443);
     let addrs = match url.host() {
         Some(url::Host::Ipv4(ip)) => vec![SocketAddr::new(ip.into(), port)],
@@ -156,7 +168,7 @@ async fn resolve(url: &url::Url) -> Result<Vec<SocketAddr>, String> {
         None => Vec::new(),
     };
     if addrs.is_empty() {
-        return Err("its name has no address".into());
+        return Err("its name has no address");
     }
     Ok(addrs)
 }
@@ -272,7 +284,7 @@ mod tests {
             "file:///etc/passwd",
             "http://user@127.0.0.1:9000/",
         ] {
-            let why = reach.check(refused).await.unwrap_err();
+            let why = reach.check(refused).await.unwrap_err().to_string();
             assert!(why.starts_with(refused) && why.contains("tools.http_allowlist"));
         }
         let remote = Reach::new("https://mcp.example.com/mcp", &[]);

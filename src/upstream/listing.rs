@@ -192,7 +192,7 @@ async fn over_a_member(members: &Members, link: &Arc<Link>) -> Option<Listing> {
         let set = match stored {
             Ok(set) => set,
             Err(why) => {
-                tracing::debug!(upstream = %name, member = %user, why, "no listing with this member's tokens");
+                tracing::debug!(upstream = %name, member = %user, %why, "no listing with this member's tokens");
                 continue;
             }
         };

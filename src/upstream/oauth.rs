@@ -11,12 +11,30 @@ use oauth2::basic::BasicTokenResponse;
 use crate::{
     protocol::{CallToolResponse, text_result},
     registry::{
-        CallContext, CredentialKind, MemberSecrets, Slots,
+        CallContext, CredentialKind, MemberSecrets, SecretsError, Slots,
         oauth::{TokenSet, token_slot},
-        oauth_grant::{self, Grant},
-        oauth_reach::{Reach, Reached},
+        oauth_grant::{self, Grant, GrantError},
+        oauth_reach::{Reach, ReachError, Reached},
     },
 };
+
+/// Why a member's stored tokens do not serve; said to the member and logged
+/// (never a token: the grant's and the reach's errors name none).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum TokenError {
+    #[error("not connected")]
+    NotConnected,
+    #[error("the access token expired and came with no refresh token")]
+    NoRefreshToken,
+    #[error("no HTTP client")]
+    NoClient,
+    #[error(transparent)]
+    Secrets(#[from] SecretsError),
+    #[error(transparent)]
+    Reach(#[from] ReachError),
+    #[error(transparent)]
+    Grant(#[from] GrantError),
+}
 
 /// A token ending within this is refreshed first.
 const REFRESH_AHEAD_SECS: i64 = 60;
@@ -44,7 +62,7 @@ pub(super) async fn tokens(
         .ok_or_else(|| error(format!("`{tool}` needs a member's OAuth connection")))?;
     let user = cx.caller().user.clone();
     let slot = token_slot(upstream);
-    let unreadable = |why: crate::registry::SecretsError| {
+    let unreadable = |why: SecretsError| {
         error(format!(
             "your connection to {upstream} cannot be read ({why}); connect again at {start}"
         ))
@@ -80,16 +98,11 @@ pub(super) async fn stored(
     (upstream, reach): (&str, &Reach),
     secrets: &dyn MemberSecrets,
     user: &str,
-) -> Result<TokenSet, String> {
-    let value = (secrets.value(user, &token_slot(upstream)).await).map_err(|e| e.to_string())?;
+) -> Result<TokenSet, TokenError> {
+    let value = secrets.value(user, &token_slot(upstream)).await?;
     let set = value.and_then(|v| TokenSet::read(&v));
-    fresh(
-        (upstream, reach),
-        secrets,
-        user,
-        set.ok_or("not connected")?,
-    )
-    .await
+    let set = set.ok_or(TokenError::NotConnected)?;
+    fresh((upstream, reach), secrets, user, set).await
 }
 
 /// `set`, refreshed first when it ends within the margin; a refresh the
@@ -99,7 +112,7 @@ async fn fresh(
     secrets: &dyn MemberSecrets,
     user: &str,
     set: TokenSet,
-) -> Result<TokenSet, String> {
+) -> Result<TokenSet, TokenError> {
     if !set.expiring(now(), REFRESH_AHEAD_SECS) {
         return Ok(set);
     }
@@ -107,7 +120,7 @@ async fn fresh(
     let read = |value: Option<String>| value.and_then(|v| TokenSet::read(&v));
     let refreshed = match &set.refresh_token {
         Some(refresh) => refresh_at(&set, refresh, reach).await,
-        None => Err("the access token expired and came with no refresh token".to_owned()),
+        None => Err(TokenError::NoRefreshToken),
     };
     match refreshed.map(|answer| set.updated(&answer, now())) {
         Ok(new) => {
@@ -123,7 +136,7 @@ async fn fresh(
                 return Ok(other);
             }
             let _ = secrets.delete(user, &slot).await;
-            tracing::info!(upstream, member = %user, why, "a member's OAuth refresh failed");
+            tracing::info!(upstream, member = %user, %why, "a member's OAuth refresh failed");
             Err(why)
         }
     }
@@ -134,14 +147,13 @@ async fn refresh_at(
     set: &TokenSet,
     refresh: &str,
     reach: &Reach,
-) -> Result<BasicTokenResponse, String> {
+) -> Result<BasicTokenResponse, TokenError> {
     // Checked again: the name may resolve elsewhere than when it was found.
     let reached = reach.check(&set.token_endpoint).await?;
-    let client = client_to(&reached, REFRESH_TIMEOUT).ok_or("no HTTP client")?;
+    let client = client_to(&reached, REFRESH_TIMEOUT).ok_or(TokenError::NoClient)?;
     let grant = Grant::Refresh(refresh);
     let ids = (set.client_id.as_str(), set.resource.as_str());
-    let answer = oauth_grant::request(client, reached.url, ids, grant).await;
-    answer.map_err(|e| e.to_string())
+    Ok(oauth_grant::request(client, reached.url, ids, grant).await?)
 }
 
 /// A client sending to the addresses `reached` was checked at, following
