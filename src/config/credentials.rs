@@ -118,6 +118,13 @@ impl Config {
                 }
             }
         }
+        for (i, source) in self.sources.sql.iter().enumerate() {
+            for slot in member_slots(source.url.expose()) {
+                for (tool, _) in source.tool_names(i) {
+                    uses.push((format!("sources.sql[{i}].url"), slot, Some(tool), None));
+                }
+            }
+        }
         for (i, upstream) in self.upstreams.iter().enumerate() {
             for (name, template) in &upstream.headers {
                 for slot in member_slots(template) {

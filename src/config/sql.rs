@@ -23,6 +23,14 @@ pub struct SqlSourceConfig {
     pub max_connections: u32,
     #[serde(default = "default_idle_timeout", with = "super::duration")]
     pub idle_timeout: Duration,
+    /// With `${user:NAME}` in the URL (PostgreSQL), each member connects
+    /// with their own values: a pool per distinct URL, at most this many kept
+    /// (the least recently used closed first), each of at most
+    /// `member_max_connections`.
+    #[serde(default = "default_max_member_pools")]
+    pub max_member_pools: u64,
+    #[serde(default = "default_member_max_connections")]
+    pub member_max_connections: u32,
     /// How long a call waits for a free connection.
     #[serde(default = "default_acquire_timeout", with = "super::duration")]
     pub acquire_timeout: Duration,
@@ -111,6 +119,12 @@ fn yes() -> bool {
 }
 fn default_max_connections() -> u32 {
     4
+}
+fn default_max_member_pools() -> u64 {
+    32
+}
+fn default_member_max_connections() -> u32 {
+    2
 }
 fn default_idle_timeout() -> Duration {
     Duration::from_secs(300)
@@ -248,16 +262,22 @@ pub(super) fn check(i: usize, source: &SqlSourceConfig) -> Result<(), ConfigErro
             ),
         ));
     }
-    if url.contains("${user:") {
+    if url.contains("${user:") && source.is_sqlite() {
         return Err(invalid(
             format!("{key}.url"),
-            "${user:NAME} is not supported in a database URL yet; use ${NAME} from the environment",
+            "${user:NAME} needs a PostgreSQL URL: a SQLite file has no users",
         ));
     }
-    if source.max_connections == 0 || source.max_rows == 0 || source.max_bytes < 1024 {
+    if source.max_connections == 0
+        || source.max_member_pools == 0
+        || source.member_max_connections == 0
+        || source.max_rows == 0
+        || source.max_bytes < 1024
+    {
         return Err(invalid(
             key,
-            "max_connections and max_rows must be at least 1, max_bytes at least 1024",
+            "max_connections, max_member_pools, member_max_connections and max_rows must be at \
+             least 1, max_bytes at least 1024",
         ));
     }
     if source.statement_timeout.is_zero() {

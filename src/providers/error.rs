@@ -108,6 +108,11 @@ pub enum ProviderError {
     Refused { message: String, code: String },
     #[error("no database connection was free within acquire_timeout; try again")]
     NoConnection,
+    /// Never the URL: it holds the member's values.
+    #[error(
+        "your credential values do not make a valid database URL; set them again on the Connections page"
+    )]
+    MemberUrl,
     #[error("a value could not be read: {0}")]
     Decode(Cause),
     #[error("the database could not be reached: {0}")]

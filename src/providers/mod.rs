@@ -118,7 +118,7 @@ pub fn declare(
         tools.extend(keep(&mut problems, built));
     }
     for (i, source) in config.sources.sql.iter().enumerate() {
-        let built = sql::declare(i, source, &mut secrets);
+        let built = sql::declare(i, source, (&slots, &mut secrets));
         tools.extend(keep(&mut problems, built).into_iter().flatten());
     }
     let mut docs_sources = HashMap::new();

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::{Source, defaults, engine::Param};
 use crate::{
     config::{SqlSourceConfig, ToolDecl},
-    protocol::{CallToolResult, JsonObject},
+    protocol::{CallToolResponse, CallToolResult, JsonObject},
     providers::declared::{DeclaredTool, Runner},
     registry::CallContext,
 };
@@ -37,6 +37,7 @@ enum Kind {
 }
 
 struct GenericRunner {
+    name: String,
     source: Arc<Source>,
     kind: Kind,
 }
@@ -45,6 +46,14 @@ struct GenericRunner {
 impl Runner for GenericRunner {
     fn timeout(&self) -> Duration {
         self.source.budget
+    }
+
+    fn per_caller(&self) -> bool {
+        self.source.per_member()
+    }
+
+    async fn withheld(&self, cx: &CallContext) -> Option<CallToolResponse> {
+        self.source.withheld(&self.name, cx).await
     }
 
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
@@ -64,7 +73,7 @@ impl Runner for GenericRunner {
         };
         let persistent = matches!(self.kind, Kind::Catalog(..));
         (self.source)
-            .run((&statement, &params), true, persistent, cx)
+            .run((&statement, &params), (true, persistent), (&self.name, cx))
             .await
     }
 }
@@ -97,7 +106,7 @@ pub(super) fn tools(
     source: &Arc<Source>,
 ) -> anyhow::Result<Vec<DeclaredTool>> {
     let db = &config.name;
-    let sqlite = source.db.is_sqlite();
+    let sqlite = config.is_sqlite();
     let dialect = if sqlite { "SQLite" } else { "PostgreSQL" };
     let string = |what: &str| {
         json!({"type": "object", "required": [what], "additionalProperties": false,
@@ -140,6 +149,7 @@ pub(super) fn tools(
         .into_iter()
         .map(|(name, about, schema, kind)| {
             let runner = GenericRunner {
+                name: name.clone(),
                 source: source.clone(),
                 kind,
             };

@@ -102,10 +102,6 @@ impl Db {
         Ok(Self::Pg(pool))
     }
 
-    pub(super) fn is_sqlite(&self) -> bool {
-        matches!(self, Self::Sqlite { .. })
-    }
-
     /// Runs `statement` with `params` bound, keeping what `limits` allow.
     /// `persistent`: keep the prepared statement on the connection (declared
     /// statements), not for ad-hoc SQL.

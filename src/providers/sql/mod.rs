@@ -7,6 +7,7 @@
 
 mod catalog;
 mod engine;
+mod members;
 mod output;
 mod values;
 
@@ -15,17 +16,28 @@ use std::{sync::Arc, time::Duration};
 use async_trait::async_trait;
 use serde_json::Value;
 
-use self::engine::{Db, Limits, Param};
+use self::{
+    engine::{Db, Limits, Param},
+    members::MemberPools,
+};
 use super::declared::{DeclaredTool, KindDefaults, Runner, text_result};
 use crate::{
-    config::{DatabaseUrl, SqlParameter, SqlSourceConfig, SqlType, TaskMode, resolve_env},
-    protocol::{CallToolResult, JsonObject},
-    registry::CallContext,
+    config::{
+        DatabaseUrl, SqlParameter, SqlSourceConfig, SqlType, TaskMode, member_slots, resolve_env,
+    },
+    protocol::{CallToolResponse, CallToolResult, JsonObject},
+    registry::{CallContext, Slots},
 };
+
+/// Who connects: the source's one pool, or each member with their values.
+enum Pools {
+    Shared(Arc<Db>),
+    Members(Box<MemberPools>),
+}
 
 /// One database, shared by every tool over it.
 pub(super) struct Source {
-    db: Db,
+    pools: Pools,
     limits: Limits,
     /// How long a call may take: waiting for a connection, then running.
     budget: Duration,
@@ -35,19 +47,37 @@ impl Source {
     async fn run(
         &self,
         (statement, params): (&str, &[Param]),
-        read_only: bool,
-        persistent: bool,
-        cx: &CallContext,
+        (read_only, persistent): (bool, bool),
+        (tool, cx): (&str, &CallContext),
     ) -> CallToolResult {
-        let run = self
-            .db
-            .run((statement, params), read_only, persistent, self.limits);
+        let (db, used) = match &self.pools {
+            Pools::Shared(db) => (db.clone(), Vec::new()),
+            Pools::Members(members) => match members.pool(tool, cx).await {
+                Ok(found) => found,
+                Err(error) => return text_result(error.to_string(), true),
+            },
+        };
+        // A member's own values are scrubbed like the configured secrets.
+        let scrubber = cx.scrubber().with(used);
+        let run = db.run((statement, params), read_only, persistent, self.limits);
         tokio::select! {
             result = run => match result {
-                Ok(rows) => output::result(rows),
-                Err(error) => text_result(error.to_string(), true),
+                Ok(rows) => scrubber.scrub(output::result(rows)),
+                Err(error) => text_result(scrubber.text(&error.to_string()), true),
             },
             () = cx.cancellation().cancelled() => text_result("cancelled", true),
+        }
+    }
+
+    /// Whether results depend on the caller (their own connection).
+    fn per_member(&self) -> bool {
+        matches!(self.pools, Pools::Members(_))
+    }
+
+    async fn withheld(&self, tool: &str, cx: &CallContext) -> Option<CallToolResponse> {
+        match &self.pools {
+            Pools::Shared(_) => None,
+            Pools::Members(members) => members.withheld(tool, cx).await,
         }
     }
 }
@@ -56,17 +86,22 @@ impl Source {
 pub(super) fn declare(
     index: usize,
     config: &SqlSourceConfig,
-    secrets: &mut Vec<String>,
+    (slots, secrets): (&Slots, &mut Vec<String>),
 ) -> anyhow::Result<Vec<DeclaredTool>> {
     let key = format!("sources.sql[{index}].url");
-    let url = resolve_env(config.url.expose(), &key, secrets)?;
-    if !DatabaseUrl::new(url.clone()).is_supported() {
-        anyhow::bail!("{key}: must be a postgres:// or sqlite: URL (MySQL is not supported)");
-    }
-    secrets.extend(DatabaseUrl::new(url.clone()).passwords());
-    let db = Db::open(&url, config).map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+    let pools = if member_slots(config.url.expose()).is_empty() {
+        let url = resolve_env(config.url.expose(), &key, secrets)?;
+        if !DatabaseUrl::new(url.clone()).is_supported() {
+            anyhow::bail!("{key}: must be a postgres:// or sqlite: URL (MySQL is not supported)");
+        }
+        secrets.extend(DatabaseUrl::new(url.clone()).passwords());
+        let db = Db::open(&url, config).map_err(|e| anyhow::anyhow!("{key}: {e}"))?;
+        Pools::Shared(Arc::new(db))
+    } else {
+        Pools::Members(Box::new(MemberPools::new(config, &key, slots, secrets)?))
+    };
     let source = Arc::new(Source {
-        db,
+        pools,
         limits: Limits {
             statement_timeout: config.statement_timeout,
             max_rows: config.max_rows,
@@ -77,6 +112,7 @@ pub(super) fn declare(
     let mut tools = Vec::new();
     for tool in &config.tools {
         let runner = StatementRunner {
+            name: tool.name.clone(),
             source: source.clone(),
             statement: tool.statement.clone(),
             parameters: tool.parameters.clone(),
@@ -103,6 +139,7 @@ fn defaults() -> KindDefaults {
 
 /// A declared statement, its arguments bound in placeholder order.
 struct StatementRunner {
+    name: String,
     source: Arc<Source>,
     statement: String,
     parameters: Vec<SqlParameter>,
@@ -129,12 +166,21 @@ impl Runner for StatementRunner {
         self.source.budget
     }
 
+    fn per_caller(&self) -> bool {
+        self.source.per_member()
+    }
+
+    async fn withheld(&self, cx: &CallContext) -> Option<CallToolResponse> {
+        self.source.withheld(&self.name, cx).await
+    }
+
     async fn run(&self, arguments: &JsonObject, cx: &CallContext) -> CallToolResult {
         let params: Vec<Param> = (self.parameters.iter())
             .map(|p| param(p, arguments))
             .collect();
+        let statement = (&*self.statement, &*params);
         (self.source)
-            .run((&self.statement, &params), self.read_only, true, cx)
+            .run(statement, (self.read_only, true), (&self.name, cx))
             .await
     }
 }
