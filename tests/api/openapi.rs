@@ -1,6 +1,7 @@
 //! `[[sources.openapi]]` (issue 62 part 1): a real FastAPI service that
 //! publishes its own OpenAPI document, imported by the real binary and
-//! called through the official Rust SDK client; GitHub's REST description
+//! called through the official Rust, TypeScript and Python SDK clients;
+//! GitHub's REST description
 //! (`@octokit/openapi` from npm) loaded with an include filter.
 
 use std::{
@@ -54,7 +55,10 @@ fn service(python: &str) -> Service {
 async fn a_services_own_document_becomes_tools_that_call_it() {
     let Some(python) = python() else { return };
     let service = service(&python);
-    let document = reqwest::get(format!("{}/openapi.json", service.base))
+    // teamgate's own client: it installs the TLS provider reqwest needs.
+    let document = (teamgate::outbound::client())
+        .get(format!("{}/openapi.json", service.base))
+        .send()
         .await
         .unwrap()
         .text()
@@ -154,6 +158,81 @@ description = "Opens an issue in the team's tracker"
     assert!(!who.to_string().contains(secret), "{who}");
     assert!(who.to_string().contains("Bearer [redacted]"), "{who}");
     client.cancel().await.unwrap();
+
+    // The same tools through the TypeScript and Python SDK clients.
+    let dark = json!({"issue_id": 2});
+    let through_ts = ts_call(&served.url, &token, "tracker_get_issue", &dark);
+    assert_eq!(
+        through_ts["structuredContent"]["title"], "Dark mode",
+        "{through_ts}"
+    );
+    let body = json!({"body": {"title": "From Python", "body": "via the SDK"}});
+    let through_py = py_call(&python, &served.url, &token, "tracker_create_issue", &body);
+    assert_eq!(through_py["structured"]["id"], 4, "{through_py}");
+    let back = ts_call(
+        &served.url,
+        &token,
+        "tracker_get_issue",
+        &json!({"issue_id": 4}),
+    );
+    assert_eq!(back["structuredContent"]["title"], "From Python", "{back}");
+}
+
+/// One tool call through the official TypeScript SDK client: its result as JSON.
+fn ts_call(url: &str, token: &str, tool: &str, arguments: &Value) -> Value {
+    let sdk = repo_path(".cache/ts-client/node_modules/@modelcontextprotocol/sdk/dist/esm");
+    let script = format!(
+        r#"
+import {{ Client }} from "{sdk}/client/index.js";
+import {{ StreamableHTTPClientTransport }} from "{sdk}/client/streamableHttp.js";
+const headers = {{ Authorization: "Bearer {token}" }};
+const client = new Client({{ name: "openapi-test", version: "1" }});
+await client.connect(new StreamableHTTPClientTransport(new URL("{url}"), {{ requestInit: {{ headers }} }}));
+const result = await client.callTool({{ name: "{tool}", arguments: {arguments} }});
+console.log(JSON.stringify(result));
+await client.close();
+"#,
+        sdk = sdk.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("call.mjs");
+    std::fs::write(&file, script).unwrap();
+    let output = Command::new(repo_path(".cache/bin/node22"))
+        .arg(&file)
+        .output()
+        .expect("node runs");
+    last_json(&output)
+}
+
+/// One tool call through the official Python SDK client (mcp 2.3).
+fn py_call(python: &str, url: &str, token: &str, tool: &str, arguments: &Value) -> Value {
+    let script = format!(
+        r#"
+import json, anyio, httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+async def main():
+    async with httpx2.AsyncClient(headers={{"Authorization": "Bearer {token}"}}, timeout=30) as http:
+        async with Client(streamable_http_client("{url}", http_client=http)) as client:
+            result = await client.call_tool("{tool}", json.loads('{arguments}'))
+            print(json.dumps({{"isError": result.is_error, "structured": result.structured_content}}))
+anyio.run(main)
+"#
+    );
+    let output = Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .expect("python runs");
+    last_json(&output)
+}
+
+fn last_json(output: &std::process::Output) -> Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|_| {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        panic!("no JSON result: {stdout}{stderr}")
+    })
 }
 
 #[test]
