@@ -21,7 +21,8 @@ pub enum UpstreamsCommand {
     /// members' OAuth is in use: teamgate registered at the server or
     /// members connected), whether it pins, how many pinned tools are
     /// offered, the tools awaiting approval (what changed, or the exposed name
-    /// they claim that another upstream had first), and the tools a
+    /// they claim that another upstream had first), the tools a member
+    /// confirms and why (configured, or annotated destructive), and the tools a
     /// running server does not offer (a name outside [A-Za-z0-9_.-]{1,128},
     /// listed twice, or taken by a tool listed before it).
     List {
@@ -109,7 +110,8 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
                     .collect();
                 json!({"name": upstream.name, "transport": transport(upstream), "auth": auth.configured,
                     "oauthInUse": auth.in_use, "membersConnected": auth.connected, "pin": upstream.pin,
-                    "pinned": pinned(upstream, pins, dropped), "awaiting": awaiting, "dropped": dropped})
+                    "pinned": pinned(upstream, pins, dropped), "awaiting": awaiting, "dropped": dropped,
+                    "confirmed": confirmed(upstream, pins)})
             })
             .collect();
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -123,6 +125,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
         ("PINNED", 6),
         ("AWAITING APPROVAL", 80),
         ("NOT OFFERED", 80),
+        ("CONFIRMED", 60),
     ]);
     for (upstream, pins, auth, dropped) in &listed {
         let waiting: Vec<String> = awaiting(pins)
@@ -151,6 +154,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
                 waiting.join("; ")
             },
             shown_dropped(dropped),
+            shown_confirmed(&confirmed(upstream, pins)),
         ]);
     }
     print!("{}", table.render());
@@ -284,6 +288,52 @@ fn pinned(upstream: &UpstreamConfig, pins: &[PinRow], dropped: &[Value]) -> usiz
         .filter(|row| row.claim.is_none() && row.pending.is_none())
         .filter(|row| selects(upstream, &row.tool) && !not_offered(row))
         .count()
+}
+
+/// The tools each call of which a member confirms, and why: the
+/// configuration (`confirm = true`), or the pinned definition's
+/// `destructiveHint: true` without `readOnlyHint` (unless `confirm = false`
+/// or the operator's `destructive = false`).
+fn confirmed(upstream: &UpstreamConfig, pins: &[PinRow]) -> Vec<Value> {
+    let overrides = &upstream.tools.overrides;
+    let mut out: Vec<Value> = (overrides.iter())
+        .filter(|(tool, o)| o.confirm == Some(true) && selects(upstream, tool))
+        .map(|(tool, _)| json!({"tool": tool, "why": "configured"}))
+        .collect();
+    for row in pins.iter().filter(|row| row.claim.is_none()) {
+        let over = overrides.get(&row.tool);
+        let hints = &parse(&row.definition)["annotations"];
+        let destructive = match over.and_then(|o| o.destructive) {
+            Some(set) => set,
+            None => hints["destructiveHint"] == true,
+        };
+        let read_only = match over.and_then(|o| o.read_only) {
+            Some(set) => set,
+            None => hints["readOnlyHint"] == true,
+        };
+        let decided = over.is_some_and(|o| o.confirm.is_some());
+        if destructive && !read_only && !decided && selects(upstream, &row.tool) {
+            out.push(json!({"tool": row.tool, "why": "destructiveHint"}));
+        }
+    }
+    out
+}
+
+/// "tool (why), ..." or "-".
+fn shown_confirmed(confirmed: &[Value]) -> String {
+    if confirmed.is_empty() {
+        return "-".into();
+    }
+    let shown: Vec<String> = (confirmed.iter())
+        .map(|c| {
+            format!(
+                "{} ({})",
+                c["tool"].as_str().unwrap_or_default(),
+                c["why"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    shown.join(", ")
 }
 
 /// Whether `tools.include`/`exclude` offer the upstream's tool `name` (its

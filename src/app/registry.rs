@@ -53,18 +53,17 @@ pub(crate) fn build_registry(
         upstreams.allow_oauth_at(&config.tools.http_allowlist);
         let offered = upstreams.reconcile(&config.upstreams, &slots)?;
         for ((provider, secrets), upstream) in offered.into_iter().zip(&config.upstreams) {
-            let policies = upstream.policies();
+            // Always wrapped: an upstream's destructive annotation asks for
+            // confirmation even where no policy is configured.
+            let policies = (upstream.policies(), upstream.unconfirmed());
             // Results of a member's own connection (their credential or
             // OAuth token) are cached per member.
             let per_member = (upstream.headers.values()).any(|t| !member_slots(t).is_empty())
                 || upstream.auth == crate::config::UpstreamAuth::Oauth
                 || upstream.may_detect_oauth();
-            let provider: Arc<dyn ToolProvider> = if policies.is_empty() {
-                provider
-            } else {
-                let max = config.tools.cache_max_entries;
-                WithPolicies::new(provider, policies, max, per_member)
-            };
+            let max = config.tools.cache_max_entries;
+            let provider: Arc<dyn ToolProvider> =
+                WithPolicies::new(provider, policies, max, per_member);
             builder = builder.tools(provider).secrets(secrets);
         }
         // After teamgate's own resources: those keep their URIs.

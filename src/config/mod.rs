@@ -23,6 +23,7 @@ mod suggest;
 mod tasks;
 mod toolsets;
 mod upstreams;
+mod upstreams_check;
 mod validate;
 
 use std::{net::SocketAddr, time::Duration};

@@ -20,7 +20,7 @@ impl Config {
     /// one pass, `serve` and `check-config` alike.
     pub fn problems(&self) -> Vec<ConfigError> {
         let checks: [Rule; 14] = [
-            |c| super::upstreams::validate(&c.upstreams, &c.tools.http_allowlist),
+            |c| super::upstreams_check::validate(&c.upstreams, &c.tools.http_allowlist),
             |c| super::toolsets::validate(&c.toolsets),
             |c| (c.portal.as_ref()).map_or(Ok(()), |portal| portal.validate(&c.server.public_url)),
             |c| {

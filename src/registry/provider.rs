@@ -41,6 +41,12 @@ pub trait ToolProvider: Send + Sync {
     /// an `origin`) were left out, their names taken by a provider
     /// registered before it; empty when none.
     fn clashed(&self, _names: Vec<String>) {}
+    /// Whether `name` is annotated `destructiveHint: true` and not
+    /// `readOnlyHint` (an upstream's tools; confirmed unless the operator
+    /// says otherwise).
+    fn annotated_destructive(&self, _name: &str) -> bool {
+        false
+    }
     /// Whether calls of `name` may, must or must not become durable tasks.
     fn task_mode(&self, _name: &str) -> TaskMode {
         TaskMode::Forbidden

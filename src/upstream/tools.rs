@@ -47,6 +47,9 @@ pub(super) struct UpstreamTools {
 struct View {
     tools: Vec<Tool>,
     original: HashMap<String, String>,
+    /// Exposed names annotated `destructiveHint: true`, not `readOnlyHint`
+    /// (after the operator's overrides of the hints).
+    destructive: std::collections::HashSet<String>,
 }
 
 impl UpstreamTools {
@@ -112,6 +115,12 @@ impl UpstreamTools {
             }
             view.original
                 .insert(exposed.name.to_string(), tool.name.to_string());
+            let hints = exposed.annotations.as_ref();
+            if hints
+                .is_some_and(|h| h.destructive_hint == Some(true) && h.read_only_hint != Some(true))
+            {
+                view.destructive.insert(exposed.name.to_string());
+            }
             view.tools.push(exposed);
         }
         view
@@ -244,6 +253,10 @@ fn globs(patterns: &[String]) -> anyhow::Result<GlobSet> {
 impl ToolProvider for UpstreamTools {
     fn tools(&self) -> Vec<Tool> {
         self.view().map(|v| v.tools.clone()).unwrap_or_default()
+    }
+
+    fn annotated_destructive(&self, name: &str) -> bool {
+        self.view().is_some_and(|v| v.destructive.contains(name))
     }
 
     async fn call(

@@ -75,6 +75,7 @@ mod toolsets;
 mod toolsets_audience;
 mod toolsets_oauth;
 mod toolsets_search;
+mod upstream_confirm;
 mod upstream_members;
 mod upstream_oauth;
 mod upstream_oauth_auto;

@@ -2,9 +2,16 @@
 //! upstream server's tool given `from_caller`, `confirm` or `cache_ttl`
 //! in `[upstreams.tools.NAME]` gets exactly what a declared tool with
 //! them gets, in the same order: caller-bound arguments filled (and hidden
-//! from the schema members see), the user asked, the result cached.
+//! from the schema members see), the user asked, the result cached. A tool
+//! the upstream annotates `destructiveHint: true` (and not `readOnlyHint`)
+//! is confirmed too, unless its operator wrote `confirm = false`.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{
+    borrow::Cow,
+    collections::{HashMap, HashSet},
+    sync::Arc,
+    time::Duration,
+};
 
 use async_trait::async_trait;
 
@@ -23,12 +30,14 @@ pub struct WithPolicies {
     cache: ResultCache,
     /// `inner` acts as the caller (their own credentials): cache per caller.
     per_caller: bool,
+    /// Exposed names the operator does not want confirmed (`confirm = false`).
+    unconfirmed: HashSet<String>,
 }
 
 impl WithPolicies {
     pub fn new(
         inner: Arc<dyn ToolProvider>,
-        policies: Vec<ToolDecl>,
+        (policies, unconfirmed): (Vec<ToolDecl>, Vec<String>),
         cache_max_entries: u64,
         per_caller: bool,
     ) -> Arc<Self> {
@@ -37,7 +46,42 @@ impl WithPolicies {
             per_caller,
             policies: policies.into_iter().map(|d| (d.name.clone(), d)).collect(),
             cache: ResultCache::new(cache_max_entries),
+            unconfirmed: unconfirmed.into_iter().collect(),
         })
+    }
+
+    /// The policies of `name` as they apply now: the configured ones, with
+    /// confirmation added when the upstream annotates the tool destructive.
+    fn policy(&self, name: &str) -> Option<Cow<'_, ToolDecl>> {
+        let configured = self.policies.get(name);
+        // The operator decided (`confirm = true` or `false`): that stands.
+        let decided = configured.is_some_and(|d| d.confirm) || self.unconfirmed.contains(name);
+        if decided || !self.inner.annotated_destructive(name) {
+            return configured.map(Cow::Borrowed);
+        }
+        let mut decl = configured.cloned().unwrap_or_else(|| bare(name));
+        decl.confirm = true;
+        Some(Cow::Owned(decl))
+    }
+}
+
+/// No policy but the one the annotation adds.
+fn bare(name: &str) -> ToolDecl {
+    ToolDecl {
+        name: name.to_owned(),
+        title: None,
+        description: String::new(),
+        input_schema: serde_json::Map::new(),
+        output_schema: None,
+        scopes: Vec::new(),
+        confirm: false,
+        read_only: None,
+        destructive: None,
+        idempotent: None,
+        open_world: None,
+        from_caller: Default::default(),
+        cache_ttl: None,
+        task: None,
     }
 }
 
@@ -59,18 +103,18 @@ impl ToolProvider for WithPolicies {
         mut arguments: JsonObject,
         cx: &CallContext,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(decl) = self.policies.get(name) else {
+        let Some(decl) = self.policy(name) else {
             return self.inner.call(name, arguments, cx).await;
         };
-        if let Err(error) = bind_caller(decl, &mut arguments, cx) {
+        if let Err(error) = bind_caller(&decl, &mut arguments, cx) {
             return Ok(text_result(error.to_string(), true).into());
         }
-        if let Some(answer) = confirm::withheld(decl, &arguments, cx).await {
+        if let Some(answer) = confirm::withheld(&decl, &arguments, cx).await {
             return Ok(answer);
         }
         let run = self.inner.call(name, arguments.clone(), cx);
         self.cache
-            .get_or_run(decl, &arguments, (cx, self.per_caller), run)
+            .get_or_run(&decl, &arguments, (cx, self.per_caller), run)
             .await
     }
 
@@ -86,9 +130,17 @@ impl ToolProvider for WithPolicies {
         self.inner.clashed(names);
     }
 
+    fn annotated_destructive(&self, name: &str) -> bool {
+        self.inner.annotated_destructive(name)
+    }
+
+    fn task_mode(&self, name: &str) -> crate::config::TaskMode {
+        self.inner.task_mode(name)
+    }
+
     /// The inner tool's time, plus the user's when it confirms.
     fn timeout(&self, name: &str) -> Option<Duration> {
-        let confirm = self.policies.get(name).is_some_and(|d| d.confirm);
+        let confirm = self.policy(name).is_some_and(|d| d.confirm);
         let own = self.inner.timeout(name);
         match (own, confirm) {
             (Some(own), true) => Some(own + CONFIRM_WAIT),
