@@ -11,6 +11,7 @@
 #   .cache/catalog-servers    @modelcontextprotocol/server-memory and server-filesystem (tests/api/toolsets_search.rs)
 #   .cache/openapi-specs      @octokit/openapi, GitHub's REST description (tests/api/openapi.rs)
 #   apt: chromium, chromium-driver  the headless browser of the portal's browser test (tests/api/portal_browser.rs)
+#   apt: prometheus           prometheus and promtool for scripts/prometheus-test.sh (deploy/prometheus, deploy/grafana)
 #   .cache/venv               Python venv with mcp 2.3.x (tests/interop/py_client.py)
 # Every npm set is pinned by a lockfile in tests/interop/deps/<name>/ and installed with `npm ci`;
 # Python pins are in tests/interop/requirements.txt. A stamp (hash of all pins + this script) makes
@@ -45,6 +46,26 @@ if ! command -v kubectl >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client >/dev/null \
     || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q kubernetes-client >/dev/null; } \
     || die "apt-get install kubernetes-client failed"
+fi
+# scripts/prometheus-test.sh: a real Prometheus scraping teamgate, promtool checking deploy/prometheus.
+# Debian's package, without its recommends (node exporter) and without starting its service: a
+# policy-rc.d refusing every start is in place for the install (removed after, unless it was there).
+if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+  say "apt-get install prometheus (prometheus, promtool)"
+  [[ "$(id -u)" == 0 ]] || die "prometheus/promtool missing; run as root or: apt-get install prometheus"
+  made_policy=""
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && made_policy=1
+  fi
+  ok=0
+  for attempt in 1 2; do
+    [[ $attempt == 2 ]] && { timeout 300 apt-get update -q >/dev/null || true; }
+    if DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q --no-install-recommends prometheus >/dev/null; then
+      ok=1; break
+    fi
+  done
+  [[ -n "$made_policy" ]] && rm -f /usr/sbin/policy-rc.d
+  [[ $ok == 1 ]] || die "apt-get install prometheus failed"
 fi
 command -v npm >/dev/null || die "npm not found on PATH"
 command -v python3 >/dev/null || die "python3 not found on PATH"

@@ -7,7 +7,10 @@ PostgreSQL StatefulSet whose Service the Secret's store-url names). In every ren
 NetworkPolicy admits teamgate's pods only from the ingress controller's namespace on the app port and
 from monitoring on the metrics port (so no other pod can reach it and choose its client address with
 X-Forwarded-For, which server.trusted_proxies believes), trusted_proxies is no wider than a private
-range, and every pod runs with seccompProfile RuntimeDefault and no service account token.
+range, and every pod runs with seccompProfile RuntimeDefault and no service account token. Every
+overlay ships the Grafana dashboard (deploy/grafana/teamgate.json, byte for byte) as a ConfigMap
+labelled grafana_dashboard: "1", and teamgate's pods carry the prometheus.io annotations naming the
+metrics port; overlays/prometheus-operator adds a PodMonitor on that port with the scrape token.
 Prints `ok - ...` / `not ok - ...` and `deploy: N passed, M failed`; exit 1 on failure.
 Usage: python deploy_check.py [REPO_ROOT]"""
 import ipaddress
@@ -241,6 +244,32 @@ def kustomize():
     expect("@postgres:5432/" in secret["stringData"]["store-url"], "the example store-url names the overlay's Service")
 
 
+def monitoring(directory, docs):
+    """The dashboard ConfigMap for Grafana's sidecar; the scrape annotations (or a PodMonitor)."""
+    dashboard = (deploy / "grafana" / "teamgate.json").read_text()
+    maps = [d for d in docs if d["kind"] == "ConfigMap" and (d["metadata"].get("labels") or {}).get("grafana_dashboard") == "1"]
+    expect(len(maps) == 1, f"{directory}: one ConfigMap labelled grafana_dashboard=1: {[m['metadata']['name'] for m in maps]}")
+    expect(maps[0]["data"] == {"teamgate.json": dashboard}, f"{directory}: it holds deploy/grafana/teamgate.json as teamgate.json")
+    expect(maps[0]["metadata"]["name"] == "teamgate-grafana-dashboard", f"{directory}: a stable name (no hash suffix)")
+    deployment = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "teamgate")
+    template = deployment["spec"]["template"]
+    notes = template["metadata"].get("annotations") or {}
+    ports = {p["name"]: p["containerPort"] for p in template["spec"]["containers"][0]["ports"]}
+    expect(notes.get("prometheus.io/scrape") == "true", f"{directory}: prometheus.io/scrape: {notes}")
+    expect(int(notes.get("prometheus.io/port", 0)) == ports.get("metrics"), f"{directory}: prometheus.io/port is the metrics port {ports}")
+    expect(notes.get("prometheus.io/path") == "/metrics", f"{directory}: prometheus.io/path: {notes}")
+    for monitor in (d for d in docs if d["kind"] == "PodMonitor"):
+        expect(selects(monitor["spec"]["selector"], template["metadata"]["labels"]), f"{directory}: the PodMonitor selects teamgate's pods")
+        for endpoint in monitor["spec"]["podMetricsEndpoints"]:
+            expect(endpoint["port"] == "metrics", f"{directory}: the PodMonitor scrapes the metrics port: {endpoint}")
+            expect(endpoint["authorization"]["credentials"] == {"name": "teamgate-secrets", "key": "metrics-token"},
+                   f"{directory}: the PodMonitor sends the scrape token: {endpoint}")
+            expect({"targetLabel": "job", "replacement": "teamgate"} in endpoint.get("relabelings", []),
+                   f"{directory}: the PodMonitor's job is teamgate (alerts.yml): {endpoint}")
+    if directory.name == "prometheus-operator":
+        expect(any(d["kind"] == "PodMonitor" for d in docs), f"{directory}: a PodMonitor")
+
+
 check("compose: replicas on PostgreSQL behind nginx with deploy/nginx/teamgate.conf", compose)
 check("kubernetes: probes, ConfigMap from teamgate.toml, Secret keys, Service, PDB", kubernetes)
 check("kubernetes: kubectl kustomize renders deploy/k8s and every overlay, Ingress and Secret keys", kustomize)
@@ -248,5 +277,7 @@ check("kubernetes: in every overlay a NetworkPolicy admits teamgate's pods only 
       "port and from monitoring on the metrics port; trusted_proxies private", every_overlay(network_policy))
 check("kubernetes: in every overlay every pod has seccompProfile RuntimeDefault and automountServiceAccountToken: false",
       every_overlay(pod_hardening))
+check("kubernetes: in every overlay the Grafana dashboard ConfigMap (grafana_dashboard=1) and the scrape annotations; "
+      "overlays/prometheus-operator's PodMonitor", every_overlay(monitoring))
 print(f"deploy: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
