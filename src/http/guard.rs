@@ -1,10 +1,11 @@
 //! Transport checks in front of the engine on the MCP endpoint: the body
 //! read once, bounded in size and time, so a malformed request is answered
-//! with its id and never reaches the engine, and the protocol era decided
-//! once from `MCP-Protocol-Version`. What a request may do, and the shape
-//! of rmcp's replies, are the engine's (`mcp/reply.rs`).
+//! with its id and never reaches the engine, the protocol era decided once
+//! from `MCP-Protocol-Version`, and a POSTed message's deadline set from
+//! when it arrived. What a request may do, and the shape of rmcp's replies,
+//! are the engine's (`mcp/reply.rs`).
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Instant};
 
 use axum::middleware::Next;
 use axum::{
@@ -40,8 +41,10 @@ pub(crate) async fn guard(
 /// time, syntax, depth), a batch set aside for `batch.rs`. Then the
 /// request's facts, made once: the caller the authentication step left,
 /// the protocol era decided from `MCP-Protocol-Version`, what the message
-/// says it is. `Err` is the refusal, in the JSON-RPC shape.
+/// says it is, its deadline. `Err` is the refusal, in the JSON-RPC shape.
 pub(crate) async fn admit(config: &GuardConfig, request: Request) -> Result<Request, Response> {
+    // Before the body: a slow upload spends the request's time too.
+    let received = Instant::now();
     let era = header(request.headers(), names::MCP_PROTOCOL_VERSION)
         .and_then(|version| ProtocolEra::of(&version))
         .unwrap_or(ProtocolEra::Legacy);
@@ -62,7 +65,7 @@ pub(crate) async fn admit(config: &GuardConfig, request: Request) -> Result<Requ
         Ok(envelope) => envelope,
         Err((error, id)) => return Err(error.into_response_with_id(id)),
     };
-    let facts = facts(&mut parts, &envelope, era);
+    let facts = facts(&mut parts, &envelope, era).with_deadline(received, config.answer_within);
     parts.extensions.insert(Arc::new(facts));
     Ok(Request::from_parts(parts, Body::from(bytes)))
 }

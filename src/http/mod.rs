@@ -65,6 +65,9 @@ pub struct GuardConfig {
     pub max_body_bytes: usize,
     pub max_json_depth: usize,
     pub body_timeout: Duration,
+    /// How long after it arrives a POSTed message must be answered: the
+    /// deadline in its facts (`limits.tool_timeout`).
+    pub answer_within: Duration,
 }
 
 impl GuardConfig {
@@ -74,6 +77,7 @@ impl GuardConfig {
             max_body_bytes: config.server.max_body_bytes,
             max_json_depth: config.server.max_json_depth,
             body_timeout: config.server.body_read_timeout,
+            answer_within: config.limits.tool_timeout,
         }
     }
 }

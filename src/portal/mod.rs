@@ -50,6 +50,15 @@ pub use error::PortalError;
 /// The largest form body the portal reads.
 const MAX_FORM_BYTES: usize = 16 * 1024;
 
+/// Where the portal's pages are.
+const PREFIX: &str = "/portal";
+
+/// `path`, a full portal path, as the nested router names it.
+fn nested(path: &'static str) -> &'static str {
+    path.strip_prefix(PREFIX)
+        .expect("a portal path starts with /portal")
+}
+
 /// What the portal's handlers share.
 pub struct Portal {
     pub(crate) config: Config,
@@ -107,52 +116,63 @@ impl Portal {
     }
 
     /// The portal's routes (and the authorization server's, when on), each
-    /// page with the portal's headers.
+    /// page with the portal's headers. The pages are one router nested at
+    /// `/portal` (sign-in apart, for the stack's per-address limit); the
+    /// authorization server's endpoints stay at the root, where RFC 8414
+    /// and clients look for them.
     pub fn router(self: &Arc<Self>) -> Routes {
-        let (open, rest) = if self.authz.is_some() {
-            (oauth::open_routes(), oauth::routes())
+        let (open, rest, authz_pages) = if self.authz.is_some() {
+            (oauth::open_routes(), oauth::routes(), oauth::pages())
         } else {
-            (Router::new(), Router::new())
+            (Router::new(), Router::new(), Router::new())
         };
-        let open = open
-            .route("/portal/login", get(oidc::login))
-            .route("/portal/callback", get(oidc::callback));
-        let rest = rest
-            .route("/portal", get(member::home))
-            .route("/portal/", get(member::home))
-            .route("/portal/style.css", get(pages::stylesheet))
-            .route("/portal/logout", post(oidc::logout))
-            .route("/portal/tokens", post(member::create))
-            .route("/portal/tokens/{id}/revoke", post(member::revoke))
-            .route("/portal/activity", get(member::activity))
-            .route("/portal/endpoints", get(endpoints::list))
-            .route("/portal/connections", get(connections::list))
-            .route("/portal/connections/{slot}", post(connections::set))
-            .route(upstream_oauth::CALLBACK_PATH, get(upstream_oauth::callback))
+        let sign_in = Router::new().route("/login", get(oidc::login)).route(
+            nested(crate::config::PORTAL_CALLBACK_PATH),
+            get(oidc::callback),
+        );
+        let pages = Router::new()
+            .route("/", get(member::home))
+            .route("/style.css", get(pages::stylesheet))
+            .route("/logout", post(oidc::logout))
+            .route("/tokens", post(member::create))
+            .route("/tokens/{id}/revoke", post(member::revoke))
+            .route("/activity", get(member::activity))
+            .route("/endpoints", get(endpoints::list))
+            .route("/connections", get(connections::list))
+            .route("/connections/{slot}", post(connections::set))
             .route(
-                "/portal/connections/oauth/{upstream}/start",
+                nested(upstream_oauth::CALLBACK_PATH),
+                get(upstream_oauth::callback),
+            )
+            .route(
+                "/connections/oauth/{upstream}/start",
                 get(upstream_oauth::start),
             )
             .route(
-                "/portal/connections/oauth/{upstream}/disconnect",
+                "/connections/oauth/{upstream}/disconnect",
                 post(upstream_oauth::disconnect),
             )
-            .route(
-                "/portal/connections/{slot}/delete",
-                post(connections::delete),
-            )
-            .route("/portal/admin", get(admin::overview))
-            .route("/portal/admin/members", get(admin::members))
-            .route("/portal/admin/tokens/{id}/revoke", post(admin::revoke))
-            .route("/portal/admin/sessions", get(admin::sessions))
-            .route("/portal/admin/sessions/{id}/end", post(admin::end_session))
-            .route("/portal/admin/audit", get(trail::audit))
-            .route("/portal/admin/audit.csv", get(trail::csv))
-            .route("/portal/admin/upstreams", get(admin::upstreams))
-            .route("/portal/admin/upstreams/approve", post(admin::approve))
-            .route("/portal/admin/config", get(admin::effective_config))
-            .route("/portal/admin/grants", get(reach::grants))
-            .route("/portal/admin/toolsets", get(admin::toolsets));
+            .route("/connections/{slot}/delete", post(connections::delete))
+            .route("/admin", get(admin::overview))
+            .route("/admin/members", get(admin::members))
+            .route("/admin/tokens/{id}/revoke", post(admin::revoke))
+            .route("/admin/sessions", get(admin::sessions))
+            .route("/admin/sessions/{id}/end", post(admin::end_session))
+            .route("/admin/audit", get(trail::audit))
+            .route("/admin/audit.csv", get(trail::csv))
+            .route("/admin/upstreams", get(admin::upstreams))
+            .route("/admin/upstreams/approve", post(admin::approve))
+            .route("/admin/config", get(admin::effective_config))
+            .route("/admin/grants", get(reach::grants))
+            .route("/admin/toolsets", get(admin::toolsets))
+            .merge(authz_pages);
+        let open = open.nest(PREFIX, sign_in);
+        // `nest` serves the inner `/` at `/portal` only; `/portal/` has
+        // always been the home page too (links and bookmarks name either).
+        let rest = rest
+            .nest(PREFIX, pages)
+            .route("/portal/", get(member::home));
+        // Layered outside the nest: `sign_in_to_return` reads the whole path.
         Routes {
             open: self.finish(open),
             rest: self.finish(rest),

@@ -6,6 +6,7 @@
 //! what a request may do is decided on rmcp's typed request.
 
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use http::{Method, request::Parts};
 use serde::Deserialize;
@@ -42,6 +43,13 @@ pub struct RequestFacts {
     pub traceparent: Option<String>,
     /// The request's trace id, set once by the step that opens its span.
     pub trace_id: Arc<OnceLock<String>>,
+    /// When the guard began reading it: a tool's own time limit counts
+    /// from here, as the deadline does.
+    pub received: Instant,
+    /// By when a POSTed message must be answered (the guard's budget,
+    /// `limits.tool_timeout`, from `received`); `None` for a stream, a
+    /// DELETE, or a request no guard saw (stdio, the engine on its own).
+    pub deadline: Option<Instant>,
 }
 
 /// The `_meta` keys the facts read. Each is read on its own, so an odd
@@ -113,6 +121,31 @@ impl RequestFacts {
             client: clip(&client, 64).to_owned(),
             traceparent,
             trace_id: Arc::default(),
+            received: Instant::now(),
+            deadline: None,
+        }
+    }
+
+    /// The same request, received at `received` and to be answered within
+    /// `budget` of it.
+    pub fn with_deadline(self, received: Instant, budget: Duration) -> Self {
+        Self {
+            received,
+            deadline: Some(received + budget),
+            ..self
+        }
+    }
+
+    /// By when a call the request makes must end: the deadline, or, for a
+    /// tool with a time limit of its own, that long after the request came
+    /// in. The operator's word for one tool replaces the server's budget,
+    /// longer or shorter (a test command may run for ten minutes; a confirm
+    /// waits for a person); both count from the same instant, so time spent
+    /// before the call (a slow upload, the checks) is spent from either.
+    pub fn deadline_for(&self, own: Option<Duration>) -> Option<Instant> {
+        match own {
+            Some(own) => Some(self.received + own),
+            None => self.deadline,
         }
     }
 

@@ -9,7 +9,7 @@ use rmcp::model::{
 };
 use serde_json::Value;
 
-use super::{McpHandler, access, caller_of, within};
+use super::{McpHandler, access, caller_of, facts_of, within};
 use crate::{mcp::calls::Audit, protocol::codes::SERVER_BUSY};
 use crate::{
     protocol::{
@@ -171,6 +171,11 @@ impl McpHandler {
             let audit = self
                 .audit(&context, "tools/call", &request.name, Some(&arguments))?
                 .map(|audit| audit.served_by(registry.origin(&request.name)));
+            let own = registry
+                .tool(&request.name)
+                .and_then(|(provider, _)| provider.timeout(&request.name));
+            let limit = own.unwrap_or(self.shared.tool_timeout);
+            let deadline = facts_of(&context).and_then(|facts| facts.deadline_for(own));
             let cx = self
                 .call_context(
                     context,
@@ -181,19 +186,23 @@ impl McpHandler {
                 )
                 .with_scrubber(registry.scrubber().clone());
             let audit = audit.map(|audit| audit.credential(cx.credential()));
-            let limit = registry
-                .tool(&request.name)
-                .and_then(|(provider, _)| provider.timeout(&request.name))
-                .unwrap_or(self.shared.tool_timeout);
             if let Some(tasks) = as_task {
+                // Not the request's deadline: a task runs past the request on
+                // purpose (its answer is the handle, given at once), so the
+                // run gets its whole `limit` from when it starts.
                 let name = request.name.to_string();
                 let answer = self
                     .call_as_task(tasks, registry, name, arguments, cx, audit, limit)
                     .await;
                 return answer.map(|response| self.finish(modern, response));
             }
+            // Ends by the request's deadline, the time already spent included;
+            // without one (stdio) `limit` from now.
+            let left = deadline.map_or(limit, |by| {
+                by.saturating_duration_since(std::time::Instant::now())
+            });
             let call = registry.call_tool(&request.name, arguments, &cx);
-            let result = match within(limit, call).await {
+            let result = match within(left, call).await {
                 Some(result) => result.unwrap_or_else(|| Err(unknown())),
                 None => {
                     // Stop whatever the tool started (processes, requests).

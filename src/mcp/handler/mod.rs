@@ -23,7 +23,7 @@ use super::{
 };
 use super::{
     access,
-    calls::{caller_of, ended, outcome_slot},
+    calls::{caller_of, ended, facts_of, outcome_slot},
     subscriptions,
 };
 use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};

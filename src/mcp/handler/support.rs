@@ -48,11 +48,15 @@ impl McpHandler {
 
 /// `call`'s output, or None when it takes longer than `limit`. Many tools
 /// answer on their first poll; only a pending call arms a timer (registering
-/// and removing one takes the runtime's timer lock on every call).
+/// and removing one takes the runtime's timer lock on every call). With no
+/// time left the call is not started: its request's deadline has passed.
 pub(super) async fn within<T>(
     limit: std::time::Duration,
     call: impl Future<Output = T>,
 ) -> Option<T> {
+    if limit.is_zero() {
+        return None;
+    }
     let mut call = std::pin::pin!(call);
     if let std::task::Poll::Ready(output) = futures::poll!(call.as_mut()) {
         return Some(output);

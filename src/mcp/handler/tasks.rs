@@ -92,6 +92,8 @@ impl McpHandler {
         };
         let cancel = CancellationToken::new();
         let cx = cx.in_task(tasks.input(&row.id), cancel.clone());
+        // `limit` from the run's start: the request's deadline bounds only
+        // its answer, the handle, and the run outlives it on purpose.
         let mut call = Box::pin(async move {
             match within(limit, registry.call_tool(&name, arguments, &cx)).await {
                 Some(Some(ended)) => ended,

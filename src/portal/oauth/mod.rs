@@ -102,7 +102,7 @@ pub(super) fn open_routes() -> Router<Arc<Portal>> {
         .route("/register", post(clients::register))
 }
 
-/// The other routes, when the authorization server is on.
+/// Its metadata and key set, when the authorization server is on.
 pub(super) fn routes() -> Router<Arc<Portal>> {
     Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
@@ -113,9 +113,15 @@ pub(super) fn routes() -> Router<Arc<Portal>> {
         .route("/.well-known/openid-configuration", get(metadata))
         .route("/.well-known/openid-configuration/{*issuer}", get(metadata))
         .route("/.well-known/jwks.json", get(jwks))
-        .route("/portal/authorize", post(authorize::decide))
-        .route("/portal/clients", get(grants::list))
-        .route("/portal/clients/{id}/revoke", post(grants::revoke))
+}
+
+/// Its portal pages, for the portal to nest under `/portal`: the consent
+/// form's answer and the connected clients.
+pub(super) fn pages() -> Router<Arc<Portal>> {
+    Router::new()
+        .route("/authorize", post(authorize::decide))
+        .route("/clients", get(grants::list))
+        .route("/clients/{id}/revoke", post(grants::revoke))
 }
 
 fn server(portal: &Portal) -> Result<&AuthServer, OAuthError> {

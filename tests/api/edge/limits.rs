@@ -159,6 +159,50 @@ async fn a_tool_past_its_timeout_is_stopped_with_a_tool_error() {
 }
 
 #[tokio::test]
+async fn the_deadline_counts_from_the_request_s_arrival() {
+    // The budget is spent before the tool starts: its body takes 1.5 s to
+    // arrive, three times limits.tool_timeout.
+    let app = spawn_app_with(|c| c.limits.tool_timeout = Duration::from_millis(500)).await;
+    let session = app.initialize("2025-06-18").await;
+    let call = json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+        "params":{"name":"test_simple_text"}})
+    .to_string();
+    let (head, tail) = call.split_at(call.len() / 2);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(2);
+    tx.send(Ok(head.as_bytes().to_vec())).await.unwrap();
+    let slow = tokio::spawn(
+        app.client
+            .post(&app.url)
+            .header("content-type", "application/json")
+            .header("accept", ACCEPT_BOTH)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(reqwest::Body::wrap_stream(
+                tokio_stream::wrappers::ReceiverStream::new(rx),
+            ))
+            .send(),
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tx.send(Ok(tail.as_bytes().to_vec())).await.unwrap();
+    drop(tx);
+    let late = messages(slow.await.unwrap().unwrap()).await;
+    let result = &late[0]["result"];
+    assert_eq!(result["isError"], true, "{late:?}");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("did not finish within 500ms"), "{text}");
+    // The same call sent at once is answered: the tool itself is instant.
+    let quick = app
+        .session_call(
+            &session,
+            3,
+            "tools/call",
+            json!({"name": "test_simple_text"}),
+        )
+        .await;
+    assert!(crate::helpers::is_simple_text(&quick), "{quick}");
+}
+
+#[tokio::test]
 async fn http2_cleartext_is_served_only_when_enabled() {
     let h2 = teamgate::outbound::builder()
         .http2_prior_knowledge()
