@@ -140,6 +140,13 @@ impl Audit {
         }
     }
 
+    /// A call of a name no provider has: audited, but a client-made name
+    /// never labels a metric (the request's outcome settles as any error's).
+    pub(super) fn unknown_target(mut self) -> Self {
+        self.observed = None;
+        self
+    }
+
     /// Names the upstream server that serves the call.
     pub(super) fn served_by(mut self, upstream: Option<String>) -> Self {
         self.record.upstream = upstream.unwrap_or_default();

@@ -69,7 +69,16 @@ async fn metrics_count_requests_tool_calls_clients_and_latency() {
     assert!(streamed.get("result").is_some(), "{streamed}");
     let (status, _) = app.modern_call(3, "tools/list", json!({})).await;
     assert_eq!(status, 200);
+    // A name no provider has is audited, but never a label (a client made it).
+    app.session_call(
+        &session,
+        5,
+        "tools/call",
+        json!({"name": "no_such_tool_for_metrics", "arguments": {}}),
+    )
+    .await;
     let (status, text) = scrape(&app.base(), None).await;
+    assert!(!text.contains("no_such_tool_for_metrics"), "{text}");
     assert_eq!(status, 200, "{text}");
     let expect = |name: &str, labels: &[&str]| {
         let value = sample(&text, name, labels)

@@ -153,7 +153,10 @@ impl McpHandler {
                 // Probing for names is worth a record too.
                 let refused = Err(unknown());
                 if let Some(audit) = self.audit(&context, "tools/call", &request.name, None)? {
-                    audit.finish::<CallToolResponse>(&refused).await;
+                    audit
+                        .unknown_target()
+                        .finish::<CallToolResponse>(&refused)
+                        .await;
                 }
                 return refused;
             }
@@ -243,7 +246,9 @@ impl McpHandler {
                 ));
                 // A URI no provider owns is audited as refused: probing shows.
                 if let Some(audit) = self.audit(&context, "resources/read", &request.uri, None)? {
-                    audit.finish::<ReadResourceResponse>(&refused).await;
+                    (audit.unknown_target())
+                        .finish::<ReadResourceResponse>(&refused)
+                        .await;
                 }
                 return refused;
             };
