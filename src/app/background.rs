@@ -1,5 +1,6 @@
 //! The server's background loops: the sessions gauge and the purge of
-//! expired rows, events and rate-limit state.
+//! expired rows, events and rate-limit state (shared quotas' old windows
+//! included).
 
 use std::sync::Arc;
 
@@ -8,9 +9,9 @@ use tokio_util::sync::CancellationToken;
 use super::SESSIONS_GAUGE_EVERY;
 use crate::{
     config::Config,
-    http::RateLimits,
+    http::{QUOTA_WINDOW_MS, RateLimits},
     mcp::Sessions,
-    store::{PortalSessions, SessionRepo, SqlEventStore, Store},
+    store::{PortalSessions, QuotaRepo, SessionRepo, SqlEventStore, Store},
     telemetry::Metrics,
 };
 
@@ -66,6 +67,13 @@ pub(super) async fn purge_loop(
             }
         }
         limits.forget_idle();
+        // Shared quotas' windows before the last one are never read again.
+        if limits.shared.is_some() {
+            let before = store.now_ms() - 2 * QUOTA_WINDOW_MS;
+            if let Err(error) = store.purge_quotas(before).await {
+                tracing::warn!(%error, "old quota windows not deleted");
+            }
+        }
         let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;
         if let Err(error) = store.purge_audit(horizon).await {
             tracing::warn!(%error, "audit retention not applied");

@@ -103,7 +103,7 @@ impl App {
             auditor: auditor.clone(),
             now_ms: Arc::new(move || clock_store.now_ms()),
         };
-        let limits = rate_limits(&config);
+        let limits = rate_limits(&config, &store);
         let tasks = tasks(&store, &config, &engine_shutdown);
         let mut shared = Shared::new(
             registry,
@@ -166,7 +166,7 @@ impl App {
         Ok(Self {
             edge,
             metrics,
-            health: Health::new(Some(store.clone())),
+            health: Health::new(Some(store.clone())).with_quotas(limits.shared.clone()),
             config,
             shared,
             rate_limits: limits,

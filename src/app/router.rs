@@ -10,9 +10,10 @@ use crate::{
     auth::AuthState,
     config::Config,
     gate::TeamGate,
-    http::{self, EdgeConfig, GuardConfig, HttpParts, RateLimits, limits},
+    http::{self, EdgeConfig, GuardConfig, HttpParts, QuotaLeases, RateLimits, limits},
     mcp::{Admission, Endpoints, Engine, Gate, McpHandler, StoredSessions, StreamCaps},
     protocol::{StreamableHttpServerConfig, StreamableHttpService},
+    store::Store,
     telemetry::{self, Observer},
 };
 
@@ -133,21 +134,37 @@ fn origin_of(url: &str) -> Option<String> {
     Some(format!("{scheme}://{authority}"))
 }
 
-/// The configured quotas, or none when rate limiting is off.
-pub(super) fn rate_limits(config: &Config) -> RateLimits {
+/// The configured quotas, or none when rate limiting is off; counted
+/// across replicas in `store` when `rate_limit.shared` says so.
+pub(super) fn rate_limits(config: &Config, store: &Store) -> RateLimits {
     let rl = &config.rate_limit;
     if !rl.enabled {
         return RateLimits::none();
     }
+    let shared = rl
+        .shared
+        .applies_to(config.store.url.expose())
+        .then(|| QuotaLeases::start(Arc::new(store.clone()), store.clock()));
+    // Governor's limiter shapes bursts on this replica; the shared count,
+    // when on, keeps the replicas together within the quota.
+    let limiter = |name: &str, per_minute: u32, burst: u32| {
+        let local = limits::limiter(limits::quota(per_minute, burst));
+        match &shared {
+            Some(shared) => shared.limiter(name, per_minute, local),
+            None => local,
+        }
+    };
     RateLimits {
-        per_caller: Some(limits::limiter(limits::quota(
+        per_caller: Some(limiter(
+            "caller",
             rl.per_caller_per_minute,
             rl.per_caller_burst,
-        ))),
-        unauthenticated: Some(limits::limiter(limits::quota(
+        )),
+        unauthenticated: Some(limiter(
+            "address",
             rl.unauthenticated_per_minute,
             rl.unauthenticated_burst,
-        ))),
+        )),
         per_tool: Arc::new(
             rl.tools
                 .iter()
@@ -160,10 +177,12 @@ pub(super) fn rate_limits(config: &Config) -> RateLimits {
                         .map(|(tool, r)| (tool, (r.per_minute, r.burst))),
                 )
                 .map(|(tool, (per_minute, burst))| {
-                    (tool, limits::limiter(limits::quota(per_minute, burst)))
+                    let limiter = limiter(&format!("tool:{tool}"), per_minute, burst);
+                    (tool, limiter)
                 })
                 .collect(),
         ),
+        shared: shared.map(|shared| shared.status()),
     }
 }
 

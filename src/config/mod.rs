@@ -16,6 +16,7 @@ mod load;
 mod openapi;
 mod paths;
 mod portal;
+mod quotas;
 mod rules;
 mod secret;
 mod sql;
@@ -40,6 +41,7 @@ pub use decl::ToolDecl;
 pub use load::{ConfigError, ConfigSources};
 pub use openapi::{OpenApiSourceConfig, OpenApiToolOverride};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
+pub use quotas::SharedQuotas;
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
 pub use sql::{SqlParameter, SqlSourceConfig, SqlToolConfig, SqlType, placeholders};
 pub use tasks::{TaskMode, TasksConfig};
@@ -224,6 +226,8 @@ pub struct RateLimitConfig {
     pub unauthenticated_burst: u32,
     /// Tighter limits for single tools, per caller.
     pub tools: Vec<ToolRateLimit>,
+    /// Counted across replicas in the store (issue 64).
+    pub shared: SharedQuotas,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -13,6 +13,7 @@ use std::{
 
 use tokio::sync::Mutex;
 
+use super::limits::QuotaStatus;
 use crate::store::Store;
 
 use axum::{Json, extract::State, http::StatusCode, response::IntoResponse};
@@ -31,6 +32,8 @@ pub struct Health {
     draining: Arc<AtomicBool>,
     store: Option<Store>,
     last_probe: Arc<Mutex<Option<(Instant, bool)>>>,
+    /// Shared quotas' state, when they are on.
+    quotas: Option<QuotaStatus>,
 }
 
 impl Health {
@@ -39,7 +42,26 @@ impl Health {
             draining: Arc::default(),
             store,
             last_probe: Arc::default(),
+            quotas: None,
         }
+    }
+
+    /// Reports whether quotas are counted across replicas or, the store
+    /// failing, per replica.
+    pub fn with_quotas(mut self, quotas: Option<QuotaStatus>) -> Self {
+        self.quotas = quotas;
+        self
+    }
+
+    /// `"quotas"` in the readiness answer: only when they are shared, since
+    /// only then can they fall back.
+    fn quotas(&self) -> Option<&'static str> {
+        let quotas = self.quotas.as_ref()?;
+        Some(if quotas.per_replica() {
+            "per replica: the store is unreachable, each replica counts on its own"
+        } else {
+            "shared"
+        })
     }
 
     async fn store_ok(&self) -> bool {
@@ -71,17 +93,16 @@ pub(super) async fn healthz() -> impl IntoResponse {
 }
 
 pub(super) async fn readyz(State(health): State<Health>) -> impl IntoResponse {
-    if health.is_draining() {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "draining"})),
-        );
+    let (status, word) = if health.is_draining() {
+        (StatusCode::SERVICE_UNAVAILABLE, "draining")
+    } else if !health.store_ok().await {
+        (StatusCode::SERVICE_UNAVAILABLE, "store unavailable")
+    } else {
+        (StatusCode::OK, "ready")
+    };
+    let mut body = json!({"status": word});
+    if let Some(quotas) = health.quotas() {
+        body["quotas"] = quotas.into();
     }
-    if !health.store_ok().await {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"status": "store unavailable"})),
-        );
-    }
-    (StatusCode::OK, Json(json!({"status": "ready"})))
+    (status, Json(body))
 }

@@ -2,12 +2,21 @@
 //!
 //! One keyed limiter per kind: per caller, per caller and tool, and per
 //! client address for requests without valid credentials. Each caller has
-//! its own bucket, so one caller's burst never slows another. Limits are
-//! per replica: with N replicas behind a balancer a caller can get up to N
-//! times the quota. Keys of idle callers are forgotten periodically, so the
-//! key space cannot grow without bound.
+//! its own bucket, so one caller's burst never slows another. On their own
+//! these limits are per replica; with `rate_limit.shared` each is wrapped by
+//! a limiter counting the quota across replicas (`lease.rs`). Keys of idle
+//! callers are forgotten periodically, so the key space cannot grow without
+//! bound.
 
-use std::{collections::HashMap, num::NonZeroU32, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    num::NonZeroU32,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
 use governor::{
     Quota, RateLimiter,
@@ -68,6 +77,25 @@ pub fn limiter_with_fake_clock(quota: Quota, clock: FakeRelativeClock) -> Arc<dy
     })
 }
 
+/// Whether quotas are counted across replicas right now; shared with
+/// `/readyz`.
+#[derive(Clone, Default)]
+pub struct QuotaStatus {
+    fallen_back: Arc<AtomicBool>,
+}
+
+impl QuotaStatus {
+    /// True while the store fails and each replica counts on its own.
+    pub fn per_replica(&self) -> bool {
+        self.fallen_back.load(Ordering::Relaxed)
+    }
+
+    /// Whether this changed the state.
+    pub(super) fn set(&self, failed: bool) -> bool {
+        self.fallen_back.swap(failed, Ordering::Relaxed) != failed
+    }
+}
+
 /// Every limit the HTTP layer applies.
 #[derive(Clone)]
 pub struct RateLimits {
@@ -75,6 +103,9 @@ pub struct RateLimits {
     pub unauthenticated: Option<Arc<dyn Limiter>>,
     /// Per caller × tool, for the tools that declare one.
     pub per_tool: Arc<HashMap<String, Arc<dyn Limiter>>>,
+    /// Whether the quotas are counted across replicas right now, when
+    /// they are shared.
+    pub shared: Option<QuotaStatus>,
 }
 
 impl RateLimits {
@@ -83,6 +114,7 @@ impl RateLimits {
             per_caller: None,
             unauthenticated: None,
             per_tool: Arc::default(),
+            shared: None,
         }
     }
 

@@ -13,6 +13,7 @@ pub mod error;
 mod forwarded;
 pub(crate) mod guard;
 mod health;
+mod lease;
 pub mod limits;
 mod serve;
 mod stack;
@@ -22,6 +23,7 @@ use std::{sync::Arc, time::Duration};
 
 pub use edge::EdgeConfig;
 pub use health::Health;
+pub use lease::{QuotaLeases, WINDOW_MS as QUOTA_WINDOW_MS};
 pub use limits::RateLimits;
 pub use serve::{ServeOptions, serve};
 pub use stack::router;

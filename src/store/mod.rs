@@ -17,6 +17,7 @@ mod oauth;
 mod oauth_purge;
 mod pins;
 mod portal;
+mod quotas;
 mod serve_lock;
 mod sessions;
 mod settings;
@@ -42,6 +43,8 @@ pub use notify::{RELAY_QUEUE, bridge};
 pub use oauth::{OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthKeyRow, OAuthRepo, Taken};
 pub use pins::{Pending, PinRepo, PinRow};
 pub use portal::{PendingLogin, PortalSession, PortalSessions, SignInClaims};
+// Quotas shared by replicas (issue 64).
+pub use quotas::QuotaRepo;
 pub use serve_lock::ServeLock;
 pub use sessions::{SessionRepo, SessionRow};
 pub use settings::dropped_tools_key;
@@ -184,6 +187,12 @@ impl Store {
 
     pub fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// The clock expiry reads, for what keeps time beside the store (shared
+    /// quotas' windows).
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
     }
 
     /// True when the database answers a trivial query within a second.

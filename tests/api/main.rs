@@ -60,6 +60,7 @@ mod sec_edge;
 mod sec_files;
 mod sec_secrets;
 mod sec_streams;
+mod shared_quotas;
 mod sql_members;
 mod sql_source;
 mod stdio;
