@@ -32,6 +32,7 @@ mod oauth_inspector;
 mod oauth_refusals;
 mod oauth_sdk;
 mod openapi;
+mod openapi_member;
 mod portal;
 mod portal_browser;
 mod portal_grants;

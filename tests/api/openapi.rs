@@ -21,9 +21,9 @@ use crate::{
 };
 
 /// The FastAPI service (tests/interop/openapi_app.py), killed when dropped.
-struct Service {
+pub(crate) struct Service {
     child: Child,
-    base: String,
+    pub(crate) base: String,
 }
 
 impl Drop for Service {
@@ -33,7 +33,7 @@ impl Drop for Service {
     }
 }
 
-fn service(python: &str) -> Service {
+pub(crate) fn service(python: &str) -> Service {
     let mut child = Command::new(python)
         .arg(repo_path("tests/interop/openapi_app.py"))
         .stdout(Stdio::piped())
