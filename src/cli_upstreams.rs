@@ -286,37 +286,15 @@ fn pinned(upstream: &UpstreamConfig, pins: &[PinRow], dropped: &[Value]) -> usiz
     };
     (pins.iter())
         .filter(|row| row.claim.is_none() && row.pending.is_none())
-        .filter(|row| selects(upstream, &row.tool) && !not_offered(row))
+        .filter(|row| crate::store::selects(upstream, &row.tool) && !not_offered(row))
         .count()
 }
 
-/// The tools each call of which a member confirms, and why: the
-/// configuration (`confirm = true`), or the pinned definition's
-/// `destructiveHint: true` without `readOnlyHint` (unless `confirm = false`
-/// or the operator's `destructive = false`).
+/// `[{"tool", "why"}]` of the tools members confirm (`store::confirmed`).
 fn confirmed(upstream: &UpstreamConfig, pins: &[PinRow]) -> Vec<Value> {
-    let overrides = &upstream.tools.overrides;
-    let mut out: Vec<Value> = (overrides.iter())
-        .filter(|(tool, o)| o.confirm == Some(true) && selects(upstream, tool))
-        .map(|(tool, _)| json!({"tool": tool, "why": "configured"}))
-        .collect();
-    for row in pins.iter().filter(|row| row.claim.is_none()) {
-        let over = overrides.get(&row.tool);
-        let hints = &parse(&row.definition)["annotations"];
-        let destructive = match over.and_then(|o| o.destructive) {
-            Some(set) => set,
-            None => hints["destructiveHint"] == true,
-        };
-        let read_only = match over.and_then(|o| o.read_only) {
-            Some(set) => set,
-            None => hints["readOnlyHint"] == true,
-        };
-        let decided = over.is_some_and(|o| o.confirm.is_some());
-        if destructive && !read_only && !decided && selects(upstream, &row.tool) {
-            out.push(json!({"tool": row.tool, "why": "destructiveHint"}));
-        }
-    }
-    out
+    (crate::store::confirmed(upstream, pins).into_iter())
+        .map(|(tool, why)| json!({"tool": tool, "why": why.label()}))
+        .collect()
 }
 
 /// "tool (why), ..." or "-".
@@ -326,32 +304,11 @@ fn shown_confirmed(confirmed: &[Value]) -> String {
     }
     let shown: Vec<String> = (confirmed.iter())
         .map(|c| {
-            format!(
-                "{} ({})",
-                c["tool"].as_str().unwrap_or_default(),
-                c["why"].as_str().unwrap_or_default()
-            )
+            let (tool, why) = (c["tool"].as_str(), c["why"].as_str());
+            format!("{} ({})", tool.unwrap_or_default(), why.unwrap_or_default())
         })
         .collect();
     shown.join(", ")
-}
-
-/// Whether `tools.include`/`exclude` offer the upstream's tool `name` (its
-/// own name), read from the configuration; a running server builds the sets
-/// once (`upstream::tools`).
-fn selects(upstream: &UpstreamConfig, name: &str) -> bool {
-    let set = |patterns: &[String]| {
-        let mut set = globset::GlobSetBuilder::new();
-        for pattern in patterns {
-            set.add(globset::Glob::new(pattern).ok()?);
-        }
-        set.build().ok()
-    };
-    let tools = &upstream.tools;
-    let (Some(include), Some(exclude)) = (set(&tools.include), set(&tools.exclude)) else {
-        return false;
-    };
-    (tools.include.is_empty() || include.is_match(name)) && !exclude.is_match(name)
 }
 
 /// How the upstream is reached; a URL without credentials or query.

@@ -171,6 +171,15 @@ pub(super) async fn upstreams(
                 @let name = &upstream.name;
                 h2 { (name) }
                 p.muted { (pins.iter().filter(|r| r.claim.is_none()).count()) " tool definitions pinned" @if !upstream.pin { " (pin = false: changes pass through)" } }
+                @let confirmed = crate::store::confirmed(upstream, pins);
+                @if !confirmed.is_empty() {
+                    p { "Confirmed by the member before each call: "
+                        @for (i, (tool, why)) in confirmed.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            code { (tool) } " (" (why.label()) ")"
+                        }
+                    }
+                }
                 @for row in pins.iter().filter(|r| r.pending.is_some()) {
                     form.inline method="post" action="/portal/admin/upstreams/approve" {
                         (csrf(&member))

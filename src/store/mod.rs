@@ -16,6 +16,7 @@ mod notify;
 mod oauth;
 mod oauth_purge;
 mod pins;
+mod pins_confirmed;
 mod portal;
 mod quotas;
 mod serve_lock;
@@ -42,6 +43,7 @@ pub use memory::{MemoryEventStore, Retention};
 pub use notify::{RELAY_QUEUE, bridge};
 pub use oauth::{OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthKeyRow, OAuthRepo, Taken};
 pub use pins::{Pending, PinRepo, PinRow};
+pub use pins_confirmed::{ConfirmedBy, confirmed, selects};
 pub use portal::{PendingLogin, PortalSession, PortalSessions, SignInClaims};
 // Quotas shared by replicas (issue 64).
 pub use quotas::QuotaRepo;

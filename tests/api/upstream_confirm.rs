@@ -1,15 +1,16 @@
 //! Issue 65 part 1: an upstream tool annotated `destructiveHint: true`
 //! (and not `readOnlyHint`) is confirmed by each member before it runs,
 //! unless its operator says `confirm = false`; `teamgate upstreams list`
-//! shows which tools are confirmed and why.
+//! and the portal's upstreams page show which tools are confirmed and why.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use teamgate::config::UpstreamConfig;
+use teamgate::{config::UpstreamConfig, store::PinRepo};
 
 use crate::{
     helpers::{repo_path, spawn_app_with},
+    portal_idp::{Browser, portal_app_with},
     sdk::{self, Heard, call, text},
     sec44_upreg::python,
     upstream_pins::cli,
@@ -74,5 +75,41 @@ async fn a_destructive_upstream_tool_is_confirmed_unless_the_operator_says_other
     );
     let (_, table, _) = cli(&config, &app.store_url(), &["list"]).await;
     assert!(table.contains("drop_table (destructiveHint)"), "{table}");
+    app.stop().await;
+}
+
+/// The portal's upstreams page says the same to an admin.
+#[tokio::test]
+async fn the_portal_shows_which_upstream_tools_are_confirmed_and_why() {
+    let Some(python) = python() else { return };
+    let script = repo_path("tests/interop/annotated_py.py");
+    let entry = format!(
+        "name = \"db\"\ncommand = {python:?}\nargs = [{script:?}]\n[tools.trim]\nconfirm = false\n",
+        script = script.display().to_string()
+    );
+    let upstream: UpstreamConfig = toml::from_str(&entry).unwrap();
+    let clock = std::sync::Arc::new(teamgate::store::SystemClock);
+    let (app, _idp) = portal_app_with(clock, move |c| c.upstreams = vec![upstream]).await;
+    // Pinned on first sight, once the upstream is connected.
+    for _ in 0..300 {
+        if app.store.pins(Some("db")).await.unwrap().len() == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let cat = Browser::sign_in(&app, "cat").await;
+    let page = cat
+        .get(&format!("{}/portal/admin/upstreams", app.base()))
+        .await;
+    let page = page.text().await.unwrap();
+    assert!(
+        page.contains("Confirmed by the member before each call")
+            && page.contains("<code>drop_table</code> (destructiveHint)"),
+        "{page}"
+    );
+    assert!(
+        !page.contains("<code>trim</code> ("),
+        "confirm = false: {page}"
+    );
     app.stop().await;
 }
