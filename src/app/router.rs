@@ -10,11 +10,11 @@ use crate::{
     auth::AuthState,
     config::Config,
     gate::TeamGate,
-    http::{self, EdgeConfig, GuardConfig, HttpParts, QuotaLeases, RateLimits, limits},
+    http::{self, EdgeConfig, GuardConfig, HttpParts, Observer, QuotaLeases, RateLimits, limits},
     mcp::{Admission, Endpoints, Engine, Gate, McpHandler, StoredSessions, StreamCaps},
     protocol::{StreamableHttpServerConfig, StreamableHttpService},
     store::Store,
-    telemetry::{self, Observer},
+    telemetry,
 };
 
 impl App {

@@ -1,7 +1,8 @@
 //! The HTTP surface: the MCP endpoint (the engine behind the guard),
 //! health probes, OAuth metadata, the accept loop, and the one ordered
 //! middleware stack around them. Knows HTTP and JSON-RPC framing; never
-//! names an MCP method (`tests/api/tidy.rs` checks).
+//! names an MCP method (`tests/api/tidy/transport.rs` checks). Observes
+//! the requests it serves (`observe.rs`, `refusals.rs`, `watched.rs`).
 
 mod authenticate;
 mod authority;
@@ -15,9 +16,12 @@ pub(crate) mod guard;
 mod health;
 mod lease;
 pub mod limits;
+mod observe;
+mod refusals;
 mod serve;
 mod stack;
 mod throttle;
+mod watched;
 
 use std::{sync::Arc, time::Duration};
 
@@ -25,6 +29,7 @@ pub use edge::EdgeConfig;
 pub use health::Health;
 pub use lease::{QuotaLeases, WINDOW_MS as QUOTA_WINDOW_MS};
 pub use limits::RateLimits;
+pub use observe::Observer;
 pub use serve::{ServeOptions, serve};
 pub use stack::router;
 
@@ -51,7 +56,7 @@ pub struct HttpParts {
     pub max_in_flight: usize,
     pub compression_min_bytes: u16,
     /// Spans and metrics of requests that reach the engine.
-    pub observer: crate::telemetry::Observer,
+    pub observer: Observer,
     /// The portal's pages under `/portal` (`portal/`), when configured.
     pub portal: Option<axum::Router>,
     /// The portal's and the authorization server's routes anyone can call

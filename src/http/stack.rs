@@ -11,7 +11,7 @@
 //!    attack could use (`health.rs`);
 //! 4. observe-refusals: describes the MCP requests refused anywhere below
 //!    (Host or Origin, 401, 429, ...), which the engine never sees
-//!    (`telemetry/observe.rs`);
+//!    (`http/refusals.rs`);
 //! 5. edge: a foreign Host or Origin is refused before anything reads the
 //!    request (DNS rebinding); who the client is, behind trusted proxies
 //!    (`edge.rs`, `forwarded.rs`);
@@ -39,7 +39,8 @@
 //!     any body is read (`authenticate.rs`); then the caller's own quota;
 //! 12. the guard reads the body once (size, time, syntax, depth) and
 //!     decides the protocol era (`guard.rs`);
-//! 13. observe: one span and the measurements per request the engine serves;
+//! 13. observe: one span and the measurements per request the engine serves
+//!     (`observe.rs`, the reply watched to its end in `watched.rs`);
 //! 14. the engine (`mcp::Engine`): the endpoint, session owners and caps
 //!     (`mcp/admission.rs`), stream caps, then rmcp and teamgate's handler,
 //!     its reply shaped (`mcp/reply.rs`); its refusals reach the wire
@@ -67,9 +68,9 @@ use tracing::Level;
 
 use super::{
     HttpParts, METADATA_PATH, batch, caller::CallerLayer, edge, error::HttpError, guard, health,
-    throttle,
+    observe, refusals, throttle,
 };
-use crate::{auth, registry::RequestFacts, telemetry};
+use crate::{auth, registry::RequestFacts};
 
 /// The router of one listener. `metrics`: the `/metrics` route, when it is
 /// served on this listener (a scraper that sends no public Host name uses
@@ -105,7 +106,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         .layer(GlobalConcurrencyLimitLayer::new(max_in_flight))
         .layer(CallerLayer::new(rate_limits.clone(), auth_step))
         .layer(from_fn_with_state(guard, guard::guard))
-        .layer(from_fn_with_state(observer.clone(), telemetry::observe));
+        .layer(from_fn_with_state(observer.clone(), observe::observe));
     // Step 14. A plain service, not an axum handler: every step above clones
     // what is below it per request, and this clone is one `Arc`.
     let engine = Arc::new(mcp);
@@ -150,7 +151,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
     // Steps 4 to 7, in order (on the routes above only: not on the probes).
     let compress_when = DefaultPredicate::new().and(SizeAbove::new(compression_min_bytes.into()));
     let edge_steps = ServiceBuilder::new()
-        .layer(from_fn_with_state(observer, telemetry::observe_refusals))
+        .layer(from_fn_with_state(observer, refusals::observe_refusals))
         .layer(from_fn_with_state(Arc::new(edge), edge::check))
         .layer(CompressionLayer::new().compress_when(compress_when))
         .layer(cors(&browser_origins));

@@ -1,7 +1,7 @@
 //! What a request to the MCP endpoint is, made once by the guard (the last
 //! transport step, `http/guard.rs`) from the caller the authentication step
 //! found and the envelope the guard read, and read by everything after it:
-//! the request's span and measurements (`telemetry/observe.rs`), the engine
+//! the request's span and measurements (`http/observe.rs`), the engine
 //! and its handler (`mcp/`), the audit record. Describes; never decides:
 //! what a request may do is decided on rmcp's typed request.
 
@@ -160,6 +160,17 @@ impl RequestFacts {
             caller,
             ..self.clone()
         }
+    }
+
+    /// Whether the client names itself in this request: a 2025-era client
+    /// once per session, in `initialize`; a 2026-07-28 client on every one.
+    pub fn names_client(&self) -> bool {
+        self.era == ProtocolEra::Modern || self.method == "initialize"
+    }
+
+    /// Whether the request calls a tool (the tool-call metrics count it).
+    pub fn calls_tool(&self) -> bool {
+        self.method == "tools/call"
     }
 
     /// The request's trace id, once its span is open.

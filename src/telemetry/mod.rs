@@ -1,16 +1,14 @@
 //! What operators see: log output (stderr only: stdout belongs to command
 //! output and to the protocol under `teamgate stdio`), OpenTelemetry traces
-//! over OTLP, the metrics behind `/metrics` and OTLP (`metrics`), and the
-//! per-request span and measurements on the MCP endpoint (`observe`).
+//! over OTLP, the metrics behind `/metrics` and OTLP (`metrics`), and what
+//! the request observation beside the stack (`http/observe.rs`) shares with
+//! the engine: the outcome slot, the log target, trace ids.
 //! Holds no business logic.
 
 mod labels;
 mod metrics;
-mod observe;
 mod outcome;
-mod refusals;
 mod request;
-mod watched;
 
 use std::io::IsTerminal;
 
@@ -21,9 +19,8 @@ use opentelemetry_sdk::{Resource, trace::SdkTracerProvider};
 use tracing_subscriber::{EnvFilter, Layer, Registry, filter::Targets, fmt, prelude::*};
 
 pub use metrics::{METRICS_PATH, Metrics, UpstreamGauge, metrics_router};
-pub use observe::{Observer, new_trace_id, observe};
 pub use outcome::{Observed, Outcome};
-pub use refusals::observe_refusals;
+pub use request::{REQUEST_TARGET, new_trace_id};
 
 use crate::config::{Config, LogConfig, LogFormat, TelemetryConfig};
 

@@ -12,9 +12,10 @@ use axum::body::{Body, Bytes};
 use http_body::Frame;
 use tracing::Span;
 
-use crate::registry::RequestFacts;
-
-use super::{Metrics, Observed, Outcome, request::REQUEST_TARGET};
+use crate::{
+    registry::RequestFacts,
+    telemetry::{Metrics, Observed, Outcome, REQUEST_TARGET},
+};
 
 /// Records the outcome once, when the reply body ends or is dropped.
 pub(super) struct Finish {
@@ -52,7 +53,7 @@ impl Finish {
         let seconds = facts.post.then_some(elapsed.as_secs_f64());
         let era = crate::protocol::ProtocolEra::label(Some(facts.era));
         metrics.request(&facts.method, era, &outcome, seconds);
-        if facts.method == "tools/call" {
+        if facts.calls_tool() {
             let tool = if self.observed.declared() {
                 facts.target.as_str()
             } else {

@@ -14,16 +14,13 @@ use axum::{
     response::Response,
 };
 
-use super::{
-    observe::{Observer, Reached},
-    request::era,
-};
-use crate::protocol::{names, value_text};
+use super::observe::{Observer, Reached};
+use crate::protocol::{ProtocolEra, names, value_text};
 
 /// The outer half (`http/stack.rs`): describes requests to the MCP endpoint
 /// that were refused before reaching the engine, and counts 401/403 and 429
 /// refusals.
-pub async fn observe_refusals(
+pub(super) async fn observe_refusals(
     State(observer): State<Arc<Observer>>,
     mut request: Request,
     next: Next,
@@ -61,7 +58,7 @@ pub async fn observe_refusals(
     let version = value_text(mcp_version.as_ref());
     let post = http_method == Method::POST;
     let outcome = format!("http_{status}");
-    let era = era(&version);
+    let era = ProtocolEra::label(ProtocolEra::of(&version));
     let elapsed = started.elapsed();
     let span = tracing::info_span!(
         "mcp.request",

@@ -30,14 +30,11 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing::{Instrument, Span, field::Empty};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use super::{
-    Metrics, Observed,
-    request::REQUEST_TARGET,
-    watched::{Finish, Watched},
-};
+use super::watched::{Finish, Watched};
 use crate::{
     protocol::{Envelope, ProtocolEra, header_text, names},
     registry::{Caller, RequestFacts},
+    telemetry::{Metrics, Observed, REQUEST_TARGET, new_trace_id},
 };
 
 /// Set by the inner half: the request reached the engine.
@@ -55,7 +52,7 @@ pub struct Observer {
 /// one wrapping the engine, so the MCP stack stays one flat future.
 /// The step in front of the engine (`http/stack.rs`): the request's span,
 /// which the engine's work runs in, and its measurements.
-pub async fn observe(
+pub(super) async fn observe(
     State(observer): State<Arc<Observer>>,
     request: Request,
     next: Next,
@@ -147,8 +144,7 @@ impl Observing {
         // A 2025-era client names itself once per session; a 2026-07-28 client
         // on every request. Only an authenticated caller's names are labels.
         let era = ProtocolEra::label(Some(facts.era));
-        let names_itself = facts.method == "initialize" || era == "modern";
-        if response.status().is_success() && names_itself && !facts.caller.user.is_empty() {
+        if response.status().is_success() && facts.names_client() && !facts.caller.user.is_empty() {
             metrics.client(era, &facts.version, &facts.client);
         }
         if facts.session.is_empty() {
@@ -202,11 +198,4 @@ fn continue_trace(span: &Span, traceparent: Option<&str>) -> String {
     } else {
         new_trace_id()
     }
-}
-
-/// A random W3C trace id (32 lowercase hex digits).
-pub fn new_trace_id() -> String {
-    let mut text = [0u8; 32];
-    hex::encode_to_slice(rand::random::<[u8; 16]>(), &mut text).expect("32 hex digits");
-    String::from_utf8_lossy(&text).into_owned()
 }
