@@ -2,6 +2,7 @@
 //! The only module that wires every other one together; it holds no
 //! business rules of its own.
 
+mod audit;
 mod background;
 mod credentials;
 mod pins;
@@ -9,6 +10,7 @@ mod registry;
 pub mod reload;
 mod router;
 
+use audit::AuditParts;
 use background::{purge_loop, sessions_gauge};
 
 pub(crate) use registry::build_registry;
@@ -23,7 +25,6 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    audit::Auditor,
     auth::{Authenticator, PersonalTokens},
     config::{Config, Secret},
     http::{self, EdgeConfig, Health, RateLimits, ServeOptions},
@@ -45,10 +46,8 @@ pub struct App {
     pub config: Config,
     shared: Arc<Shared>,
     rate_limits: RateLimits,
-    auditor: Auditor,
-    /// Cancelled once the server has stopped: the audit writer then writes
-    /// what is queued and finishes.
-    audit_stop: CancellationToken,
+    /// The audit writer and shipper (`audit.rs`).
+    audit: AuditParts,
     authenticator: Arc<Authenticator>,
     health: Health,
     store: Store,
@@ -96,8 +95,8 @@ impl App {
         let vault = credentials::vault(&config, &store)?;
         let (upstreams, member_oauth) = credentials::upstreams(&config, &store, vault.as_ref());
         let registry = build_registry(&config, &bus, Some(&upstreams))?;
-        let audit_stop = CancellationToken::new();
-        let auditor = Auditor::start(store.clone(), config.audit.buffer, audit_stop.clone());
+        let audit = AuditParts::start(&config, &store)?;
+        let auditor = audit.auditor.clone();
         let clock_store = store.clone();
         let audit_sink = AuditSink {
             auditor: auditor.clone(),
@@ -163,6 +162,10 @@ impl App {
         let metrics = Metrics::new(&config.telemetry)?;
         registry::observe_upstreams(&metrics, &upstreams);
         metrics.watch_tasks(Arc::new(move || tasks.counts()));
+        if let Some(status) = limits.shared.clone() {
+            metrics.watch_quota_store(Arc::new(move || !status.per_replica()));
+        }
+        audit.observe(&metrics);
         Ok(Self {
             edge,
             metrics,
@@ -170,8 +173,7 @@ impl App {
             config,
             shared,
             rate_limits: limits,
-            auditor,
-            audit_stop,
+            audit,
             authenticator,
             store,
             events,
@@ -308,17 +310,8 @@ impl App {
         .await
         .context("HTTP server failed")?;
         self.engine_shutdown.cancel();
-        // Every connection has closed: write the audit records still queued.
-        self.audit_stop.cancel();
-        if !self
-            .auditor
-            .finished(std::time::Duration::from_secs(10))
-            .await
-        {
-            tracing::error!(
-                "audit records still queued at exit were not written (database unreachable)"
-            );
-        }
+        // Every connection has closed: the audit records still queued.
+        self.audit.finish().await;
         // stdio upstream servers end with their connections.
         self.upstreams.shutdown();
         // Pushes the last OTLP metrics; blocking, so off the executor.

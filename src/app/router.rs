@@ -30,7 +30,7 @@ impl App {
         let admission = Admission::new(
             self.sessions.clone(),
             Arc::new(self.store.clone()),
-            self.auditor.clone(),
+            self.audit.auditor.clone(),
             config.store.max_sessions,
             config.store.max_sessions_per_owner,
         );
@@ -71,7 +71,7 @@ impl App {
                 health: self.health.clone(),
                 auth: AuthState {
                     authenticator: self.authenticator.clone(),
-                    auditor: self.auditor.clone(),
+                    auditor: self.audit.auditor.clone(),
                     scopes_supported: Arc::new(config.auth.oauth.scopes_supported.clone()),
                     now_ms: Arc::new(move || store.now_ms()),
                 },

@@ -4,6 +4,7 @@
 //! describes the shape. Every struct denies unknown keys so a typo stops
 //! start-up instead of being silently ignored.
 
+mod audit;
 mod authz;
 mod capabilities;
 mod check;
@@ -31,6 +32,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
+pub use audit::{AuditConfig, AuditShipConfig, AuditWebhookConfig, SHIPPED_FIELDS};
 pub use authz::AuthorizationServerConfig;
 pub use capabilities::{
     CommandToolConfig, DocsSourceConfig, FilesSourceConfig, HttpToolConfig, PromptArgumentConfig,
@@ -186,17 +188,6 @@ fn default_algorithms() -> Vec<String> {
 
 fn default_user_claim() -> String {
     "sub".into()
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuditConfig {
-    /// Records older than this are deleted.
-    #[serde(with = "self::duration")]
-    pub retention: Duration,
-    /// Records waiting to be written; when full, new calls are refused (503)
-    /// rather than a record being lost.
-    pub buffer: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -36,13 +36,7 @@ impl Config {
             Config::store_and_server_rules,
             Config::limit_rules,
             Config::auth_rules,
-            |c| match c.audit.buffer {
-                ..16 => Err(ConfigError::Invalid {
-                    key: "audit.buffer".into(),
-                    why: "must be at least 16".into(),
-                }),
-                _ => Ok(()),
-            },
+            |c| c.audit.validate(&c.telemetry.otlp_endpoint),
             Config::telemetry_rules,
         ];
         let mut problems: Vec<ConfigError> = checks

@@ -144,6 +144,9 @@ impl super::Config {
             held.push(portal.client_secret.expose().to_owned());
         }
         held.extend(self.credentials.keys.iter().map(|k| k.expose().to_owned()));
+        if let Some(hook) = &self.audit.ship.webhook {
+            held.push(hook.secret.expose().to_owned());
+        }
         held.retain(|s| !s.is_empty());
         held
     }

@@ -16,6 +16,8 @@ use axum::{
     response::{IntoResponse, Response},
     routing::get,
 };
+mod audit;
+mod quotas;
 mod tasks;
 
 use opentelemetry::{

@@ -19,6 +19,8 @@ pub(crate) struct Served {
     pub(crate) store_url: String,
     /// Every line the process logged so far.
     log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// Every line the process wrote to stdout so far.
+    out: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// The process's own SQLite store, removed when the test ends.
     _store: tempfile::TempDir,
 }
@@ -74,6 +76,11 @@ impl Served {
         self.log.lock().unwrap().clone()
     }
 
+    /// Every line written to stdout so far.
+    pub(crate) fn stdout_lines(&self) -> Vec<String> {
+        self.out.lock().unwrap().clone()
+    }
+
     pub(crate) fn signal(&self, signal: nix::sys::signal::Signal) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         nix::sys::signal::kill(pid, signal).expect("signal delivered");
@@ -93,13 +100,21 @@ pub(crate) fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
         .current_dir(repo_path(""))
         .env("TEAMGATE__LOG__FORMAT", "json")
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (key, value) in envs {
         command.env(key, value);
     }
     let mut child = command.spawn().expect("teamgate starts");
     let stderr = child.stderr.take().expect("stderr piped");
+    let stdout = child.stdout.take().expect("stdout piped");
+    let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let written = out.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            written.lock().unwrap().push(line);
+        }
+    });
     let (tx, rx) = std::sync::mpsc::channel();
     let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let kept = log.clone();
@@ -124,6 +139,7 @@ pub(crate) fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
         config: config.to_owned(),
         store_url,
         log,
+        out,
         _store: store,
     }
 }

@@ -2,6 +2,8 @@
 //! loopback port through `helpers::spawn_app` (or the real binary through
 //! `binary::serve`), most of them with the official SDK client in `sdk`.
 
+mod audit_durable;
+mod audit_ship;
 mod auth;
 mod bad_input;
 mod binary;

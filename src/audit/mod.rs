@@ -5,19 +5,49 @@
 //! in batches, so the call path never waits on the database. When the queue
 //! is full, new calls are refused (503) before they run: load is shed, no
 //! record is lost. At shutdown the writer takes what is queued, writes it
-//! and says so (`Auditor::finished`).
+//! and says so (`Auditor::finished`). With `audit.durable`, a call's reply
+//! waits until its record is committed (with the other records of the
+//! moment: one commit for many replies). The writer hands each batch, in
+//! the order it took them, to the shipper (`ship.rs`, `destinations.rs`).
+
+mod destinations;
+mod ship;
 
 use std::{sync::LazyLock, time::Duration};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::{
-    sync::{mpsc, watch},
+    sync::{mpsc, oneshot, watch},
     task::JoinSet,
 };
 use tokio_util::sync::CancellationToken;
 
+pub use destinations::signature as webhook_signature;
+pub use ship::{ShipStat, Shipper};
+
 use crate::store::{AuditRecord, Store};
+
+/// Why a shipped batch did not reach its destination.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("cannot reach the destination: {0}")]
+    Unreachable(#[source] reqwest::Error),
+    /// A status the destination may answer differently later (5xx, 429, 408).
+    #[error("the destination answered HTTP {0}")]
+    Status(u16),
+    /// Refused for good (a 4xx): sending the same records again would be too.
+    #[error("the destination refused the records: {0}")]
+    Refused(String),
+    #[error("cannot write: {0}")]
+    Write(#[from] std::io::Error),
+}
+
+/// A record on its way to the writer, with whoever waits for its commit.
+struct Queued {
+    record: AuditRecord,
+    committed: Option<oneshot::Sender<()>>,
+}
 
 /// Records taken per write cycle (one COPY on PostgreSQL, one transaction of
 /// 64-row statements on SQLite).
@@ -34,21 +64,42 @@ const LINGER: Duration = Duration::from_millis(10);
 
 #[derive(Clone)]
 pub struct Auditor {
-    queue: mpsc::Sender<AuditRecord>,
+    queue: mpsc::Sender<Queued>,
     written: watch::Receiver<bool>,
+    /// `audit.durable`: `record` returns once the record is committed.
+    durable: bool,
 }
 
 impl Auditor {
     /// Starts the writer. When `stop` is cancelled (the server has stopped
     /// taking calls) it closes the queue, writes what is in it and finishes.
     pub fn start(store: Store, buffer: usize, stop: CancellationToken) -> Self {
+        Self::start_with(store, buffer, None, stop)
+    }
+
+    /// `start`, the batches also handed to `shipper`.
+    pub fn start_with(
+        store: Store,
+        buffer: usize,
+        shipper: Option<Shipper>,
+        stop: CancellationToken,
+    ) -> Self {
         let (queue, receiver) = mpsc::channel(buffer);
         let (done, written) = watch::channel(false);
         tokio::spawn(async move {
-            write(store, receiver, stop).await;
+            write(store, receiver, shipper, stop).await;
             let _ = done.send(true);
         });
-        Self { queue, written }
+        Self {
+            queue,
+            written,
+            durable: false,
+        }
+    }
+
+    /// Every `record` waits for its record's commit (`audit.durable`).
+    pub fn durable(self, durable: bool) -> Self {
+        Self { durable, ..self }
     }
 
     /// Whether a call may start: its record is sure to find room.
@@ -56,10 +107,23 @@ impl Auditor {
         self.queue.capacity() > 0
     }
 
-    /// Queues a record, waiting for room rather than dropping it.
+    /// Queues a record, waiting for room rather than dropping it; with
+    /// `audit.durable`, also until it is committed.
     pub async fn record(&self, record: AuditRecord) {
-        if self.queue.send(record).await.is_err() {
+        let (committed, wait) = match self.durable {
+            true => {
+                let (sender, receiver) = oneshot::channel();
+                (Some(sender), Some(receiver))
+            }
+            false => (None, None),
+        };
+        if self.queue.send(Queued { record, committed }).await.is_err() {
             tracing::error!("audit writer stopped; record not written");
+            return;
+        }
+        if let Some(wait) = wait {
+            // An error: the writer ended without writing it (said in its log).
+            let _ = wait.await;
         }
     }
 
@@ -80,7 +144,12 @@ impl Auditor {
 /// commit, and the benchmark's 44,000 calls a second on PostgreSQL outran it
 /// (the queue filled and calls were refused). In memory at most: the queue
 /// plus that many batches.
-async fn write(store: Store, mut receiver: mpsc::Receiver<AuditRecord>, stop: CancellationToken) {
+async fn write(
+    store: Store,
+    mut receiver: mpsc::Receiver<Queued>,
+    shipper: Option<Shipper>,
+    stop: CancellationToken,
+) {
     let most = store.audit_writers();
     let mut in_flight = JoinSet::new();
     loop {
@@ -96,7 +165,11 @@ async fn write(store: Store, mut receiver: mpsc::Receiver<AuditRecord>, stop: Ca
         if taken == 0 {
             break;
         }
-        if batch.len() < BATCH && !receiver.is_closed() {
+        // A reply waiting for its commit (`audit.durable`) is not kept
+        // waiting longer: the records arriving while this batch is written
+        // make the next one (group commit without a timer).
+        let waited_on = batch.iter().any(|queued| queued.committed.is_some());
+        if batch.len() < BATCH && !receiver.is_closed() && !waited_on {
             tokio::time::sleep(LINGER).await;
             while batch.len() < BATCH
                 && let Ok(record) = receiver.try_recv()
@@ -104,19 +177,32 @@ async fn write(store: Store, mut receiver: mpsc::Receiver<AuditRecord>, stop: Ca
                 batch.push(record);
             }
         }
+        let (batch, committed): (Vec<AuditRecord>, Vec<_>) = batch
+            .into_iter()
+            .map(|queued| (queued.record, queued.committed))
+            .unzip();
+        if let Some(shipper) = &shipper {
+            shipper.ship(&batch);
+        }
         if in_flight.len() >= most {
             in_flight.join_next().await;
         }
-        in_flight.spawn(append(store.clone(), batch));
+        let store = store.clone();
+        in_flight.spawn(async move {
+            append(store, &batch).await;
+            for waiting in committed.into_iter().flatten() {
+                let _ = waiting.send(());
+            }
+        });
     }
     while in_flight.join_next().await.is_some() {}
 }
 
 /// Writes one batch, retrying a failing database instead of dropping
 /// records; the queue fills meanwhile and new calls are shed.
-async fn append(store: Store, batch: Vec<AuditRecord>) {
+async fn append(store: Store, batch: &[AuditRecord]) {
     let mut delay = Duration::from_millis(100);
-    while let Err(error) = store.append_audit(&batch).await {
+    while let Err(error) = store.append_audit(batch).await {
         tracing::error!(%error, records = batch.len(), "audit records not written yet; retrying");
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(Duration::from_secs(5));
