@@ -42,7 +42,7 @@ impl AuditParts {
             shipper.clone(),
             stop.clone(),
         )
-        .durable(config.audit.durable);
+        .durable(config.audit.durable.then_some(config.store.timeout));
         Ok(Self {
             auditor,
             stop,

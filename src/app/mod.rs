@@ -74,7 +74,8 @@ impl App {
     /// `build` with the clock the store reads (tests move time with it).
     pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let edge = edge_config(&config)?;
-        let store = Store::connect(config.store.url.expose(), clock).await?;
+        let store =
+            Store::connect_with(config.store.url.expose(), clock, config.store.timeout).await?;
         store.migrate().await?;
         let bus = ChangeBus::default();
         let engine_shutdown = CancellationToken::new();

@@ -66,8 +66,9 @@ const LINGER: Duration = Duration::from_millis(10);
 pub struct Auditor {
     queue: mpsc::Sender<Queued>,
     written: watch::Receiver<bool>,
-    /// `audit.durable`: `record` returns once the record is committed.
-    durable: bool,
+    /// `audit.durable`: `record` returns once the record is committed, or
+    /// after this long (`store.timeout`) if the database does not answer.
+    durable: Option<Duration>,
 }
 
 impl Auditor {
@@ -93,12 +94,13 @@ impl Auditor {
         Self {
             queue,
             written,
-            durable: false,
+            durable: None,
         }
     }
 
-    /// Every `record` waits for its record's commit (`audit.durable`).
-    pub fn durable(self, durable: bool) -> Self {
+    /// Every `record` waits for its record's commit (`audit.durable`), at
+    /// most the given time.
+    pub fn durable(self, durable: Option<Duration>) -> Self {
         Self { durable, ..self }
     }
 
@@ -111,19 +113,24 @@ impl Auditor {
     /// `audit.durable`, also until it is committed.
     pub async fn record(&self, record: AuditRecord) {
         let (committed, wait) = match self.durable {
-            true => {
+            Some(within) => {
                 let (sender, receiver) = oneshot::channel();
-                (Some(sender), Some(receiver))
+                (Some(sender), Some((receiver, within)))
             }
-            false => (None, None),
+            None => (None, None),
         };
         if self.queue.send(Queued { record, committed }).await.is_err() {
             tracing::error!("audit writer stopped; record not written");
             return;
         }
-        if let Some(wait) = wait {
-            // An error: the writer ended without writing it (said in its log).
-            let _ = wait.await;
+        if let Some((wait, within)) = wait
+            && tokio::time::timeout(within, wait).await.is_err()
+        {
+            // Still queued and retried: written when the database is back.
+            tracing::warn!(
+                "a reply left before its audit record was committed: the database did not \
+                 answer within store.timeout"
+            );
         }
     }
 

@@ -234,6 +234,10 @@ pub struct ToolRateLimit {
 pub struct StoreConfig {
     /// `sqlite://path` (default, created on first start) or `postgres://...`.
     pub url: DatabaseUrl,
+    /// How long a request waits for the database (a connection, the answer
+    /// of a request's lookup) before it gets 503 naming the database.
+    #[serde(with = "self::duration")]
+    pub timeout: Duration,
     /// A legacy session unused this long is deleted.
     #[serde(with = "self::duration")]
     pub session_idle_ttl: Duration,

@@ -4,8 +4,6 @@
 
 use http::request::Parts;
 
-use axum::response::{IntoResponse, Response};
-
 use super::error::HttpError;
 use crate::{
     auth::{AuthError, AuthState, challenge},
@@ -15,14 +13,14 @@ use crate::{
 };
 
 /// Who is calling, or the refusal to answer with.
-pub(super) async fn authenticate(state: &AuthState, parts: &Parts) -> Result<Caller, Response> {
+pub(super) async fn authenticate(state: &AuthState, parts: &Parts) -> Result<Caller, HttpError> {
     match state.authenticator.authenticate(parts).await {
         Ok(caller) => Ok(caller),
         Err(error) => Err(refuse(state, parts, error).await),
     }
 }
 
-async fn refuse(state: &AuthState, parts: &Parts, error: AuthError) -> Response {
+async fn refuse(state: &AuthState, parts: &Parts, error: AuthError) -> HttpError {
     let resource = state.authenticator.resource(parts);
     if !matches!(error, AuthError::Missing) {
         // A missing token is the normal first step of discovery; the
@@ -44,12 +42,11 @@ async fn refuse(state: &AuthState, parts: &Parts, error: AuthError) -> Response 
         let record = AuditRecord::unauthenticated(now, via, (&method, &target), &why);
         state.auditor.record(record).await;
     }
-    let http_error = match &error {
+    match &error {
         AuthError::Unavailable(_) => HttpError::Unavailable(error.to_string()),
         _ => HttpError::Unauthorized {
             challenge: challenge(&resource, error.code(), None),
             message: error.to_string(),
         },
-    };
-    http_error.into_response()
+    }
 }

@@ -26,6 +26,16 @@ pub(super) async fn read_body(body: Body, config: &GuardConfig) -> Result<Bytes,
     }
 }
 
+/// The id of a POSTed message the caller step refuses for want of the
+/// database (its reply carries it): read up to a small cap, briefly.
+pub(super) async fn request_id(body: Body) -> Option<Value> {
+    const PEEK_MAX: usize = 1 << 20;
+    const PEEK_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+    let read = tokio::time::timeout(PEEK_TIME, read_capped(body, PEEK_MAX));
+    let bytes = read.await.ok()?.ok()?;
+    serde_json::from_slice::<Envelope>(&bytes).ok()?.id
+}
+
 /// Checks a POST body and returns its id and method. On error, returns the
 /// id too when it could be read, so the error reply can carry it.
 pub(crate) fn inspect(

@@ -14,13 +14,17 @@ use std::{
     task::{Context, Poll},
 };
 
-use axum::{extract::Request, response::Response};
+use axum::{
+    extract::Request,
+    response::{IntoResponse, Response},
+};
 use futures::future::BoxFuture;
 use tower::{Layer, Service};
 
 use super::{
     authenticate,
-    body::{close, unread},
+    body::{close, request_id, unread},
+    error::HttpError,
     limits::RateLimits,
     throttle,
 };
@@ -86,7 +90,14 @@ where
                 Some(refusal) => Err(refusal),
                 None => match authenticate::authenticate(&auth, &parts).await {
                     Ok(caller) => throttle::over_quota(&limits, &caller).map_or(Ok(caller), Err),
-                    Err(refusal) => Err(refusal),
+                    // The database did not answer: the caller may be fine,
+                    // so the 503 carries the request's id like any other.
+                    Err(error @ HttpError::Unavailable(_)) => {
+                        let id = request_id(body).await;
+                        let refusal = error.into_response_with_id(id);
+                        return Ok(anonymous.after(&limits, refusal));
+                    }
+                    Err(error) => Err(error.into_response()),
                 },
             };
             let response = match admitted {

@@ -46,6 +46,8 @@ use crate::{
 /// How long a "this session still exists" answer is trusted before the
 /// store is asked again; bounds how long an ended session lingers elsewhere.
 const PRESENCE_TTL: Duration = Duration::from_secs(5);
+/// How long a request in a session in memory waits for its row's refresh.
+const PRESENCE_READ_WAIT: Duration = Duration::from_millis(300);
 /// Minimum time between two `last_seen` writes for one session.
 const TOUCH_EVERY: Duration = Duration::from_secs(30);
 
@@ -246,7 +248,11 @@ impl SessionManager for Sessions {
         // In memory; is its row still there and unexpired?
         let expires = match self.known.presence(id) {
             Presence::Expires(expires) => expires,
-            Presence::Read => self.read(id).await,
+            // A session in memory is served while the database does not
+            // answer: its refresh waits briefly, not `store.timeout`.
+            Presence::Read => tokio::time::timeout(PRESENCE_READ_WAIT, self.read(id))
+                .await
+                .unwrap_or(known::UNKNOWN),
         };
         if expires <= self.repo.clock_ms() {
             let _ = self.inner.close_session(id).await;

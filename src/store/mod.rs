@@ -117,12 +117,27 @@ pub struct Store {
     writer: AnyPool,
     backend: Backend,
     clock: Arc<dyn Clock>,
+    /// How long a request waits for a connection (`store.timeout`).
+    timeout: Duration,
 }
+
+/// `store.timeout`'s default, for the commands that connect without it.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Store {
     /// Connects (creating a SQLite file and its folder on first start) but
     /// does not migrate.
     pub async fn connect(url: &str, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
+        Self::connect_with(url, clock, DEFAULT_TIMEOUT).await
+    }
+
+    /// `connect`, a request waiting at most `timeout` for a connection
+    /// (`store.timeout`).
+    pub async fn connect_with(
+        url: &str,
+        clock: Arc<dyn Clock>,
+        timeout: Duration,
+    ) -> Result<Self, StoreError> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
             Backend::Sqlite
@@ -141,12 +156,16 @@ impl Store {
             sqlite_file(&url)?;
         }
         let options = AnyConnectOptions::from_str(&url).map_err(connect)?;
-        let pool = pool_options(backend, if backend == Backend::Sqlite { 4 } else { 16 })
-            .connect_with(options.clone())
-            .await
-            .map_err(connect)?;
+        let pool = pool_options(
+            backend,
+            if backend == Backend::Sqlite { 4 } else { 16 },
+            timeout,
+        )
+        .connect_with(options.clone())
+        .await
+        .map_err(connect)?;
         let writer = match backend {
-            Backend::Sqlite => pool_options(backend, 1)
+            Backend::Sqlite => pool_options(backend, 1, timeout)
                 .connect_with(options)
                 .await
                 .map_err(connect)?,
@@ -157,7 +176,13 @@ impl Store {
             writer,
             backend,
             clock,
+            timeout,
         })
+    }
+
+    /// How long a request waits for the database (`store.timeout`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// Applies the embedded migrations of this backend. On PostgreSQL sqlx
@@ -217,11 +242,12 @@ impl Store {
     }
 }
 
-/// A pool of at most `connections`, each set up for `backend`.
-fn pool_options(backend: Backend, connections: u32) -> AnyPoolOptions {
+/// A pool of at most `connections`, each set up for `backend`, a request
+/// waiting at most `timeout` for one.
+fn pool_options(backend: Backend, connections: u32, timeout: Duration) -> AnyPoolOptions {
     AnyPoolOptions::new()
         .max_connections(connections)
-        .acquire_timeout(Duration::from_secs(5))
+        .acquire_timeout(timeout)
         .after_connect(move |conn, _meta| {
             Box::pin(async move {
                 if backend == Backend::Sqlite {

@@ -91,7 +91,11 @@ impl Served {
 /// `envs` and returns once it logged the URL it serves.
 pub(crate) fn serve(config: &Path, envs: &[(&str, &str)]) -> Served {
     let store = tempfile::tempdir().expect("temp dir");
-    let store_url = format!("sqlite://{}/teamgate.db", store.path().display());
+    // A store named in `envs` (PostgreSQL) is the one the token command uses too.
+    let store_url = (envs.iter())
+        .find(|(key, _)| *key == "TEAMGATE__STORE__URL")
+        .map(|(_, url)| (*url).to_owned())
+        .unwrap_or_else(|| format!("sqlite://{}/teamgate.db", store.path().display()));
     let mut command = Command::new(env!("CARGO_BIN_EXE_teamgate"));
     command
         .env("TEAMGATE__STORE__URL", &store_url)
