@@ -92,3 +92,4 @@ mod upstream_resources;
 mod upstream_supervision;
 mod upstream_uris;
 mod upstreams;
+mod usage_store;
