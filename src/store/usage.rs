@@ -8,7 +8,7 @@
 //! counted and what is an error is `counted` and `is_error` below; the rows
 //! written and read are `usage_rows.rs`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::AuditRecord;
 
@@ -160,22 +160,36 @@ pub(super) type RowKey = (i64, i64, Dimension, String, String);
 
 /// What `records` add to the rollups, one entry per row they touch.
 pub(super) fn rollup(records: &[AuditRecord]) -> BTreeMap<RowKey, Tally> {
-    let mut rows: BTreeMap<RowKey, Tally> = BTreeMap::new();
+    // First the batch's calls per minute, member, tool and upstream,
+    // borrowed: a batch is mostly a few of those, so the rows below are
+    // made (and their keys allocated) per group, not per record.
+    type Group<'a> = (i64, &'a str, Option<&'a str>, &'a str);
+    let mut groups: HashMap<Group<'_>, Tally> = HashMap::new();
     for record in records.iter().filter(|r| counted(r)) {
-        let mut keys = vec![(Dimension::Member, record.user.as_str(), "")];
-        if record.method == "tools/call" {
-            keys.push((Dimension::Tool, record.target.as_str(), ""));
-            keys.push((Dimension::MemberTool, record.user.as_str(), &record.target));
+        let tool = (record.method == "tools/call").then_some(record.target.as_str());
+        let minute = Grain::Minute.bucket(record.at_ms);
+        groups
+            .entry((minute, &record.user, tool, &record.upstream))
+            .or_default()
+            .add(record);
+    }
+    let mut rows: BTreeMap<RowKey, Tally> = BTreeMap::new();
+    for ((minute, user, tool, upstream), tally) in groups {
+        let mut keys = vec![(Dimension::Member, user, "")];
+        if let Some(tool) = tool {
+            keys.push((Dimension::Tool, tool, ""));
+            keys.push((Dimension::MemberTool, user, tool));
         }
-        if !record.upstream.is_empty() {
-            keys.push((Dimension::Upstream, record.upstream.as_str(), ""));
+        if !upstream.is_empty() {
+            keys.push((Dimension::Upstream, upstream, ""));
         }
         for grain in Grain::ALL {
-            let bucket = grain.bucket(record.at_ms);
+            // A minute lies within one hour and one day.
+            let bucket = grain.bucket(minute);
             for (dimension, key, sub) in &keys {
                 rows.entry((grain.ms(), bucket, *dimension, clip(key), clip(sub)))
                     .or_default()
-                    .add(record);
+                    .merge(&tally);
             }
         }
     }

@@ -162,3 +162,65 @@ async fn the_usage_rollup_contract_holds_on_every_backend() {
         db.cleanup().await;
     }
 }
+
+/// A batch like the benchmark's: one member calling one tool, `size` calls
+/// within a minute; `method` "portal/x" makes the same audit rows without
+/// anything for the rollups.
+fn bench_batch(method: &str, size: usize, round: usize) -> Vec<AuditRecord> {
+    (0..size)
+        .map(|i| {
+            let mut record = call("bench", method, "test_simple_text", "ok", 1);
+            record.at_ms = T0 + (round * size + i) as i64 % 60_000;
+            record
+        })
+        .collect()
+}
+
+/// Milliseconds per batch: `rounds` of as many batches at once as the
+/// store's audit writer runs.
+async fn per_batch(store: &Store, method: &str, size: usize, rounds: usize) -> f64 {
+    let writers = store.audit_writers();
+    let start = std::time::Instant::now();
+    for round in 0..rounds {
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..writers {
+            let (store, batch) = (store.clone(), bench_batch(method, size, round));
+            set.spawn(async move { store.append_audit(&batch).await.unwrap() });
+        }
+        while set.join_next().await.is_some() {}
+    }
+    start.elapsed().as_secs_f64() * 1000.0 / (rounds * writers) as f64
+}
+
+/// What the rollups add to an audit batch's write, on both backends
+/// (BENCHMARKS.md): medians of three runs each way, taking turns. Run with
+/// `cargo test --features conformance --test api usage_rollup_cost -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; BENCHMARKS.md has its figures"]
+async fn usage_rollup_cost_per_audit_batch() {
+    for db in TestDb::all().await {
+        let store = db.store(Arc::new(ManualClock::new(T0))).await;
+        for size in [16, 256, 4096] {
+            let rounds = if size == 4096 { 8 } else { 40 };
+            let (mut without, mut with) = (Vec::new(), Vec::new());
+            for _ in 0..3 {
+                without.push(per_batch(&store, "portal/x", size, rounds).await);
+                with.push(per_batch(&store, "tools/call", size, rounds).await);
+            }
+            without.sort_by(f64::total_cmp);
+            with.sort_by(f64::total_cmp);
+            let (without, with) = (without[1], with[1]);
+            println!(
+                "{} batch of {size}, {} at once: audit rows {without:.2} ms, with rollups {with:.2} ms",
+                db.name,
+                store.audit_writers()
+            );
+            assert!(
+                with <= without * 1.5 + 2.0,
+                "{}: the rollups cost {with:.2} ms against {without:.2} ms",
+                db.name
+            );
+        }
+        db.cleanup().await;
+    }
+}
