@@ -1,6 +1,14 @@
 //! The usage rollups' rows (issue 64 part 2): added in the audit batch's
 //! transaction, read per range by the portal's usage pages, purged per
 //! grain. What a row counts is `usage.rs`.
+//!
+//! Batches written at once (PostgreSQL takes `Store::audit_writers` of
+//! them) each add to a shard of their own: rows they shared would have
+//! each wait for the other's commit, which undoes PostgreSQL's grouping of
+//! commits. Reads sum the shards; the purge folds the shards of buckets
+//! past into shard 0, so a year of days keeps one row per key.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sqlx::{Any, Row, Transaction};
 
@@ -11,7 +19,23 @@ use super::{
 
 /// Rows per upsert statement at most (a power of two, see batch.rs).
 const MAX_ROWS: usize = 64;
-const FIELDS: usize = 7 + LATENCY_BUCKETS;
+const FIELDS: usize = 8 + LATENCY_BUCKETS;
+
+/// The next batch's shard, in turn, modulo the batches written at once.
+static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+
+/// `name = usage_rollups.name + excluded.name` for every counted column.
+fn additions() -> String {
+    ["calls", "errors"]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(histogram_columns())
+        .map(|c| format!("{c} = usage_rollups.{c} + excluded.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const KEY: &str = "grain_ms, bucket_ms, dimension, key, sub";
 
 fn histogram_columns() -> impl Iterator<Item = String> {
     (0..LATENCY_BUCKETS).map(|i| format!("h{i}"))
@@ -57,19 +81,14 @@ impl Store {
     ) -> Result<(), sqlx::Error> {
         let rows: Vec<(RowKey, Tally)> = rollup(records).into_iter().collect();
         let columns: Vec<String> = histogram_columns().collect();
-        let updates: Vec<String> = ["calls", "errors"]
-            .into_iter()
-            .map(str::to_owned)
-            .chain(columns.iter().cloned())
-            .map(|c| format!("{c} = usage_rollups.{c} + excluded.{c}"))
-            .collect();
+        let shard = (NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % self.audit_writers()) as i64;
         for chunk in batch::chunks(&rows, MAX_ROWS) {
             let sql = format!(
-                "insert into usage_rollups (grain_ms, bucket_ms, dimension, key, sub, calls, errors, {}) \
-                 values {} on conflict (grain_ms, bucket_ms, dimension, key, sub) do update set {}",
+                "insert into usage_rollups ({KEY}, shard, calls, errors, {}) \
+                 values {} on conflict ({KEY}, shard) do update set {}",
                 columns.join(", "),
                 batch::values(self.backend(), chunk.len(), FIELDS),
-                updates.join(", "),
+                additions(),
             );
             let mut upsert = sqlx::query(&sql);
             for ((grain, bucket, dimension, key, sub), tally) in chunk {
@@ -79,6 +98,7 @@ impl Store {
                     .bind(dimension.label())
                     .bind(key.as_str())
                     .bind(sub.as_str())
+                    .bind(shard)
                     .bind(tally.calls)
                     .bind(tally.errors);
                 for count in tally.latency {
@@ -161,8 +181,14 @@ impl Store {
         Ok(table)
     }
 
-    /// Deletes each grain's buckets older than it is kept, as of `now_ms`.
+    /// Deletes each grain's buckets older than it is kept, as of `now_ms`,
+    /// and folds the shards of the buckets before the current one.
     pub async fn purge_usage(&self, now_ms: i64) -> Result<u64, StoreError> {
+        if self.audit_writers() > 1 {
+            for grain in Grain::ALL {
+                self.fold_usage(grain, grain.bucket(now_ms)).await?;
+            }
+        }
         let mut deleted = 0;
         for grain in Grain::ALL {
             let done =
@@ -175,5 +201,29 @@ impl Store {
             deleted += done.rows_affected();
         }
         Ok(deleted)
+    }
+
+    /// Moves the counts of every shard but 0 of `grain`'s buckets before
+    /// `before_ms` into shard 0, in one statement: the rows deleted are the
+    /// rows added, even while a late batch writes.
+    async fn fold_usage(&self, grain: Grain, before_ms: i64) -> Result<(), StoreError> {
+        let columns: Vec<String> = histogram_columns().collect();
+        let sql = format!(
+            "with moved as (delete from usage_rollups where grain_ms = $1 and bucket_ms < $2 \
+             and shard > 0 returning *) \
+             insert into usage_rollups ({KEY}, shard, calls, errors, {}) \
+             select {KEY}, 0, {} from moved group by {KEY} \
+             on conflict ({KEY}, shard) do update set {}",
+            columns.join(", "),
+            sums(),
+            additions(),
+        );
+        sqlx::query(&sql)
+            .bind(grain.ms())
+            .bind(before_ms)
+            .execute(self.writer())
+            .await
+            .map_err(query_error("fold usage shards"))?;
+        Ok(())
     }
 }
