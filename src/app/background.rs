@@ -31,7 +31,7 @@ pub(super) async fn sessions_gauge(
 }
 
 /// Deletes expired sessions (MCP and portal), old stream events, the
-/// authorization server's expired rows and old audit records every
+/// authorization server's expired rows, old usage buckets and old audit records every
 /// `store.purge_interval`.
 pub(super) async fn purge_loop(
     store: Store,
@@ -73,6 +73,11 @@ pub(super) async fn purge_loop(
             if let Err(error) = store.purge_quotas(before).await {
                 tracing::warn!(%error, "old quota windows not deleted");
             }
+        }
+        // The usage rollups' buckets, each grain kept as long as it is read
+        // (apart from the audit's retention: they hold counts, not calls).
+        if let Err(error) = store.purge_usage(store.now_ms()).await {
+            tracing::warn!(%error, "old usage buckets not deleted");
         }
         let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;
         if let Err(error) = store.purge_audit(horizon).await {

@@ -20,7 +20,7 @@ use super::{
     pages::{csrf, page, time},
     session::{Checked, CsrfOnly, Fields, Member},
 };
-use crate::store::{PinRepo, SessionRepo};
+use crate::store::{Grain, PinRepo, SessionRepo};
 
 fn back_to(location: &'static str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
@@ -37,6 +37,18 @@ pub(super) async fn overview(
     let tokens = portal.store.tokens(None).await?;
     let active = tokens.iter().filter(|t| t.revoked_ms.is_none()).count();
     let audit = portal.store.audit_count().await?;
+    let now = portal.store.now_ms();
+    let calls: i64 = portal
+        .store
+        .usage_series(
+            Grain::Minute,
+            Grain::Minute.bucket(now) - 59 * Grain::Minute.ms(),
+            None,
+        )
+        .await?
+        .iter()
+        .map(|(_, tally)| tally.calls)
+        .sum();
     let registry = (portal.registry)();
     Ok(page(
         "Health",
@@ -47,6 +59,7 @@ pub(super) async fn overview(
                 tr { th { "Live MCP sessions" } td { (sessions) } }
                 tr { th { "Active tokens" } td { (active) " of " (tokens.len()) } }
                 tr { th { "Audit records" } td { (audit) } }
+                tr { th { "Calls in the last hour" } td { a id="usage-link" href="/portal/admin/usage?range=hour" { (calls) } } }
                 tr { th { "Tools / prompts / resources" }
                      td { (registry.tools().len()) " / " (registry.prompts().len()) " / " (registry.resources().len()) } }
                 tr { th { "Upstream servers" } td { (portal.config.upstreams.len()) } }

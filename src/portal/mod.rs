@@ -5,12 +5,14 @@
 //! for the tools that act as them upstream (`connections.rs`), and admins see the team
 //! (`admin.rs`). Browser sessions are store rows behind an opaque cookie
 //! (`session.rs`); the pages are maud templates with one stylesheet and no
-//! script (`pages.rs`, `setup.rs`, the audit page in `trail.rs`).
+//! script (`pages.rs`, `setup.rs`, the audit page in `trail.rs`, the usage
+//! pages in `usage.rs` with their inline SVG charts in `chart.rs`).
 //!
 //! The portal uses the same store, personal tokens and audit trail as the
 //! CLI: a token made here is the same row `teamgate token create` makes.
 
 mod admin;
+mod chart;
 mod claims;
 mod connections;
 mod endpoints;
@@ -25,6 +27,7 @@ mod session;
 mod setup;
 mod trail;
 mod upstream_oauth;
+mod usage;
 
 use std::sync::Arc;
 
@@ -137,6 +140,7 @@ impl Portal {
             .route("/tokens", post(member::create))
             .route("/tokens/{id}/revoke", post(member::revoke))
             .route("/activity", get(member::activity))
+            .route("/usage", get(usage::own))
             .route("/endpoints", get(endpoints::list))
             .route("/connections", get(connections::list))
             .route("/connections/{slot}", post(connections::set))
@@ -160,6 +164,7 @@ impl Portal {
             .route("/admin/sessions/{id}/end", post(admin::end_session))
             .route("/admin/audit", get(trail::audit))
             .route("/admin/audit.csv", get(trail::csv))
+            .route("/admin/usage", get(usage::team))
             .route("/admin/upstreams", get(admin::upstreams))
             .route("/admin/upstreams/approve", post(admin::approve))
             .route("/admin/config", get(admin::effective_config))

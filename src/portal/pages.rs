@@ -43,6 +43,17 @@ table.endpoint th, table.toolset th { width: 11rem; white-space: nowrap; }
 td.tools ul { columns: 22rem; column-gap: 2.5rem; margin: .25rem 0; padding-left: 1.25rem; }
 td.tools li { overflow-wrap: anywhere; }
 details { margin: .5rem 0; }
+nav.ranges { margin: 0 0 1rem; }
+figure.usage { margin: 0 0 1rem; }
+svg.chart { display: block; width: 100%; max-width: 720px; height: auto; }
+svg .calls, .legend-calls { fill: var(--accent); color: var(--accent); }
+svg .errors, .legend-errors { fill: var(--bad); color: var(--bad); }
+svg .axis, svg .grid { stroke: currentColor; stroke-opacity: .4; }
+svg .grid { stroke-dasharray: 4 4; }
+svg .label { fill: currentColor; font-size: 11px; }
+svg g.bar:hover rect { opacity: .75; }
+table.usage td.calls, table.usage td.errors { text-align: right; }
+table.usage th:nth-child(2), table.usage th:nth-child(4) { text-align: right; }
 "#;
 
 /// `GET /portal/style.css`.
@@ -77,6 +88,7 @@ pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<S
                                 a href="/portal/" { "Tokens" }
                                 a href="/portal/endpoints" { "Endpoints" }
                                 a href="/portal/activity" { "Activity" }
+                                a href="/portal/usage" { "Usage" }
                                 a href="/portal/connections" { "Connections" }
                                 @if member.clients_page {
                                     a href="/portal/clients" { "Clients" }
@@ -86,6 +98,7 @@ pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<S
                                     a href="/portal/admin/members" { "Members" }
                                     a href="/portal/admin/sessions" { "Sessions" }
                                     a href="/portal/admin/audit" { "Audit" }
+                                    a href="/portal/admin/usage" { "Team usage" }
                                     a href="/portal/admin/upstreams" { "Upstreams" }
                                     a href="/portal/admin/toolsets" { "Toolsets" }
                                     a href="/portal/admin/config" { "Config" }

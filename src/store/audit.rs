@@ -232,7 +232,8 @@ impl Store {
     }
 
     /// Appends records all or none: one transaction of multi-row inserts,
-    /// whose statement texts repeat (batch.rs), so each is prepared once.
+    /// whose statement texts repeat (batch.rs), so each is prepared once,
+    /// with what they add to the usage rollups (usage.rs).
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         if records.is_empty() {
             return Ok(());
@@ -257,6 +258,10 @@ impl Store {
             }
             insert.execute(&mut *tx).await.map_err(error)?;
         }
+        // Last, so the rows it shares with other batches stay locked briefly.
+        self.add_usage(&mut tx, records)
+            .await
+            .map_err(query_error("roll up usage"))?;
         tx.commit().await.map_err(error)
     }
 

@@ -24,6 +24,8 @@ mod sessions;
 mod settings;
 mod tasks;
 mod tokens;
+mod usage;
+mod usage_rows;
 mod vault;
 
 use std::{path::PathBuf, str::FromStr, time::Duration};
@@ -51,6 +53,9 @@ pub use serve_lock::ServeLock;
 pub use sessions::{SessionRepo, SessionRow};
 pub use settings::dropped_tools_key;
 pub use tokens::TokenRow;
+// Usage rolled up for the portal (issue 64 part 2).
+pub use usage::{Dimension, Grain, LATENCY_BOUNDS_MS, LATENCY_BUCKETS, Tally, counted, is_error};
+pub use usage_rows::UsageRow;
 // Members' credential values (issue 29).
 pub use vault::Vault;
 // Durable tasks (issue 31).

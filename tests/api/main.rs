@@ -94,3 +94,6 @@ mod upstream_resources;
 mod upstream_supervision;
 mod upstream_uris;
 mod upstreams;
+mod usage;
+mod usage_browser;
+mod usage_store;
