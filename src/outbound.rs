@@ -107,3 +107,18 @@ impl<'c> AsyncHttpClient<'c> for OAuthHttp {
         })
     }
 }
+
+/// `t=<unix>,sha256=<hex>` of `body` under `secret`, sent at `unix`: the
+/// signature of the bodies teamgate posts to the team's webhooks (audit
+/// shipping, guardrail filters), the time inside so a body cannot be
+/// replayed later as new.
+pub fn signature(secret: &[u8], unix: u64, body: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac =
+        hmac::Hmac::<sha2::Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
+    mac.update(unix.to_string().as_bytes());
+    mac.update(b".");
+    mac.update(body);
+    let mac = mac.finalize().into_bytes();
+    format!("t={unix},sha256={}", hex::encode(mac))
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::{
     config::{Config, member_slots},
     providers::{self, builtin::Builtin, declared::WithPolicies},
-    registry::{ChangeBus, Registry, Slots, ToolProvider},
+    registry::{ChangeBus, Guardrails, Registry, Slots, ToolProvider},
     telemetry::{Metrics, UpstreamGauge},
     upstream::{Status, Upstreams},
 };
@@ -47,6 +47,7 @@ pub(crate) fn build_registry(
         builder = builder.tools(builtin.clone()).prompts(builtin.clone());
     }
     builder = providers::declare(config, bus, builder)?;
+    builder = builder.guardrails(Guardrails::build(&config.guardrails)?);
     if let Some(upstreams) = upstreams {
         // The fallbacks it reads are among the secrets `declare` holds.
         let slots = Slots::new(config, &mut Vec::new())?;

@@ -4,7 +4,6 @@
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use hmac::{Hmac, Mac};
 use opentelemetry_proto::tonic::{
     collector::logs::v1::ExportLogsServiceRequest,
     common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value},
@@ -13,7 +12,6 @@ use opentelemetry_proto::tonic::{
 };
 use prost::Message;
 use serde_json::{Map, Value};
-use sha2::Sha256;
 use tokio::io::AsyncWriteExt;
 
 use super::AuditError;
@@ -131,18 +129,6 @@ impl Webhook {
     }
 }
 
-/// `t=<unix>,sha256=<hex>` of `body` under `secret`, sent at `unix`.
-pub fn signature(secret: &[u8], unix: u64, body: &[u8]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(secret).expect("HMAC takes a key of any length");
-    mac.update(unix.to_string().as_bytes());
-    mac.update(b".");
-    mac.update(body);
-    format!(
-        "t={unix},sha256={}",
-        hex::encode(mac.finalize().into_bytes())
-    )
-}
-
 impl Destination for Webhook {
     fn name(&self) -> &'static str {
         "webhook"
@@ -158,7 +144,7 @@ impl Destination for Webhook {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let signed = signature(self.secret.expose().as_bytes(), unix, &body);
+        let signed = crate::outbound::signature(self.secret.expose().as_bytes(), unix, &body);
         let reply = (self.client.post(&self.url))
             .header(reqwest::header::CONTENT_TYPE, "application/x-ndjson")
             .header("X-Teamgate-Signature", signed)
@@ -297,6 +283,7 @@ mod tests {
 
     #[test]
     fn a_signature_covers_the_time_and_the_body() {
+        use crate::outbound::signature;
         let one = signature(b"k-0123456789abcdef", 1_700_000_000, b"{\"id\":\"a\"}\n");
         assert!(one.starts_with("t=1700000000,sha256="));
         assert_eq!(one.len(), "t=1700000000,sha256=".len() + 64);

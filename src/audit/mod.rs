@@ -23,7 +23,6 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-pub use destinations::signature as webhook_signature;
 pub use ship::{ShipStat, Shipper};
 
 use crate::store::{AuditRecord, Store};

@@ -13,6 +13,7 @@ mod decl;
 mod duration;
 mod environment;
 mod every_error;
+mod guardrails;
 mod load;
 mod openapi;
 mod paths;
@@ -40,6 +41,7 @@ pub use capabilities::{
 };
 pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
 pub use decl::ToolDecl;
+pub use guardrails::{Detect, Failure, GuardAction, GuardrailConfig, Phase};
 pub use load::{ConfigError, ConfigSources};
 pub use openapi::{OpenApiSourceConfig, OpenApiToolOverride};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
@@ -82,6 +84,8 @@ pub struct Config {
     pub upstreams: Vec<UpstreamConfig>,
     /// Curated endpoints at `<mcp.path>/<name>` (`toolsets.rs`).
     pub toolsets: Vec<ToolsetConfig>,
+    /// Content checks on tool arguments and results (`guardrails.rs`).
+    pub guardrails: Vec<GuardrailConfig>,
     /// Team sign-in and the web portal (`portal.rs`); absent: no `/portal`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub portal: Option<PortalConfig>,

@@ -11,7 +11,7 @@ use super::{
 use crate::{
     audit::{Auditor, digest_object, record_id},
     protocol::{header_text, names, version_of},
-    registry::{Caller, CredentialUse, RequestFacts},
+    registry::{Caller, CredentialUse, Fired, RequestFacts},
     store::{Actor, AuditRecord, Via},
     telemetry::{Observed, Outcome},
 };
@@ -112,6 +112,8 @@ pub(super) struct Audit {
     observed: Option<Arc<Observed>>,
     /// Where the call's provider reports the credential kind it used.
     credential: Option<CredentialUse>,
+    /// Where the guardrails that fired on the call are noted.
+    fired: Option<Fired>,
 }
 
 impl Audit {
@@ -136,6 +138,7 @@ impl Audit {
             started: Instant::now(),
             observed: observed::<Arc<Observed>>(context),
             credential: None,
+            fired: None,
             record: AuditRecord::request(at_ms, actor(caller), via, (method, target), digest),
         }
     }
@@ -160,6 +163,13 @@ impl Audit {
         self
     }
 
+    /// Names, when written, the guardrails noted in `fired` (by rule,
+    /// action and phase; never what they found).
+    pub(super) fn guardrails(mut self, fired: &Fired) -> Self {
+        self.fired = Some(fired.clone());
+        self
+    }
+
     /// The record of a task's end, begun with this call's creation record:
     /// its latency is the task's whole run; stamped when written.
     pub(super) fn sequel(&self) -> Self {
@@ -171,6 +181,7 @@ impl Audit {
             record,
             observed: None,
             credential: self.credential.clone(),
+            fired: self.fired.clone(),
         }
     }
 
@@ -192,6 +203,11 @@ impl Audit {
         self.record.latency_ms = self.started.elapsed().as_millis() as i64;
         if let Some(used) = &self.credential {
             used.label().clone_into(&mut self.record.credential);
+        }
+        let fired = self.fired.as_ref().map(Fired::lines).unwrap_or_default();
+        if !fired.is_empty() {
+            self.record.outcome =
+                format!("{}; guardrails: {}", self.record.outcome, fired.join(", "));
         }
         if self.record.method == "tasks/end" {
             self.record.at_ms = (self.sink.now_ms)();

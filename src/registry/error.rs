@@ -32,4 +32,6 @@ pub enum RegistryError {
         about: String,
         page: String,
     },
+    #[error("guardrails: {0}")]
+    Guardrail(String),
 }

@@ -7,11 +7,13 @@
 //! capability requires, and scrubs configured secrets from every tool result.
 //! It knows nothing of HTTP, sessions or JSON-RPC envelopes.
 
+mod caller;
 mod context;
 mod credentials;
 mod error;
 mod events;
 mod facts;
+mod guardrails;
 pub mod oauth;
 pub mod oauth_grant;
 pub mod oauth_reach;
@@ -25,11 +27,13 @@ mod toolsets;
 
 use std::{collections::HashMap, sync::Arc};
 
-pub use context::{CallContext, Caller, Identity, TOOLSET_SCOPE, TaskInput, scope_covers};
+pub use caller::{Caller, Identity, TOOLSET_SCOPE, scope_covers};
+pub use context::{CallContext, Fired, TaskInput};
 pub use credentials::{CredentialKind, CredentialUse, MemberSecrets, SecretsError};
 pub use error::RegistryError;
 pub use events::{ChangeBus, ChangeEvent};
 pub use facts::RequestFacts;
+pub use guardrails::Guardrails;
 pub use provider::{PromptProvider, ResourceProvider, ToolProvider};
 pub use scrub::{REDACTED, Scrubber, StreamScrub};
 pub use search::ToolIndex;
@@ -61,6 +65,8 @@ pub struct RegistryBuilder {
     toolsets: Vec<Arc<Toolset>>,
     /// The main endpoint's discovery, as a toolset offering everything.
     main: Option<Arc<Toolset>>,
+    /// `[[guardrails]]`, around every tool call.
+    guardrails: Arc<Guardrails>,
 }
 
 impl RegistryBuilder {
@@ -89,6 +95,11 @@ impl RegistryBuilder {
     /// Advertise `resources.subscribe`: some provider raises `resources/updated`.
     pub fn subscribable(mut self) -> Self {
         self.subscribable = true;
+        self
+    }
+    /// The checks on every tool call's arguments and result.
+    pub fn guardrails(mut self, guardrails: Guardrails) -> Self {
+        self.guardrails = Arc::new(guardrails);
         self
     }
     /// Values scrubbed from every tool result and tool error.
@@ -165,6 +176,7 @@ impl RegistryBuilder {
             toolsets: (self.toolsets.iter())
                 .map(|t| (t.name.clone(), t.clone()))
                 .collect(),
+            guardrails: self.guardrails.clone(),
             sources,
         })
     }
@@ -192,6 +204,7 @@ pub struct Registry {
     index: Option<Arc<ToolIndex>>,
     /// The providers this was built from, for `refreshed`.
     sources: RegistryBuilder,
+    guardrails: Arc<Guardrails>,
 }
 
 /// How long a client may reuse a list result (2026-07-28 `ttlMs`).
@@ -295,10 +308,16 @@ impl Registry {
         cx: &CallContext,
     ) -> Option<Result<CallToolResponse, McpError>> {
         let (provider, _) = self.tool(name)?;
+        let (guardrails, mut arguments) = (&self.guardrails, arguments);
+        if let Some(blocked) = guardrails.arguments(name, cx, &mut arguments).await {
+            return Some(Ok(blocked));
+        }
         let mut called = provider.call(name, arguments, cx).await;
         cx.finish_progress(called.as_mut().ok()).await;
         Some(match called {
-            Ok(response) => Ok(self.scrubber.result(response)),
+            Ok(response) => Ok(guardrails
+                .result(name, cx, self.scrubber.result(response))
+                .await),
             Err(error) => Err(self.scrubber.error(error)),
         })
     }

@@ -22,6 +22,7 @@ mod docs_sections;
 mod docs_source;
 mod edge;
 mod files_source;
+mod guardrails;
 mod health;
 mod helpers;
 mod http_tools;

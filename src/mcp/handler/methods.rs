@@ -188,7 +188,7 @@ impl McpHandler {
                     request.request_state,
                 )
                 .with_scrubber(registry.scrubber().clone());
-            let audit = audit.map(|audit| audit.credential(cx.credential()));
+            let audit = audit.map(|audit| audit.credential(cx.credential()).guardrails(cx.fired()));
             if let Some(tasks) = as_task {
                 // Not the request's deadline: a task runs past the request on
                 // purpose (its answer is the handle, given at once), so the
