@@ -48,6 +48,8 @@ pub struct App {
     rate_limits: RateLimits,
     /// The audit writer and shipper (`audit.rs`).
     audit: AuditParts,
+    /// Durable tasks running here, stopped with the server.
+    tasks: Arc<Tasks>,
     authenticator: Arc<Authenticator>,
     health: Health,
     store: Store,
@@ -104,7 +106,7 @@ impl App {
             now_ms: Arc::new(move || clock_store.now_ms()),
         };
         let limits = rate_limits(&config, &store);
-        let tasks = tasks(&store, &config, &engine_shutdown);
+        let tasks = tasks(&store, &config, &engine_shutdown, audit_sink.clone());
         let mut shared = Shared::new(
             registry,
             bus,
@@ -162,7 +164,8 @@ impl App {
         ));
         let metrics = Metrics::new(&config.telemetry)?;
         registry::observe_upstreams(&metrics, &upstreams);
-        metrics.watch_tasks(Arc::new(move || tasks.counts()));
+        let counted = tasks.clone();
+        metrics.watch_tasks(Arc::new(move || counted.counts()));
         if let Some(status) = limits.shared.clone() {
             metrics.watch_quota_store(Arc::new(move || !status.per_replica()));
         }
@@ -175,6 +178,7 @@ impl App {
             shared,
             rate_limits: limits,
             audit,
+            tasks: tasks.clone(),
             authenticator,
             store,
             events,
@@ -311,6 +315,8 @@ impl App {
         .await
         .context("HTTP server failed")?;
         self.engine_shutdown.cancel();
+        // Tasks still running get the grace to finish, then fail, audited.
+        self.tasks.stop(self.config.server.shutdown_grace).await;
         // Every connection has closed: the audit records still queued.
         self.audit.finish().await;
         // stdio upstream servers end with their connections.
@@ -332,8 +338,8 @@ fn tool_quota(limits: &RateLimits) -> ToolQuota {
 /// PostgreSQL they must be configured; a lone SQLite instance may generate
 /// one and keep it in its database.
 /// Durable tasks over the store, heartbeat and sweep running until shutdown.
-fn tasks(store: &Store, config: &Config, stop: &CancellationToken) -> Arc<Tasks> {
-    let tasks = Tasks::new(store.clone(), config.tasks.clone());
+fn tasks(store: &Store, config: &Config, stop: &CancellationToken, audit: AuditSink) -> Arc<Tasks> {
+    let tasks = Tasks::new(store.clone(), config.tasks.clone(), Some(audit));
     tasks.start(stop.clone());
     tasks
 }

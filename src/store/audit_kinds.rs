@@ -115,6 +115,26 @@ impl AuditRecord {
         Self::of(at_ms, actor, via, (method, target), "ok".to_owned())
     }
 
+    /// The end of `owner`'s task of `tool`, created at `created_ms`, failed
+    /// at `at_ms` because the replica running it stopped (or shut down).
+    pub fn task_lost(
+        at_ms: i64,
+        owner: &str,
+        (tool, task): (&str, &str),
+        created_ms: i64,
+        why: &str,
+    ) -> Self {
+        let actor = Actor {
+            user: owner.to_owned(),
+            ..Actor::default()
+        };
+        let outcome = format!("failed: {why} (task {task})");
+        Self {
+            latency_ms: (at_ms - created_ms).max(0),
+            ..Self::of(at_ms, actor, Via::default(), ("tasks/end", tool), outcome)
+        }
+    }
+
     /// An operator's command on the server's store by the local `user`,
     /// about `upstream`, `digest` naming what it let through.
     pub fn operator(

@@ -23,6 +23,7 @@ mod serve_lock;
 mod sessions;
 mod settings;
 mod tasks;
+mod tasks_sweep;
 mod tokens;
 mod usage;
 mod usage_rows;
@@ -59,7 +60,7 @@ pub use usage_rows::UsageRow;
 // Members' credential values (issue 29).
 pub use vault::Vault;
 // Durable tasks (issue 31).
-pub use tasks::{TaskRepo, TaskRow};
+pub use tasks::{LostTask, TaskRepo, TaskRow};
 
 use std::sync::Arc;
 

@@ -5,6 +5,8 @@
 use async_trait::async_trait;
 use sqlx::Row;
 
+pub use super::tasks_sweep::LostTask;
+
 use super::{Store, StoreError, query_error};
 
 /// One task. JSON columns are kept as text; the engine gives them meaning.
@@ -62,7 +64,8 @@ fn is_terminal(status: &str) -> bool {
 ///   its `updated_ms`; a task not working is left as it is.
 /// - `delete_task` removes a task that never ran.
 /// - `sweep_tasks` fails the live tasks whose heartbeat is older than
-///   `stale_before_ms` and deletes the expired ones.
+///   `stale_before_ms`, returning them (for their audit records), and
+///   deletes the expired ones, counted.
 /// - `count_tasks` counts unexpired tasks by status.
 #[async_trait]
 pub trait TaskRepo: Send + Sync {
@@ -87,7 +90,7 @@ pub trait TaskRepo: Send + Sync {
     async fn take_input(&self, id: &str) -> Result<Option<String>, StoreError>;
     async fn task_progress(&self, id: &str, message: &str) -> Result<(), StoreError>;
     async fn delete_task(&self, id: &str) -> Result<(), StoreError>;
-    async fn sweep_tasks(&self, stale_before_ms: i64) -> Result<(u64, u64), StoreError>;
+    async fn sweep_tasks(&self, stale_before_ms: i64) -> Result<(Vec<LostTask>, u64), StoreError>;
     async fn count_tasks(&self) -> Result<Vec<(String, i64)>, StoreError>;
 }
 
@@ -337,35 +340,8 @@ impl TaskRepo for Store {
         Ok(())
     }
 
-    async fn sweep_tasks(&self, stale_before_ms: i64) -> Result<(u64, u64), StoreError> {
-        let error = query_error("sweep tasks");
-        let now = self.now_ms();
-        let lost = serde_json::json!({
-            "code": crate::protocol::codes::INTERNAL_ERROR,
-            "message": "the replica running this task stopped before it finished",
-        })
-        .to_string();
-        let failed = sqlx::query(
-            "update tasks set status = 'failed', status_message = $1, outcome = $2, \
-             input_requests = null, updated_ms = $3 \
-             where status in ('working', 'input_required') and heartbeat_ms < $4",
-        )
-        .bind(
-            "The replica running this task stopped (no heartbeat within \
-             tasks.heartbeat_timeout); the task did not finish.",
-        )
-        .bind(lost)
-        .bind(now)
-        .bind(stale_before_ms)
-        .execute(self.writer())
-        .await
-        .map_err(error)?;
-        let deleted = sqlx::query("delete from tasks where created_ms + ttl_ms <= $1")
-            .bind(now)
-            .execute(self.writer())
-            .await
-            .map_err(error)?;
-        Ok((failed.rows_affected(), deleted.rows_affected()))
+    async fn sweep_tasks(&self, stale_before_ms: i64) -> Result<(Vec<LostTask>, u64), StoreError> {
+        self.sweep_stale_tasks(stale_before_ms).await
     }
 
     async fn count_tasks(&self) -> Result<Vec<(String, i64)>, StoreError> {

@@ -249,6 +249,79 @@ async fn a_task_whose_replica_stopped_beating_is_failed() {
             .unwrap()
             .contains("heartbeat_timeout")
     );
+    // Its end is audited by the replica that found it, as `tasks/end`.
+    let mut end = None;
+    for _ in 0..50 {
+        let records = app.store.audit_tail(Some("alice"), 0, 100).await.unwrap();
+        end = records.into_iter().find(|r| r.method == "tasks/end");
+        if end.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let end = end.expect("a tasks/end record");
+    assert_eq!(end.target, "build");
+    assert!(
+        end.outcome
+            .starts_with("failed: the replica running it stopped"),
+        "{end:?}"
+    );
+    assert!(end.outcome.contains("orphan"), "{end:?}");
+}
+
+#[tokio::test]
+async fn at_shutdown_a_task_finishes_within_the_grace_or_fails_saying_why_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let quick = script(dir.path(), "quick.sh", "sleep 0.3; echo built");
+    let slow = script(dir.path(), "slow.sh", "exec sleep 60");
+    let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+    let mut app = spawn_app_clocked(
+        move |c| {
+            c.auth.mode = AuthMode::Required;
+            c.server.shutdown_grace = Duration::from_secs(1);
+            c.tools.command.push(command(json!({
+                "name": "quick", "description": "quick", "program": quick})));
+            c.tools.command.push(command(json!({
+                "name": "slow", "description": "slow", "program": slow, "timeout": "2m"})));
+        },
+        clock,
+    )
+    .await;
+    let alice = token(&app, "alice").await;
+    let task = |reply: Value| reply["result"]["taskId"].as_str().unwrap().to_owned();
+    let quick = task(call(&app, &alice, "tools/call", json!({"name": "quick"})).await);
+    let slow = task(call(&app, &alice, "tools/call", json!({"name": "slow"})).await);
+    let started = std::time::Instant::now();
+    app.halt().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let row = |id: String| {
+        let store = app.store.clone();
+        async move { store.task(&id, "alice").await.unwrap().unwrap() }
+    };
+    assert_eq!(
+        row(quick).await.status,
+        "completed",
+        "finished within the grace"
+    );
+    let failed = row(slow).await;
+    assert_eq!(failed.status, "failed");
+    let message = failed.status_message.unwrap_or_default();
+    assert!(
+        message.contains("shut down before it finished"),
+        "{message}"
+    );
+    let records = app.store.audit_tail(Some("alice"), 0, 100).await.unwrap();
+    let end = |tool: &str| {
+        (records.iter())
+            .find(|r| r.method == "tasks/end" && r.target == tool)
+            .map(|r| r.outcome.clone())
+    };
+    assert_eq!(end("quick").as_deref(), Some("ok"));
+    assert_eq!(end("slow").as_deref(), Some("error -32603"));
 }
 
 #[tokio::test]

@@ -171,9 +171,16 @@ async fn task_contract(store: &Store, clock: &ManualClock, backend: &str) {
     clock.advance(10_000);
     store.heartbeat("r1", &["t2".to_owned()]).await.unwrap();
     let (failed, _) = store.sweep_tasks(START + 5_000).await.unwrap();
+    let ids: Vec<&str> = failed.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(
-        failed, 1,
+        ids,
+        ["b1"],
         "{backend}: bob's task had no heartbeat since START"
+    );
+    assert_eq!(
+        (failed[0].owner.as_str(), failed[0].tool.as_str()),
+        ("bob", "run_tests"),
+        "{backend}"
     );
     let lost = store.task("b1", "bob").await.unwrap().unwrap();
     assert_eq!(lost.status, "failed", "{backend}");

@@ -10,7 +10,7 @@ mod run;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, atomic::AtomicBool},
     time::{Duration, SystemTime},
 };
 
@@ -18,9 +18,9 @@ use rmcp::model::{
     CreateTaskResult, DetailedTask, GetTaskResult, InputRequests, InputResponses, JsonObject, Task,
     TaskPayload, TaskStatus,
 };
-use tokio_util::sync::CancellationToken;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use super::McpError;
+use super::{McpError, calls::AuditSink};
 use crate::{
     config::TasksConfig,
     store::{Store, StoreError, TaskRepo, TaskRow},
@@ -39,6 +39,14 @@ pub struct Tasks {
     running: Mutex<HashMap<String, CancellationToken>>,
     /// Unexpired tasks by state, as last counted (for `/metrics`).
     counted: Mutex<Vec<(String, i64)>>,
+    /// Where the ends of tasks lost with a replica are audited.
+    audit: Option<AuditSink>,
+    /// Every task's run here, its end recorded included: a graceful stop
+    /// waits for them (`run.rs`).
+    runs: TaskTracker,
+    /// Set when this replica stops: a task cancelled then failed, not
+    /// cancelled at the client's request.
+    stopping: AtomicBool,
 }
 
 /// What a task-augmented call knows of its caller and tool.
@@ -115,13 +123,18 @@ fn detailed(row: &TaskRow) -> DetailedTask {
 }
 
 impl Tasks {
-    pub fn new(store: Store, settings: TasksConfig) -> Arc<Self> {
+    /// The tasks of this replica; the ends of tasks lost with any replica
+    /// audited through `audit`.
+    pub fn new(store: Store, settings: TasksConfig, audit: Option<AuditSink>) -> Arc<Self> {
         Arc::new(Self {
             store,
             settings,
             replica: hex::encode(rand::random::<[u8; 8]>()),
             running: Mutex::default(),
             counted: Mutex::default(),
+            audit,
+            runs: TaskTracker::new(),
+            stopping: AtomicBool::new(false),
         })
     }
 

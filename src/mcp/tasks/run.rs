@@ -4,7 +4,7 @@
 //! fails the tasks of replicas that died.
 
 use std::{
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, atomic::Ordering},
     time::{Duration, Instant},
 };
 
@@ -17,11 +17,15 @@ use crate::{
     mcp::{CallToolResponse, CallToolResult, McpError, calls::Audit},
     protocol::text_result,
     registry::TaskInput,
-    store::{Store, TaskRepo},
+    store::{AuditRecord, Store, TaskRepo},
 };
 
 /// How often a task waiting for input looks for the client's answers.
 const INPUT_POLL: Duration = Duration::from_millis(200);
+
+/// Why a task running when its replica stopped gracefully did not finish.
+const SHUT_DOWN: &str =
+    "The server running this task shut down before it finished; call the tool again";
 
 /// A task's call as it ended, for the audit record of its end.
 pub(in crate::mcp) type TaskEnd = Result<CallToolResponse, McpError>;
@@ -136,7 +140,7 @@ impl Tasks {
             .expect("tasks lock")
             .insert(id.clone(), cancel.clone());
         let tasks = self.clone();
-        tokio::spawn(async move {
+        self.runs.spawn(async move {
             let ended = tokio::select! {
                 ended = call => Some(ended),
                 () = cancel.cancelled() => None,
@@ -151,12 +155,14 @@ impl Tasks {
                 tracing::warn!(%error, task = %id, "a task's end was not recorded");
             }
             if let Some(audit) = audit {
-                let cancelled = || {
-                    McpError::new(
+                let stopped = tasks.stopping.load(Ordering::Relaxed);
+                let cancelled = || match stopped {
+                    true => McpError::internal_error(SHUT_DOWN, None),
+                    false => McpError::new(
                         ErrorCode(crate::protocol::codes::REQUEST_CANCELLED),
                         "task cancelled",
                         None,
-                    )
+                    ),
                 };
                 audit
                     .finish(&ended.unwrap_or_else(|| Err(cancelled())))
@@ -171,6 +177,10 @@ impl Tasks {
     fn settle(&self, ended: Option<&TaskEnd>) -> (&'static str, Option<String>, Option<String>) {
         let error_json = |error: &McpError| serde_json::to_string(error).ok();
         match ended {
+            None if self.stopping.load(Ordering::Relaxed) => {
+                let error = McpError::internal_error(SHUT_DOWN, None);
+                ("failed", Some(format!("{SHUT_DOWN}.")), error_json(&error))
+            }
             None => (
                 "cancelled",
                 Some("Cancelled at the client's request.".into()),
@@ -250,12 +260,53 @@ impl Tasks {
         }
         let stale = self.store.now_ms() - self.settings.heartbeat_timeout.as_millis() as i64;
         match self.store.sweep_tasks(stale).await {
-            Ok((0, _)) => {}
-            Ok((failed, _)) => tracing::warn!(failed, "tasks of a stopped replica marked failed"),
+            Ok((lost, _)) if lost.is_empty() => {}
+            Ok((lost, _)) => {
+                tracing::warn!(
+                    failed = lost.len(),
+                    "tasks of a stopped replica marked failed"
+                );
+                if let Some(sink) = &self.audit {
+                    let now = (sink.now_ms)();
+                    for task in lost {
+                        let why = "the replica running it stopped (no heartbeat)";
+                        let target = (task.tool.as_str(), task.id.as_str());
+                        let record =
+                            AuditRecord::task_lost(now, &task.owner, target, task.created_ms, why);
+                        sink.auditor.record(record).await;
+                    }
+                }
+            }
             Err(error) => tracing::warn!(%error, "task sweep failed"),
         }
         if let Ok(counts) = self.store.count_tasks().await {
             *self.counted.lock().expect("tasks lock") = counts;
         }
+    }
+
+    /// This replica stops: its running tasks get `within` to finish; those
+    /// still running then are failed at once, saying so, their ends written
+    /// and audited before this returns (or `within` again has passed).
+    pub async fn stop(&self, within: Duration) {
+        self.runs.close();
+        if tokio::time::timeout(within, self.runs.wait()).await.is_ok() {
+            return;
+        }
+        self.stopping.store(true, Ordering::Relaxed);
+        let running: Vec<CancellationToken> = self
+            .running
+            .lock()
+            .expect("tasks lock")
+            .values()
+            .cloned()
+            .collect();
+        tracing::warn!(
+            tasks = running.len(),
+            "tasks still running at shutdown are failed"
+        );
+        for token in running {
+            token.cancel();
+        }
+        let _ = tokio::time::timeout(within, self.runs.wait()).await;
     }
 }
