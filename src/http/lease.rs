@@ -36,6 +36,15 @@ const REFILL_TIMEOUT: Duration = Duration::from_secs(1);
 const STALLED: Duration = Duration::from_millis(250);
 /// While the store fails, how often a refill tries it again.
 const PROBE_EVERY_MS: i64 = 1000;
+/// Refills waiting to run; one more is not asked (the key asks again on
+/// its next call).
+const REFILL_QUEUE: usize = 4096;
+/// Refills running at once: a burst of new keys does not take every
+/// connection of the store's pool.
+const REFILLS_AT_ONCE: usize = 16;
+/// Keys a limiter leases for in one window; a key beyond them (a flood of
+/// addresses) is counted by this replica alone until the window ends.
+const MAX_KEYS: usize = 100_000;
 
 /// The store side every shared limiter of a server uses.
 pub struct QuotaLeases {
@@ -43,15 +52,15 @@ pub struct QuotaLeases {
     clock: Arc<dyn Clock>,
     status: QuotaStatus,
     last_probe_ms: AtomicI64,
-    refills: mpsc::UnboundedSender<Refill>,
+    refills: mpsc::Sender<Refill>,
 }
 
 impl QuotaLeases {
     /// Starts the refill task (it ends when every limiter is dropped);
     /// needs a Tokio runtime.
     pub fn start(repo: Arc<dyn QuotaRepo>, clock: Arc<dyn Clock>) -> Arc<Self> {
-        // Unbounded, yet never long: a key has at most one refill asked.
-        let (refills, mut queue) = mpsc::unbounded_channel::<Refill>();
+        // A key has at most one refill asked; the queue bounds the keys.
+        let (refills, mut queue) = mpsc::channel::<Refill>(REFILL_QUEUE);
         let shared = Arc::new(Self {
             repo,
             clock,
@@ -60,11 +69,18 @@ impl QuotaLeases {
             refills,
         });
         let weak = Arc::downgrade(&shared);
+        let running = Arc::new(tokio::sync::Semaphore::new(REFILLS_AT_ONCE));
         tokio::spawn(async move {
             while let Some(refill) = queue.recv().await {
+                let Ok(permit) = running.clone().acquire_owned().await else {
+                    return;
+                };
                 let Some(shared) = weak.upgrade() else { return };
                 // Each on its own: one slow row must not hold up the others.
-                tokio::spawn(async move { shared.run(refill).await });
+                tokio::spawn(async move {
+                    shared.run(refill).await;
+                    drop(permit);
+                });
             }
         });
         shared
@@ -218,6 +234,9 @@ impl Limiter for SharedLimiter {
         // Looked up before inserting: most calls find their key, and need
         // not copy it.
         if !leases.contains_key(key) {
+            if leases.len() >= MAX_KEYS {
+                return self.local.check(key);
+            }
             leases.insert(key.to_owned(), self.table.lease(window));
         }
         let lease = leases.get_mut(key).expect("inserted above");
@@ -255,7 +274,13 @@ impl Limiter for SharedLimiter {
                 debt: if failed { 0 } else { lease.debt },
             };
             lease.debt -= refill.debt;
-            let _ = self.shared.refills.send(refill);
+            if let Err(mpsc::error::TrySendError::Full(refill)) =
+                self.shared.refills.try_send(refill)
+            {
+                // Asked again on the key's next call; the credit meanwhile.
+                lease.asked = None;
+                lease.debt += refill.debt;
+            }
         }
         verdict
     }
