@@ -150,7 +150,11 @@ pub fn counted(record: &AuditRecord) -> bool {
 /// (`ok`), a question back to the client (`input_required`) or a task made
 /// (`task`). So a tool's own error result (`tool_error`), a refusal for
 /// lack of scope (`denied: ...`) and a JSON-RPC error (`error <code>`) are.
+/// What guardrails noted after it (`ok; guardrails: ...`) does not count.
 pub fn is_error(outcome: &str) -> bool {
+    let outcome = outcome
+        .split_once("; guardrails: ")
+        .map_or(outcome, |(o, _)| o);
     !matches!(outcome, "ok" | "input_required" | "task")
 }
 
@@ -230,10 +234,16 @@ mod tests {
 
     #[test]
     fn errors_are_every_outcome_but_a_result_a_question_or_a_task() {
-        for ok in ["ok", "input_required", "task"] {
+        for ok in [
+            "ok",
+            "input_required",
+            "task",
+            "ok; guardrails: pii redacted result",
+        ] {
             assert!(!is_error(ok), "{ok}");
         }
-        for bad in ["tool_error", "denied: tools:x", "error -32602"] {
+        let blocked = "tool_error; guardrails: no-cards blocked arguments";
+        for bad in ["tool_error", "denied: tools:x", "error -32602", blocked] {
             assert!(is_error(bad), "{bad}");
         }
     }
