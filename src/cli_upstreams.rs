@@ -33,6 +33,9 @@ pub enum UpstreamsCommand {
     /// Approve changed tool definitions of upstream NAME: TOOL's (the
     /// upstream's own name, without the prefix), or every one awaiting.
     Approve { name: String, tool: Option<String> },
+    /// Reject TOOL's changed definition (upstream NAME's own tool name): it
+    /// stays withheld and is not proposed again; a different one is.
+    Reject { name: String, tool: String },
 }
 
 pub async fn upstreams(command: UpstreamsCommand, config: Config) -> anyhow::Result<()> {
@@ -42,6 +45,7 @@ pub async fn upstreams(command: UpstreamsCommand, config: Config) -> anyhow::Res
         UpstreamsCommand::Approve { name, tool } => {
             approve(&store, &config, &name, tool.as_deref()).await
         }
+        UpstreamsCommand::Reject { name, tool } => reject(&store, &config, &name, &tool).await,
     }
 }
 
@@ -111,6 +115,7 @@ async fn list(store: &Store, config: &Config, json: bool) -> anyhow::Result<()> 
                 json!({"name": upstream.name, "transport": transport(upstream), "auth": auth.configured,
                     "oauthInUse": auth.in_use, "membersConnected": auth.connected, "pin": upstream.pin,
                     "pinned": pinned(upstream, pins, dropped), "awaiting": awaiting, "dropped": dropped,
+                    "rejected": pins.iter().filter(|r| r.is_rejected()).map(|r| &r.tool).collect::<Vec<_>>(),
                     "confirmed": confirmed(upstream, pins)})
             })
             .collect();
@@ -202,11 +207,7 @@ async fn approve(
         println!("nothing of upstream {name} awaits approval");
         return Ok(());
     }
-    // Who ran it, as far as the machine knows: the audit trail's user.
-    let user = match std::env::var("USER") {
-        Ok(login) if !login.is_empty() => format!("cli:{login}"),
-        _ => "cli".to_owned(),
-    };
+    let user = operator();
     let mut records = Vec::new();
     for tool in &approved {
         let row = before.iter().find(|row| &row.tool == tool);
@@ -237,6 +238,36 @@ async fn approve(
     Ok(())
 }
 
+async fn reject(store: &Store, config: &Config, name: &str, tool: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        config.upstreams.iter().any(|u| u.name == name),
+        "no upstream named {name:?} is configured"
+    );
+    let pins = store.pins(Some(name)).await?;
+    let pending = pins
+        .iter()
+        .find(|row| row.tool == tool)
+        .and_then(|row| row.pending.clone());
+    let Some(pending) = pending else {
+        anyhow::bail!("tool {tool} of upstream {name} has no changed definition awaiting approval");
+    };
+    store.reject(name, tool).await?;
+    let target = format!("{name}/{tool}");
+    let action = ("upstreams/reject", target.as_str());
+    let record = AuditRecord::operator(store.now_ms(), &operator(), action, name, pending.hash);
+    store.append_audit(&[record]).await?;
+    println!("rejected {name} tool {tool}'s changed definition; it stays withheld");
+    Ok(())
+}
+
+/// Who ran the command, as far as the machine knows: the audit trail's user.
+fn operator() -> String {
+    match std::env::var("USER") {
+        Ok(login) if !login.is_empty() => format!("cli:{login}"),
+        _ => "cli".to_owned(),
+    }
+}
+
 /// The tools of `upstream` a running server recorded as not offered:
 /// `[{"tool": ..., "why": ...}]` (empty when none, or never recorded).
 async fn dropped(store: &Store, upstream: &str) -> anyhow::Result<Vec<Value>> {
@@ -262,9 +293,10 @@ fn shown_dropped(dropped: &[Value]) -> String {
     shown.join("; ")
 }
 
-/// The tools of `pins` with a changed definition awaiting approval.
+/// The tools of `pins` with a changed definition awaiting approval (not rejected).
 fn awaiting(pins: &[PinRow]) -> impl Iterator<Item = (&PinRow, &crate::store::Pending)> {
     pins.iter()
+        .filter(|row| row.awaiting())
         .filter_map(|row| row.pending.as_ref().map(|pending| (row, pending)))
 }
 

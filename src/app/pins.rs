@@ -17,6 +17,7 @@ fn pinned(row: PinRow) -> Pinned {
         hash: row.hash,
         pending: row.pending.map(|p| p.hash),
         claim: row.claim,
+        rejected: row.rejected,
     }
 }
 

@@ -24,6 +24,23 @@ pub struct PinRow {
     /// The upstream that offered this tool's exposed name first, while the
     /// claim awaits approval (`hash` is then empty: nothing approved yet).
     pub claim: Option<String>,
+    /// The hash of a changed definition an admin rejected: while it is the
+    /// pending one, the tool stays withheld without awaiting a decision.
+    pub rejected: Option<String>,
+}
+
+impl PinRow {
+    /// Whether a changed definition awaits a decision (pending, not rejected).
+    pub fn awaiting(&self) -> bool {
+        self.pending
+            .as_ref()
+            .is_some_and(|p| self.rejected.as_deref() != Some(p.hash.as_str()))
+    }
+
+    /// Whether the pending definition is one an admin rejected.
+    pub fn is_rejected(&self) -> bool {
+        self.pending.is_some() && !self.awaiting()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,8 +59,13 @@ pub struct Pending {
 ///   of a pinned tool; false when the tool has no pin.
 /// - `claim` records a tool whose exposed name upstream `owner` offered
 ///   first: no approved definition, the seen one pending; kept like `pin`.
-/// - `approve` makes each pending definition of `upstream` (of `tool` only,
-///   when given) the pinned one and returns the approved tools' names.
+/// - `approve` makes the pending definition of `upstream`'s `tool` the
+///   pinned one (a rejected one too: approved anyway), or, without `tool`,
+///   each pending definition not rejected; returns the approved tools' names.
+/// - `reject` marks the pending definition of `upstream`'s `tool` rejected:
+///   it stays pending (withheld) but awaits nothing, and the same hash set
+///   pending again is rejected still; a different one awaits again. False
+///   when nothing is pending.
 /// - `pins` lists pins, of one upstream or all, ordered by upstream and tool.
 #[async_trait]
 pub trait PinRepo: Send + Sync {
@@ -68,11 +90,12 @@ pub trait PinRepo: Send + Sync {
         pending: (&str, &str),
     ) -> Result<PinRow, StoreError>;
     async fn approve(&self, upstream: &str, tool: Option<&str>) -> Result<Vec<String>, StoreError>;
+    async fn reject(&self, upstream: &str, tool: &str) -> Result<bool, StoreError>;
     async fn pins(&self, upstream: Option<&str>) -> Result<Vec<PinRow>, StoreError>;
 }
 
 const COLUMNS: &str = "upstream, tool, hash, definition, pinned_ms, pending_hash, \
-    pending_definition, changed_ms, claim";
+    pending_definition, changed_ms, claim, rejected_hash";
 
 fn from_row(row: &sqlx::any::AnyRow) -> Result<PinRow, sqlx::Error> {
     let pending_hash: Option<String> = row.try_get("pending_hash")?;
@@ -96,6 +119,7 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<PinRow, sqlx::Error> {
         pinned_ms: row.try_get("pinned_ms")?,
         pending,
         claim: row.try_get("claim")?,
+        rejected: row.try_get("rejected_hash")?,
     })
 }
 
@@ -111,7 +135,7 @@ impl PinRepo for Store {
         let error = query_error("pin an upstream tool");
         sqlx::query(&format!(
             "insert into upstream_pins ({COLUMNS}) \
-             values ($1, $2, $3, $4, $5, null, null, null, null) \
+             values ($1, $2, $3, $4, $5, null, null, null, null, null) \
              on conflict (upstream, tool) do nothing"
         ))
         .bind(upstream)
@@ -143,7 +167,7 @@ impl PinRepo for Store {
         let error = query_error("record an upstream tool's claim of a name");
         let now = self.now_ms();
         sqlx::query(&format!(
-            "insert into upstream_pins ({COLUMNS}) values ($1, $2, '', '', $3, $4, $5, $3, $6) \
+            "insert into upstream_pins ({COLUMNS}) values ($1, $2, '', '', $3, $4, $5, $3, $6, null) \
              on conflict (upstream, tool) do nothing"
         ))
         .bind(upstream)
@@ -189,10 +213,12 @@ impl PinRepo for Store {
         let error = query_error("approve an upstream tool's definition");
         let set = "update upstream_pins set hash = pending_hash, definition = pending_definition, \
              pinned_ms = $1, pending_hash = null, pending_definition = null, changed_ms = null, \
-             claim = null where upstream = $2 and pending_hash is not null";
+             claim = null, rejected_hash = null where upstream = $2 and pending_hash is not null";
         let query = match tool {
             Some(_) => format!("{set} and tool = $3 returning tool"),
-            None => format!("{set} returning tool"),
+            None => format!(
+                "{set} and (rejected_hash is null or rejected_hash <> pending_hash) returning tool"
+            ),
         };
         let mut query = sqlx::query(&query).bind(self.now_ms()).bind(upstream);
         if let Some(tool) = tool {
@@ -206,6 +232,19 @@ impl PinRepo for Store {
             .map_err(error)?;
         tools.sort();
         Ok(tools)
+    }
+
+    async fn reject(&self, upstream: &str, tool: &str) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "update upstream_pins set rejected_hash = pending_hash \
+             where upstream = $1 and tool = $2 and pending_hash is not null",
+        )
+        .bind(upstream)
+        .bind(tool)
+        .execute(self.writer())
+        .await
+        .map_err(query_error("reject an upstream tool's changed definition"))?;
+        Ok(done.rows_affected() > 0)
     }
 
     async fn pins(&self, upstream: Option<&str>) -> Result<Vec<PinRow>, StoreError> {

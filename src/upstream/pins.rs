@@ -2,8 +2,11 @@
 //! upstream's tool is trusted and its hash stored (trust on first use, for
 //! tools that appear later too). A tool whose definition later differs is
 //! withheld (unlisted, and calls answer as for an unknown tool) until an
-//! operator approves the new definition (`teamgate upstreams approve`), so a
-//! server cannot rewrite a description members' agents already trust.
+//! operator approves the new definition (`teamgate upstreams approve`, or
+//! the portal's upstreams page), so a server cannot rewrite a description
+//! members' agents already trust. A rejected definition stays withheld and
+//! is not proposed again; a different one is. A renamed tool is a new tool:
+//! pinned on first sight unless its name is another upstream's.
 //!
 //! A name belongs to the upstream that had it first: a tool seen for the
 //! first time whose exposed name (regardless of case) another configured
@@ -49,6 +52,9 @@ pub struct Pinned {
     /// The upstream that had the tool's exposed name first, while this
     /// claim of it awaits approval.
     pub claim: Option<String>,
+    /// The hash of a changed definition an admin rejected: withheld still,
+    /// not proposed again (`store::PinRepo::reject`).
+    pub rejected: Option<String>,
 }
 
 /// Where pins are kept, and the tools not offered recorded (`app`

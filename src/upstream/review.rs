@@ -68,6 +68,9 @@ impl Link {
                     .await?;
             }
             match &pin.claim {
+                _ if pin.rejected.as_deref() == Some(hash.as_str()) => {
+                    tracing::debug!(%upstream, tool = %name, "an upstream tool's changed definition was rejected; withheld")
+                }
                 Some(owner) => {
                     let approve = approve_command(upstream, name);
                     tracing::warn!(%upstream, tool = %name, %owner, "an upstream tool's exposed name is one another upstream had first; withheld until an operator runs `{approve}`")

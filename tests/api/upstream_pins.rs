@@ -19,6 +19,7 @@ use teamgate::{
 };
 
 mod approve_hint;
+mod reject;
 
 use crate::{
     databases::TestDb,
