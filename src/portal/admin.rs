@@ -1,10 +1,10 @@
 //! The admin pages (403 for everyone else): health, members and their
-//! tokens (revoke any), live MCP sessions (end any), upstream definitions
-//! awaiting approval, each toolset's endpoint (its tools, who may connect),
-//! and the effective configuration with secrets masked.
-//! The audit trail's page is `trail.rs`. Every action is audited, and each
+//! tokens (revoke any), live MCP sessions (end any), each toolset's endpoint
+//! (its tools, who may connect), and the effective configuration with
+//! secrets masked. The audit trail's page is `trail.rs`; upstream
+//! definitions awaiting approval, `pin_review.rs`. Every action is audited, and each
 //! is also a CLI command (`teamgate token revoke`, `sessions end`,
-//! `upstreams approve`).
+//! `upstreams approve` and `reject`).
 
 use std::{collections::BTreeMap, sync::Arc};
 
@@ -18,11 +18,11 @@ use maud::html;
 use super::{
     Portal, PortalError, endpoints,
     pages::{csrf, page, time},
-    session::{Checked, CsrfOnly, Fields, Member},
+    session::{Checked, CsrfOnly, Member},
 };
-use crate::store::{Grain, PinRepo, SessionRepo};
+use crate::store::{Grain, SessionRepo};
 
-fn back_to(location: &'static str) -> Response {
+pub(super) fn back_to(location: &'static str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
 }
 
@@ -162,78 +162,6 @@ pub(super) async fn end_session(
         .audit(&member, "portal/admin/sessions/end", &id, "")
         .await;
     Ok(back_to("/portal/admin/sessions"))
-}
-
-/// `GET /portal/admin/upstreams`: each upstream's tools awaiting approval
-/// (a changed definition, or a name another upstream had first).
-pub(super) async fn upstreams(
-    State(portal): State<Arc<Portal>>,
-    member: Member,
-) -> Result<Html<String>, PortalError> {
-    member.require_admin()?;
-    let mut listed = Vec::new();
-    for upstream in &portal.config.upstreams {
-        listed.push((upstream, portal.store.pins(Some(&upstream.name)).await?));
-    }
-    Ok(page(
-        "Upstream approvals",
-        Some(&member),
-        html! {
-            @if listed.is_empty() { p.muted { "No upstream servers are configured." } }
-            @for (upstream, pins) in &listed {
-                @let name = &upstream.name;
-                h2 { (name) }
-                p.muted { (pins.iter().filter(|r| r.claim.is_none()).count()) " tool definitions pinned" @if !upstream.pin { " (pin = false: changes pass through)" } }
-                @let confirmed = crate::store::confirmed(upstream, pins);
-                @if !confirmed.is_empty() {
-                    p { "Confirmed by the member before each call: "
-                        @for (i, (tool, why)) in confirmed.iter().enumerate() {
-                            @if i > 0 { ", " }
-                            code { (tool) } " (" (why.label()) ")"
-                        }
-                    }
-                }
-                @for row in pins.iter().filter(|r| r.pending.is_some()) {
-                    form.inline method="post" action="/portal/admin/upstreams/approve" {
-                        (csrf(&member))
-                        input type="hidden" name="upstream" value=(name);
-                        input type="hidden" name="tool" value=(row.tool);
-                        code { (row.tool) }
-                        @if let Some(owner) = &row.claim {
-                            " claims the name " code { (upstream.exposed(&row.tool)) } ", " (owner) "'s first, "
-                        } @else { " changed " }
-                        (time(row.pending.as_ref().map(|p| p.changed_ms))) " "
-                        button type="submit" { "Approve" }
-                    }
-                    details { summary { "pinned and new definitions" }
-                        pre { (row.definition) } pre { (row.pending.as_ref().map(|p| p.definition.as_str()).unwrap_or_default()) } }
-                }
-            }
-        },
-    ))
-}
-
-/// `POST /portal/admin/upstreams/approve`: as `teamgate upstreams approve NAME TOOL`.
-pub(super) async fn approve(
-    State(portal): State<Arc<Portal>>,
-    Checked(member, form): Checked<Fields>,
-) -> Result<Response, PortalError> {
-    member.require_admin()?;
-    let (name, tool) = (form.get("upstream"), form.get("tool"));
-    if !portal.config.upstreams.iter().any(|u| u.name == name) || tool.is_empty() {
-        return Err(PortalError::NotFound);
-    }
-    for approved in portal.store.approve(name, Some(tool)).await? {
-        portal
-            .audit(
-                &member,
-                "upstreams/approve",
-                &format!("{name}/{approved}"),
-                "",
-            )
-            .await;
-    }
-    Ok(back_to("/portal/admin/upstreams"))
 }
 
 /// `GET /portal/admin/toolsets`: each toolset's endpoint, who may connect,

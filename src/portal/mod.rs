@@ -3,7 +3,8 @@
 //! list and revoke their own tokens (`member.rs`), see the endpoints they may
 //! connect to (`endpoints.rs`), set their own credentials
 //! for the tools that act as them upstream (`connections.rs`), and admins see the team
-//! (`admin.rs`). Browser sessions are store rows behind an opaque cookie
+//! (`admin.rs`) and review changed upstream tool definitions (`pin_review.rs`,
+//! the diff in `pin_diff.rs`). Browser sessions are store rows behind an opaque cookie
 //! (`session.rs`); the pages are maud templates with one stylesheet and no
 //! script (`pages.rs`, `setup.rs`, the audit page in `trail.rs`, the usage
 //! pages in `usage.rs` with their inline SVG charts in `chart.rs`).
@@ -22,6 +23,8 @@ mod oauth;
 mod oauth_client;
 mod oidc;
 mod pages;
+mod pin_diff;
+mod pin_review;
 mod reach;
 mod session;
 mod setup;
@@ -165,8 +168,9 @@ impl Portal {
             .route("/admin/audit", get(trail::audit))
             .route("/admin/audit.csv", get(trail::csv))
             .route("/admin/usage", get(usage::team))
-            .route("/admin/upstreams", get(admin::upstreams))
-            .route("/admin/upstreams/approve", post(admin::approve))
+            .route("/admin/upstreams", get(pin_review::upstreams))
+            .route("/admin/upstreams/approve", post(pin_review::approve))
+            .route("/admin/upstreams/reject", post(pin_review::reject))
             .route("/admin/config", get(admin::effective_config))
             .route("/admin/grants", get(reach::grants))
             .route("/admin/toolsets", get(admin::toolsets))

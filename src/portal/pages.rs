@@ -54,6 +54,14 @@ svg .label { fill: currentColor; font-size: 11px; }
 svg g.bar:hover rect { opacity: .75; }
 table.usage td.calls, table.usage td.errors { text-align: right; }
 table.usage th:nth-child(2), table.usage th:nth-child(4) { text-align: right; }
+section.pin { margin: 1.5rem 0 2rem; padding-top: .5rem; border-top: 1px solid var(--line); }
+section.pin h3 { margin: 0 0 .5rem; }
+.diff h4 { margin: .75rem 0 .25rem; }
+pre.diff { padding: .5rem 0; }
+pre.diff > * { display: block; padding: 0 .75rem; }
+.diff ins { text-decoration: none; background: #2f855a33; color: inherit; }
+.diff del { text-decoration: none; background: #c5303033; color: inherit; }
+table.hints { display: table; width: auto; }
 "#;
 
 /// `GET /portal/style.css`.
