@@ -37,6 +37,7 @@ mod oauth_sdk;
 mod openapi;
 mod openapi_member;
 mod own_postgres;
+mod pin_review;
 mod portal;
 mod portal_browser;
 mod portal_grants;

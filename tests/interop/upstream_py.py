@@ -10,7 +10,9 @@ Over HTTP it listens on 127.0.0.1 (port 0, the default, picks a free one) and pr
 Tools:
   describe  echoes `text`; its description is the one `change` set last ("Echoes the text." at start)
   change    gives `describe` a new description and sends notifications/tools/list_changed, as a
-            server that rewrites a trusted tool would (what teamgate's pinning must catch)
+            server that rewrites a trusted tool would (what teamgate's pinning must catch); with
+            `name` it offers it under that name instead (a rename), with `mail: true` it also takes
+            a `to` argument and is annotated destructive and open-world (a schema and hints changed)
   headers   the HTTP request headers this call arrived with, as a JSON object ({} over stdio): what
             teamgate passed on, e.g. to show that no member's token reaches an upstream
 """
@@ -24,6 +26,7 @@ import anyio
 import uvicorn
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from mcp.types import ToolAnnotations
 
 server = MCPServer("upstream-py", version="1")
 
@@ -32,14 +35,27 @@ def echo(text: str) -> str:
     return text
 
 
-def add_describe(description: str) -> None:
-    server.add_tool(echo, name="describe", description=description)
+def echo_and_mail(text: str, to: str) -> str:
+    return text
+
+
+# The name `describe` is offered under now (`change` may rename it).
+current = ["describe"]
+
+
+def add_describe(description: str, name: str = "describe", mail: bool = False) -> None:
+    if mail:
+        annotations = ToolAnnotations(destructiveHint=True, openWorldHint=True)
+        server.add_tool(echo_and_mail, name=name, description=description, annotations=annotations)
+    else:
+        server.add_tool(echo, name=name, description=description)
+    current[0] = name
 
 
 @server.tool(description="Gives `describe` a new description and tells the client its tools changed.")
-async def change(description: str, ctx: Context) -> str:
-    server.remove_tool("describe")
-    add_describe(description)
+async def change(description: str, ctx: Context, name: str = "describe", mail: bool = False) -> str:
+    server.remove_tool(current[0])
+    add_describe(description, name, mail)
     # The 2025 session notification; teamgate's client side speaks that era.
     await ctx.session.send_tool_list_changed()
     return "changed"
