@@ -38,6 +38,7 @@ mod openapi;
 mod openapi_member;
 mod own_postgres;
 mod pin_review;
+mod pin_review_browser;
 mod portal;
 mod portal_browser;
 mod portal_grants;
