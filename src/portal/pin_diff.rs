@@ -204,6 +204,9 @@ mod tests {
     fn a_claim_shows_every_field_as_new() {
         let changes = changes("", r#"{"description":"d","name":"t"}"#);
         assert_eq!(changes.fields.len(), 2);
-        assert_eq!(changes.fields[0], ("name".into(), vec![Line::Added("t".into())]));
+        assert_eq!(
+            changes.fields[0],
+            ("name".into(), vec![Line::Added("t".into())])
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! Issue 65 part 3: a changed definition rejected stays withheld, awaits
 //! nothing, and is not proposed again; a different one is. The store's
-//! contract on both backends.
+//! contract on both backends, and `teamgate upstreams reject`.
 
 use std::sync::Arc;
 
@@ -73,4 +73,52 @@ async fn the_pin_store_keeps_a_rejected_definition_withheld_and_proposes_a_diffe
         );
         db.cleanup().await;
     }
+}
+
+/// `teamgate upstreams reject NAME TOOL` on the store: rejected, audited,
+/// no longer awaiting in `list --json`; refused when nothing is pending.
+#[tokio::test]
+async fn the_cli_rejects_a_changed_definition() {
+    let db = TestDb::sqlite();
+    let store = db.store(Arc::new(ManualClock::new(1_000))).await;
+    store
+        .pin("py", "describe", "h1", "{\"d\":1}")
+        .await
+        .unwrap();
+    store.pin("py", "headers", "hh", "{}").await.unwrap();
+    store
+        .set_pending("py", "describe", Some(("h2", "{\"d\":2}")))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("pins.toml");
+    std::fs::write(
+        &config,
+        "[[upstreams]]\nname = \"py\"\ncommand = \"true\"\n",
+    )
+    .unwrap();
+
+    let (ok, _, err) = super::cli(&config, &db.url, &["reject", "py", "headers"]).await;
+    assert!(!ok && err.contains("no changed definition"), "{err}");
+    let (ok, out, err) = super::cli(&config, &db.url, &["reject", "py", "describe"]).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("rejected py tool describe"), "{out}");
+    assert!(row_of(&store, "py", "describe").await.is_rejected());
+    let (_, out, _) = super::cli(&config, &db.url, &["list", "--json"]).await;
+    let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown[0]["awaiting"], serde_json::json!([]), "{shown}");
+    assert_eq!(
+        shown[0]["rejected"],
+        serde_json::json!(["describe"]),
+        "{shown}"
+    );
+    let trail = store.audit_tail(None, 0, 10).await.unwrap();
+    let record = trail.iter().find(|r| r.method == "upstreams/reject");
+    assert_eq!(record.map(|r| r.target.as_str()), Some("py/describe"));
+    db.cleanup().await;
+}
+
+async fn row_of(store: &teamgate::store::Store, upstream: &str, tool: &str) -> PinRow {
+    let pins = store.pins(Some(upstream)).await.unwrap();
+    pins.into_iter().find(|r| r.tool == tool).expect("pinned")
 }
