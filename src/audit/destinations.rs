@@ -39,7 +39,7 @@ impl Shipped {
                 *value = Value::String("[redacted]".into());
             }
         }
-        let line = Value::Object(fields.clone()).to_string();
+        let line = serde_json::to_string(&fields).unwrap_or_default();
         Self {
             at_ms: record.at_ms,
             fields,
@@ -48,8 +48,8 @@ impl Shipped {
     }
 }
 
-/// Where records go: one POST, one write. `Retry` failures are tried again
-/// (with backoff) until they succeed; the others drop the batch, counted.
+/// Where records go: one POST, one write. A `Refused` failure drops the
+/// batch, counted; any other is tried again (with backoff) until it succeeds.
 pub(super) trait Destination: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// Records per delivery at most.

@@ -16,8 +16,8 @@ use std::{
     time::Duration,
 };
 
-use tokio::{sync::Notify, task::JoinSet};
-use tokio_util::sync::CancellationToken;
+use tokio::sync::Notify;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use super::{
     AuditError,
@@ -94,7 +94,8 @@ pub struct ShipStat {
 pub struct Shipper {
     queues: Arc<Vec<Arc<Queue>>>,
     redact: Arc<Vec<String>>,
-    tasks: Arc<Mutex<JoinSet<()>>>,
+    /// Each destination's task.
+    tasks: TaskTracker,
 }
 
 impl Shipper {
@@ -113,7 +114,7 @@ impl Shipper {
         let mut shipper = Self {
             queues: Arc::default(),
             redact: Arc::new(ship.redact.clone()),
-            tasks: Arc::default(),
+            tasks: TaskTracker::new(),
         };
         let mut queues = Vec::new();
         if ship.stdout {
@@ -147,10 +148,7 @@ impl Shipper {
             full: AtomicBool::new(false),
         });
         let task = deliver(destination, queue.clone(), stop.clone());
-        self.tasks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .spawn(task);
+        self.tasks.spawn(task);
         queue
     }
 
@@ -179,9 +177,10 @@ impl Shipper {
     /// Waits, at most `within`, for every destination to take what is
     /// queued after the stop; false when one did not.
     pub async fn finished(&self, within: Duration) -> bool {
-        let mut tasks = std::mem::take(&mut *self.tasks.lock().unwrap_or_else(|e| e.into_inner()));
-        let all = async { while tasks.join_next().await.is_some() {} };
-        tokio::time::timeout(within, all).await.is_ok()
+        self.tasks.close();
+        tokio::time::timeout(within, self.tasks.wait())
+            .await
+            .is_ok()
     }
 }
 
