@@ -210,15 +210,8 @@ fn walk(value: &mut Value, detect: Detect, redact: bool) -> usize {
             let found = detect::find(detect, text);
             if redact && !found.is_empty() {
                 let mark = format!("[redacted:{}]", marker(detect));
-                let mut out = String::with_capacity(text.len());
-                let mut at = 0;
-                for (start, end) in &found {
-                    out.push_str(&text[at..*start]);
-                    out.push_str(&mark);
-                    at = *end;
-                }
-                out.push_str(&text[at..]);
-                *text = out;
+                let redacted = super::scrub::redact(text.as_bytes(), &found, &mark);
+                *text = String::from_utf8_lossy(&redacted).into_owned();
             }
             found.len()
         }

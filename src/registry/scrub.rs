@@ -155,8 +155,9 @@ impl Scrubber {
     /// it holds none.
     fn cleaned(&self, text: &str) -> Option<String> {
         let found = self.matches(text.as_bytes());
-        (!found.is_empty())
-            .then(|| String::from_utf8_lossy(&redact(text.as_bytes(), &found)).into_owned())
+        (!found.is_empty()).then(|| {
+            String::from_utf8_lossy(&redact(text.as_bytes(), &found, REDACTED)).into_owned()
+        })
     }
 
     /// `bytes` with every secret replaced; they need not be UTF-8.
@@ -165,7 +166,7 @@ impl Scrubber {
         if found.is_empty() {
             return bytes.to_vec();
         }
-        redact(bytes, &found)
+        redact(bytes, &found, REDACTED)
     }
 
     /// `texts` scrubbed as the one text they join into (a call's progress
@@ -310,13 +311,14 @@ impl Scrubber {
     }
 }
 
-/// `bytes` with each of the ordered, disjoint ranges `found` replaced.
-fn redact(bytes: &[u8], found: &[(usize, usize)]) -> Vec<u8> {
+/// `bytes` with each of the ordered, disjoint ranges `found` replaced by
+/// `mark` (the scrubber's `REDACTED`, a guardrail's `[redacted:<detector>]`).
+pub(super) fn redact(bytes: &[u8], found: &[(usize, usize)], mark: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut at = 0;
     for &(start, end) in found {
         out.extend_from_slice(&bytes[at..start]);
-        out.extend_from_slice(REDACTED.as_bytes());
+        out.extend_from_slice(mark.as_bytes());
         at = end;
     }
     out.extend_from_slice(&bytes[at..]);

@@ -4,8 +4,6 @@
 //! bounded by `timeout`; an answer that does not come (or is no verdict)
 //! blocks or passes as `failure` says, logged either way.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -16,7 +14,6 @@ pub(super) struct Webhook {
     client: reqwest::Client,
     url: String,
     secret: String,
-    timeout: Duration,
     failure: Failure,
 }
 
@@ -51,7 +48,6 @@ impl Webhook {
             client,
             url: config.url.clone().unwrap_or_default(),
             secret,
-            timeout: config.timeout,
             failure: config.failure,
         })
     }
@@ -84,8 +80,10 @@ impl Webhook {
             .header("X-Teamgate-Signature", signed)
             .body(body)
             .send();
-        let answer = match tokio::time::timeout(self.timeout, asked).await {
-            Ok(Ok(reply)) if reply.status().is_success() => {
+        // The client's timeout bounds the whole exchange, the answer's body
+        // included.
+        let answer = match asked.await {
+            Ok(reply) if reply.status().is_success() => {
                 let read = crate::body::read_response(reply, 64 * 1024).await;
                 read.ok()
                     .and_then(|bytes| serde_json::from_slice::<Answer>(&bytes).ok())
