@@ -105,12 +105,19 @@ async fn stdout_gets_every_record_a_dead_webhook_loses_some_counted_and_sigterm_
     served.signal(nix::sys::signal::Signal::SIGTERM);
     let status = tokio::task::block_in_place(|| served.child.wait()).unwrap();
     assert!(status.success(), "{status}");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let lines = served.stdout_lines();
-    let records: Vec<Value> = (lines.iter())
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .filter(|record: &Value| record["method"] == "tools/call")
-        .collect();
+    // The process has exited; its stdout is read to the end by a thread.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let (lines, records) = loop {
+        let lines = served.stdout_lines();
+        let records: Vec<Value> = (lines.iter())
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .filter(|record: &Value| record["method"] == "tools/call")
+            .collect();
+        if records.len() >= CALLS as usize || std::time::Instant::now() >= deadline {
+            break (lines, records);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert_eq!(records.len(), CALLS as usize, "{lines:?}");
     assert!(
         records

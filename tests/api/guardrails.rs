@@ -36,6 +36,29 @@ async fn call(app: &crate::helpers::TestApp, id: i64, tool: &str, text: &str) ->
     replies.pop().expect("a reply")["result"].clone()
 }
 
+/// The `tools/call` audit records, oldest first, once `n` are written (the
+/// writer follows the replies by a few milliseconds).
+async fn audited_calls(
+    app: &crate::helpers::TestApp,
+    n: usize,
+) -> Vec<teamgate::store::AuditRecord> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut rows = app.store.audit_tail(None, 0, 100).await.unwrap();
+        rows.retain(|r| r.method == "tools/call");
+        if rows.len() >= n {
+            rows.sort_by(|a, b| a.id.cmp(&b.id));
+            return rows;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} of {n} calls audited",
+            rows.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A refusal's text, or what the command printed.
 fn text_of(result: &Value) -> String {
     match result["structuredContent"]["stdout"].as_str() {
@@ -91,14 +114,8 @@ async fn detectors_block_redact_and_log_in_order_per_tool_and_audit_the_rule_onl
     assert!(text_of(&result).contains(IBAN), "{result}");
 
     // The audit names each rule, its action and phase; never the value.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut rows = app.store.audit_tail(None, 0, 100).await.unwrap();
-    rows.sort_by(|a, b| a.id.cmp(&b.id));
-    let outcomes: Vec<String> = rows
-        .iter()
-        .filter(|r| r.method == "tools/call")
-        .map(|r| r.outcome.clone())
-        .collect();
+    let rows = audited_calls(&app, 6).await;
+    let outcomes: Vec<String> = rows.iter().map(|r| r.outcome.clone()).collect();
     assert_eq!(
         outcomes,
         [
@@ -110,7 +127,7 @@ async fn detectors_block_redact_and_log_in_order_per_tool_and_audit_the_rule_onl
             "ok",
         ]
     );
-    let all = format!("{rows:?}");
+    let all = format!("{:?}", app.store.audit_tail(None, 0, 1000).await.unwrap());
     for value in [CARD, "4111", EMAIL, AWS_KEY, IBAN] {
         assert!(!all.contains(value), "{value} in the audit trail");
     }
@@ -182,13 +199,8 @@ async fn a_webhook_filter_allows_refuses_and_when_down_fails_closed_or_open() {
     assert_eq!(result["isError"], true, "fail-closed: {result}");
     let result = call(&app, 4, "open", "anything").await;
     assert_eq!(text_of(&result).trim(), "anything", "fail-open: {result}");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let mut rows = app.store.audit_tail(None, 0, 100).await.unwrap();
-    rows.sort_by(|a, b| a.id.cmp(&b.id));
-    let outcomes: Vec<&str> = (rows.iter())
-        .filter(|r| r.method == "tools/call")
-        .map(|r| r.outcome.as_str())
-        .collect();
+    let rows = audited_calls(&app, 4).await;
+    let outcomes: Vec<&str> = (rows.iter()).map(|r| r.outcome.as_str()).collect();
     assert_eq!(
         outcomes,
         [
