@@ -7,10 +7,10 @@
 # Usage: bench/durable.sh [BINARY] [PAIRS]
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. bench/lib.sh
 BIN="${1:-target/release/teamgate}"; PAIRS="${2:-3}"
 PG="${TEAMGATE_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/postgres}"
-command -v wrk >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null
-BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"name":"test_simple_text","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"}}}}'
+need_wrk
 run() { # $1 store (sqlite/postgres), $2 durable (true/false), $3 connections
   d=$(mktemp -d); port=$((18000 + RANDOM % 1000)); db=""
   if [ "$1" = postgres ]; then
@@ -26,11 +26,8 @@ run() { # $1 store (sqlite/postgres), $2 durable (true/false), $3 connections
     TEAMGATE__RATE_LIMIT__UNAUTHENTICATED_BURST=1000000 \
     "$BIN" serve --config config/conformance.toml --listen 127.0.0.1:$port >$d/log 2>&1 &
   pid=$!; sleep 3
-  BENCH_BODY="$BODY" BENCH_EXPECT='simple text' BENCH_LIMIT=2000000 timeout 30 wrk -t1 -c"$3" -d5s --latency -s bench/load.lua \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text' \
-    http://127.0.0.1:$port/mcp > $d/wrk 2>&1
-  rps=$(grep -o 'Requests/sec: *[0-9.]*' $d/wrk | awk '{print $2}')
+  wrk_tools_call "$port" "$3" "$d/wrk" --latency
+  rps=$(requests_per_second "$d/wrk")
   p50=$(awk '/Latency Distribution/{f=1} f && $1=="50%"{print $2; exit}' $d/wrk)
   p99=$(awk '/Latency Distribution/{f=1} f && $1=="99%"{print $2; exit}' $d/wrk)
   echo "store=$1 durable=$2 c=$3 $rps req/s p50 $p50 p99 $p99"

@@ -8,21 +8,18 @@
 # bounded by wrk -d and timeout.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. bench/lib.sh
 A="$1"; B="$2"; PAIRS="${3:-3}"; DIR_A="${DIR_A:-$PWD}"; DIR_B="${DIR_B:-$PWD}"
-command -v wrk >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null
-BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"name":"test_simple_text","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"}}}}'
+need_wrk
 run() { # $1 label, $2 binary, $3 connections, $4 checkout
   d=$(mktemp -d); port=$((18000 + RANDOM % 1000))
   (cd "$4" && exec env TEAMGATE__STORE__URL="sqlite://$d/t.db" TEAMGATE__AUTH__MODE=none \
     TEAMGATE__RATE_LIMIT__ENABLED=false TEAMGATE__RELOAD__WATCH=false \
     "$2" serve --config config/conformance.toml --listen 127.0.0.1:$port >$d/log 2>&1) &
   pid=$!; sleep 2
-  BENCH_BODY="$BODY" BENCH_EXPECT='simple text' BENCH_LIMIT=2000000 timeout 30 wrk -t1 -c"$3" -d5s -s bench/load.lua \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text' \
-    http://127.0.0.1:$port/mcp > $d/wrk 2>&1
-  rps=$(grep -o 'Requests/sec: *[0-9.]*' $d/wrk | awk '{print $2}')
-  json=$(grep -o 'BENCHJSON.*' $d/wrk | sed 's/BENCHJSON //')
+  wrk_tools_call "$port" "$3" "$d/wrk"
+  rps=$(requests_per_second "$d/wrk")
+  json=$(bench_json "$d/wrk")
   echo "$1 c=$3 $rps req/s $json"
   kill $pid; wait $pid 2>/dev/null; rm -rf $d
 }

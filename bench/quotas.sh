@@ -6,10 +6,10 @@
 # `cargo build --release --features conformance`. Usage: bench/quotas.sh [BINARY] [PAIRS]
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+. bench/lib.sh
 BIN="${1:-target/release/teamgate}"; PAIRS="${2:-3}"
 PG="${TEAMGATE_TEST_POSTGRES:-postgres://postgres@127.0.0.1:5432/postgres}"
-command -v wrk >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null
-BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"name":"test_simple_text","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"}}}}'
+need_wrk
 run() { # $1 shared (true/false)
   db="teamgate_bench_quota_$$_$RANDOM"; psql "$PG" -qc "CREATE DATABASE $db" >/dev/null
   d=$(mktemp -d); port=$((18000 + RANDOM % 1000))
@@ -20,12 +20,9 @@ run() { # $1 shared (true/false)
     TEAMGATE__RATE_LIMIT__UNAUTHENTICATED_BURST=1000000 \
     "$BIN" serve --config config/conformance.toml --listen 127.0.0.1:$port >$d/log 2>&1 &
   pid=$!; sleep 3
-  BENCH_BODY="$BODY" BENCH_EXPECT='simple text' BENCH_LIMIT=2000000 timeout 30 wrk -t1 -c64 -d5s -s bench/load.lua \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text' \
-    http://127.0.0.1:$port/mcp > $d/wrk 2>&1
-  rps=$(grep -o 'Requests/sec: *[0-9.]*' $d/wrk | awk '{print $2}')
-  json=$(grep -o 'BENCHJSON.*' $d/wrk | sed 's/BENCHJSON //')
+  wrk_tools_call "$port" 64 "$d/wrk"
+  rps=$(requests_per_second "$d/wrk")
+  json=$(bench_json "$d/wrk")
   echo "shared=$1 c=64 $rps req/s $json"
   kill $pid; wait $pid 2>/dev/null; rm -rf $d
   psql "$PG" -qc "DROP DATABASE IF EXISTS $db" >/dev/null

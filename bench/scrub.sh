@@ -5,18 +5,15 @@
 # bounded by wrk -d and timeout. (issue 59 item 3)
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"name":"test_simple_text","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"}}}}'
+. bench/lib.sh
 run() { # $1 label, $2 secret or empty
   d=$(mktemp -d); port=$((18000 + RANDOM % 1000))
   env TEAMGATE__STORE__URL="sqlite://$d/t.db" TEAMGATE__AUTH__MODE=none TEAMGATE__RATE_LIMIT__ENABLED=false \
     ${2:+TEAMGATE__MCP__REQUEST_STATE_KEYS="[\"$2\"]"} TEAMGATE__RELOAD__WATCH=false \
     target/release/teamgate serve --config config/conformance.toml --listen 127.0.0.1:$port >$d/log 2>&1 &
   pid=$!; sleep 2
-  BENCH_BODY="$BODY" BENCH_EXPECT='simple text' BENCH_LIMIT=2000000 timeout 30 wrk -t1 -c16 -d5s -s bench/load.lua \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text' \
-    http://127.0.0.1:$port/mcp > $d/wrk 2>&1
-  rps=$(grep -o 'Requests/sec: *[0-9.]*' $d/wrk | awk '{print $2}')
+  wrk_tools_call "$port" 16 "$d/wrk"
+  rps=$(requests_per_second "$d/wrk")
   fail=$(grep -o '"failed":[0-9]*' $d/wrk)
   echo "$1 $rps $fail"
   kill $pid; wait $pid 2>/dev/null; rm -rf $d

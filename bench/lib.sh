@@ -1,0 +1,27 @@
+# Sourced by the paired benchmarks (bench/paired.sh, quotas.sh, scrub.sh, durable.sh): the load they
+# share, tools/call on the conformance fixture `test_simple_text` (2026-07-28, stateless) driven by
+# wrk and bench/load.lua, and what they read from wrk's output. Each script starts its own servers.
+
+TOOLS_CALL_BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"name":"test_simple_text","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"}}}}'
+
+# wrk, from Debian, when it is missing.
+need_wrk() {
+  command -v wrk >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null
+}
+
+# wrk_tools_call PORT CONNECTIONS OUT [WRK_ARGS...]: 5 s of tools/call against 127.0.0.1:PORT/mcp,
+# wrk's output in OUT; bounded by wrk -d and timeout.
+wrk_tools_call() {
+  local port=$1 connections=$2 out=$3; shift 3
+  BENCH_BODY="$TOOLS_CALL_BODY" BENCH_EXPECT='simple text' BENCH_LIMIT=2000000 \
+    timeout 30 wrk -t1 -c"$connections" -d5s "$@" -s bench/load.lua \
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+    -H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text' \
+    "http://127.0.0.1:$port/mcp" > "$out" 2>&1
+}
+
+# requests_per_second OUT: wrk's Requests/sec figure.
+requests_per_second() { grep -o 'Requests/sec: *[0-9.]*' "$1" | awk '{print $2}'; }
+
+# bench_json OUT: bench/load.lua's summary line (counts, failures, latency percentiles).
+bench_json() { grep -o 'BENCHJSON.*' "$1" | sed 's/BENCHJSON //'; }
