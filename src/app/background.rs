@@ -11,7 +11,7 @@ use crate::{
     config::Config,
     http::{QUOTA_WINDOW_MS, RateLimits},
     mcp::Sessions,
-    store::{PortalSessions, QuotaRepo, SessionRepo, SqlEventStore, Store},
+    store::{ApprovalRepo, PortalSessions, QuotaRepo, SessionRepo, SqlEventStore, Store},
     telemetry::Metrics,
 };
 
@@ -32,6 +32,9 @@ pub(super) async fn sessions_gauge(
 
 /// Deletes expired sessions (MCP and portal), old stream events, the
 /// authorization server's expired rows, old usage buckets and old audit records every
+/// How long a request for approval stays listed after it expired.
+const APPROVALS_KEPT_MS: i64 = 7 * 24 * 3600 * 1000;
+
 /// `store.purge_interval`.
 pub(super) async fn purge_loop(
     store: Store,
@@ -78,6 +81,14 @@ pub(super) async fn purge_loop(
         // (apart from the audit's retention: they hold counts, not calls).
         if let Err(error) = store.purge_usage(store.now_ms()).await {
             tracing::warn!(%error, "old usage buckets not deleted");
+        }
+        // Requests for approval stay listed a week after they ended; the
+        // audit trail keeps who asked and who decided for its retention.
+        if let Err(error) = store
+            .purge_approvals(store.now_ms() - APPROVALS_KEPT_MS)
+            .await
+        {
+            tracing::warn!(%error, "old requests for approval not deleted");
         }
         let horizon = store.now_ms() - config.audit.retention.as_millis() as i64;
         if let Err(error) = store.purge_audit(horizon).await {

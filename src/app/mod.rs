@@ -60,6 +60,9 @@ pub struct App {
     edge: EdgeConfig,
     /// Ends every rmcp session and stream when cancelled.
     engine_shutdown: CancellationToken,
+    /// Cancelled when the server starts draining: calls parked for approval
+    /// then leave their requests pending for the restart.
+    draining: CancellationToken,
     /// The upstream MCP servers' connections, kept across reloads.
     upstreams: Arc<Upstreams>,
     /// The sign-in and pages under `/portal`, when `[portal]` is on.
@@ -81,6 +84,7 @@ impl App {
         store.migrate().await?;
         let bus = ChangeBus::default();
         let engine_shutdown = CancellationToken::new();
+        let draining = CancellationToken::new();
         let (relay, outgoing) = tokio::sync::mpsc::channel(store::RELAY_QUEUE);
         let replicas = bus.clone();
         let relayed = store::bridge(
@@ -114,6 +118,11 @@ impl App {
             &config.mcp.server_name,
             &config.mcp.instructions,
         )
+        .with_approvals(crate::mcp::ApprovalDesk::new(
+            store.clone(),
+            Some(audit_sink.clone()),
+            draining.clone(),
+        ))
         .with_audit(audit_sink)
         .with_tool_timeout(config.limits.tool_timeout)
         .with_tool_quota(tool_quota(&limits))
@@ -184,6 +193,7 @@ impl App {
             events,
             sessions,
             engine_shutdown,
+            draining,
             upstreams,
             portal,
         })
@@ -304,12 +314,16 @@ impl App {
             grace: server.shutdown_grace,
         };
         let health = self.health.clone();
+        let draining = self.draining.clone();
         http::serve(
             listener,
             router,
             options,
             shutdown,
-            move || health.start_draining(),
+            move || {
+                draining.cancel();
+                health.start_draining();
+            },
             self.engine_shutdown.clone(),
         )
         .await

@@ -58,6 +58,10 @@ macro_rules! declared_tool {
             /// Whether calls may become durable tasks; unset: the kind's default.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub task: Option<super::TaskMode>,
+            /// Each call waits for a member of a group to approve it on the
+            /// portal: `{ group = "leads", timeout = "30m" }`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub approval: Option<super::ToolApproval>,
             $($(#[$fmeta])* pub $field: $ty,)*
         }
 
@@ -78,6 +82,7 @@ macro_rules! declared_tool {
                     from_caller: self.from_caller.clone(),
                     cache_ttl: self.cache_ttl,
                     task: self.task,
+                    approval: self.approval.clone(),
                 }
             }
         }

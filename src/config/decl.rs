@@ -22,4 +22,23 @@ pub struct ToolDecl {
     pub from_caller: BTreeMap<String, String>,
     pub cache_ttl: Option<Duration>,
     pub task: Option<super::TaskMode>,
+    pub approval: Option<ToolApproval>,
+}
+
+/// `approval = { group = "leads", timeout = "30m" }`: each call waits,
+/// parked, until a member of `group` other than the caller approves it on
+/// the portal (it then runs with exactly the arguments they saw), denies
+/// it, or `timeout` passes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolApproval {
+    /// The group (the sign-in's `groups_claim`) whose members decide.
+    pub group: String,
+    /// How long a call waits for a decision before it ends unrun.
+    #[serde(default = "approval_timeout", with = "super::duration")]
+    pub timeout: Duration,
+}
+
+fn approval_timeout() -> Duration {
+    Duration::from_secs(30 * 60)
 }

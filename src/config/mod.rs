@@ -4,6 +4,7 @@
 //! describes the shape. Every struct denies unknown keys so a typo stops
 //! start-up instead of being silently ignored.
 
+mod approvals;
 mod audit;
 mod authz;
 mod capabilities;
@@ -40,7 +41,7 @@ pub use capabilities::{
     PromptConfig, PromptFilesConfig, ReloadConfig, SourcesConfig, ToolsConfig,
 };
 pub use credentials::{CredentialsConfig, SlotConfig, member_slots};
-pub use decl::ToolDecl;
+pub use decl::{ToolApproval, ToolDecl};
 pub use guardrails::{Detect, Failure, GuardAction, GuardrailConfig, Phase};
 pub use load::{ConfigError, ConfigSources};
 pub use openapi::{OpenApiSourceConfig, OpenApiToolOverride};

@@ -66,6 +66,9 @@ pub struct OpenApiToolOverride {
     pub scopes: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<bool>,
+    /// Each call waits for a member of a group to approve it on the portal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<super::ToolApproval>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -19,10 +19,11 @@ impl Config {
     /// (and each declared tool, `validate.rs`): an operator fixes a file in
     /// one pass, `serve` and `check-config` alike.
     pub fn problems(&self) -> Vec<ConfigError> {
-        let checks: [Rule; 15] = [
+        let checks: [Rule; 16] = [
             |c| super::upstreams_check::validate(&c.upstreams, &c.tools.http_allowlist),
             |c| super::toolsets::validate(&c.toolsets),
             |c| super::guardrails::validate(&c.guardrails),
+            super::approvals::validate,
             |c| (c.portal.as_ref()).map_or(Ok(()), |portal| portal.validate(&c.server.public_url)),
             |c| {
                 (c.authorization_server.as_ref()).map_or(Ok(()), |authz| {

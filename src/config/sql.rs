@@ -79,6 +79,9 @@ pub struct SqlToolConfig {
     pub scopes: Vec<String>,
     #[serde(default)]
     pub confirm: bool,
+    /// Each call waits for a member of a group to approve it on the portal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<super::ToolApproval>,
     /// Parameters filled from the caller: `"user"` or `"claim:<name>"`.
     #[serde(default)]
     pub from_caller: BTreeMap<String, String>,
@@ -178,6 +181,7 @@ impl SqlToolConfig {
             from_caller: self.from_caller.clone(),
             cache_ttl: self.cache_ttl,
             task: self.task,
+            approval: self.approval.clone(),
         }
     }
 }

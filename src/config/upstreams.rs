@@ -135,6 +135,9 @@ pub struct ToolOverride {
     /// `false` turns that off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirm: Option<bool>,
+    /// Each call waits for a member of a group to approve it on the portal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<super::ToolApproval>,
     /// Cache results this long; only with `read_only = true`.
     #[serde(
         default,
@@ -213,7 +216,10 @@ impl UpstreamConfig {
         overrides
             .iter()
             .filter(|(_, o)| {
-                o.confirm == Some(true) || o.cache_ttl.is_some() || !o.from_caller.is_empty()
+                o.confirm == Some(true)
+                    || o.cache_ttl.is_some()
+                    || !o.from_caller.is_empty()
+                    || o.approval.is_some()
             })
             .map(|(tool, o)| super::ToolDecl {
                 name: self.exposed(tool),
@@ -230,6 +236,7 @@ impl UpstreamConfig {
                 from_caller: o.from_caller.clone(),
                 cache_ttl: o.cache_ttl,
                 task: None,
+                approval: o.approval.clone(),
             })
             .collect()
     }

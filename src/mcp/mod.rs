@@ -4,6 +4,7 @@
 
 mod access;
 mod admission;
+mod approvals;
 mod calls;
 mod endpoint;
 mod engine;
@@ -29,6 +30,7 @@ mod tasks;
 use crate::protocol::*;
 
 pub use admission::Admission;
+pub use approvals::ApprovalDesk;
 pub use calls::AuditSink;
 pub use endpoint::Endpoints;
 pub use engine::Engine;

@@ -37,6 +37,8 @@ pub struct Shared {
     pub(super) tasks: Option<Arc<Tasks>>,
     /// Members' own credential values (HTTP with `[credentials]`).
     pub(super) member_secrets: Option<Arc<dyn MemberSecrets>>,
+    /// Where calls needing approval wait (HTTP with a store).
+    pub(super) approvals: Option<Arc<dyn crate::registry::ApprovalDesk>>,
 }
 
 impl Shared {
@@ -65,7 +67,14 @@ impl Shared {
             tool_quota: None,
             tasks: None,
             member_secrets: None,
+            approvals: None,
         }
+    }
+
+    /// Calls of tools with `approval` wait at `desk` for their decision.
+    pub fn with_approvals(mut self, desk: Arc<dyn crate::registry::ApprovalDesk>) -> Self {
+        self.approvals = Some(desk);
+        self
     }
 
     /// Calls fill `${user:NAME}` slots from `secrets`.

@@ -13,6 +13,7 @@
 //! CLI: a token made here is the same row `teamgate token create` makes.
 
 mod admin;
+mod approvals;
 mod chart;
 mod claims;
 mod connections;
@@ -144,6 +145,8 @@ impl Portal {
             .route("/tokens/{id}/revoke", post(member::revoke))
             .route("/activity", get(member::activity))
             .route("/usage", get(usage::own))
+            .route("/approvals", get(approvals::list))
+            .route("/approvals/{id}", post(approvals::decide))
             .route("/endpoints", get(endpoints::list))
             .route("/connections", get(connections::list))
             .route("/connections/{slot}", post(connections::set))

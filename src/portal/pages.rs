@@ -97,6 +97,7 @@ pub(super) fn page(title: &str, member: Option<&Member>, body: Markup) -> Html<S
                                 a href="/portal/endpoints" { "Endpoints" }
                                 a href="/portal/activity" { "Activity" }
                                 a href="/portal/usage" { "Usage" }
+                                a href="/portal/approvals" { "Approvals" }
                                 a href="/portal/connections" { "Connections" }
                                 @if member.clients_page {
                                     a href="/portal/clients" { "Clients" }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::progress::{ProgressScrub, Update};
-use super::{Caller, CredentialUse, MemberSecrets, Scrubber};
+use super::{ApprovalAsk, ApprovalError, Caller, CredentialUse, MemberSecrets, Scrubber, Verdict};
 
 use crate::protocol::{Asked, Mrtr, StreamCloser};
 use crate::protocol::{
@@ -46,6 +46,8 @@ pub struct CallContext {
     task: Option<Arc<dyn TaskInput>>,
     /// Members' own credential values, when the server keeps them.
     member_secrets: Option<Arc<dyn MemberSecrets>>,
+    /// Where a call with `approval` waits for its decision (HTTP with a store).
+    approvals: Option<Arc<dyn ApprovalDesk>>,
     /// Which credential kind served the call, for its audit record.
     credential: CredentialUse,
     /// Which guardrails fired, for its audit record.
@@ -64,6 +66,17 @@ pub trait TaskInput: Send + Sync {
     async fn progress(&self, message: &str);
 }
 
+/// Parks a call until its request for approval is decided; the request
+/// lives in the store, so a decision on any replica reaches it.
+#[async_trait::async_trait]
+pub trait ApprovalDesk: Send + Sync {
+    async fn decide(
+        &self,
+        ask: ApprovalAsk<'_>,
+        cx: &CallContext,
+    ) -> Result<Verdict, ApprovalError>;
+}
+
 impl CallContext {
     pub fn new(
         request: RequestContext<RoleServer>,
@@ -79,6 +92,7 @@ impl CallContext {
             scrubber: Scrubber::default(),
             task: None,
             member_secrets: None,
+            approvals: None,
             credential: CredentialUse::default(),
             fired: Fired::default(),
             progress: std::sync::Mutex::default(),
@@ -94,6 +108,17 @@ impl CallContext {
     /// keeps none (stdio, or no `[credentials]`).
     pub fn member_secrets(&self) -> Option<&Arc<dyn MemberSecrets>> {
         self.member_secrets.as_ref()
+    }
+
+    pub fn with_approvals(mut self, desk: Option<Arc<dyn ApprovalDesk>>) -> Self {
+        self.approvals = desk;
+        self
+    }
+
+    /// Where a call with `approval` waits for its decision; `None` when the
+    /// server keeps no requests (stdio).
+    pub fn approvals(&self) -> Option<&Arc<dyn ApprovalDesk>> {
+        self.approvals.as_ref()
     }
 
     /// Where the provider reports the credential kind it used.

@@ -7,6 +7,7 @@
 //! capability requires, and scrubs configured secrets from every tool result.
 //! It knows nothing of HTTP, sessions or JSON-RPC envelopes.
 
+mod approval;
 mod caller;
 mod context;
 mod credentials;
@@ -27,8 +28,9 @@ mod toolsets;
 
 use std::{collections::HashMap, sync::Arc};
 
+pub use approval::{ApprovalAsk, ApprovalError, Verdict};
 pub use caller::{Caller, Identity, TOOLSET_SCOPE, scope_covers};
-pub use context::{CallContext, Fired, TaskInput};
+pub use context::{ApprovalDesk, CallContext, Fired, TaskInput};
 pub use credentials::{CredentialKind, CredentialUse, MemberSecrets, SecretsError};
 pub use error::RegistryError;
 pub use events::{ChangeBus, ChangeEvent};

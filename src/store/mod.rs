@@ -5,6 +5,7 @@
 //! keeps to what both dialects share, so each query is written once; each
 //! backend has its own migration folder with the same versions.
 
+mod approvals;
 mod audit;
 mod audit_kinds;
 mod batch;
@@ -37,6 +38,8 @@ use sqlx::{
     sqlite::SqliteConnectOptions,
 };
 
+// Approval by a second person (issue 65 part 2).
+pub use approvals::{ApprovalRepo, ApprovalRow, Decision};
 pub use audit::{AuditFilter, AuditRecord, record_id};
 pub use audit_kinds::{Actor, Via};
 pub use clock::{Clock, ManualClock, SystemClock};

@@ -2,6 +2,9 @@
 //! loopback port through `helpers::spawn_app` (or the real binary through
 //! `binary::serve`), most of them with the official SDK client in `sdk`.
 
+mod approvals;
+mod approvals_browser;
+mod approvals_store;
 mod audit_durable;
 mod audit_ship;
 mod auth;

@@ -35,7 +35,7 @@ async fn token(app: &TestApp, user: &str) -> String {
 
 /// A 2026-07-28 request of the bearer of `token`, declaring the tasks
 /// extension; the JSON-RPC reply.
-async fn call(app: &TestApp, token: &str, method: &str, params: Value) -> Value {
+pub(crate) async fn call(app: &TestApp, token: &str, method: &str, params: Value) -> Value {
     let caps = json!({"extensions": {TASKS: {}}, "elicitation": {}});
     call_as(app, token, method, params, caps).await
 }
@@ -67,7 +67,7 @@ async fn call_as(
     messages(response).await.pop().expect("a reply")
 }
 
-async fn settled(app: &TestApp, token: &str, id: &str) -> Value {
+pub(crate) async fn settled(app: &TestApp, token: &str, id: &str) -> Value {
     for _ in 0..200 {
         let task = call(app, token, "tasks/get", json!({"taskId": id})).await;
         let status = task["result"]["status"]

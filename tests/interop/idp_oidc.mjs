@@ -7,7 +7,8 @@
 // port and --stay keeps running after stdin closes (Ctrl-C ends it), e.g.
 //   node22 tests/interop/idp_oidc.mjs --port 5556 --stay --redirect http://127.0.0.1:8080/portal/callback
 // Accounts (any password, through the provider's own login form, devInteractions):
-//   ann (group dev), bob (group ops), cat (group admins), dan (group guests, mapped to no scope).
+//   ann (group dev), bob (group ops), cat (group admins), dan (group guests, mapped to no scope),
+//   eve (dev, leads), fay (ops, leads).
 // --profile NAME: instead, ann, bob and dan with the ID token claims that provider sends (the
 // recipes of docs/identity-providers.md, tested by tests/api/portal_idp_recipes.rs): keycloak
 // (groups as paths), okta (group names), entra (group object ids and app roles), entra-overage
@@ -50,7 +51,10 @@ const resourceIndicators = {
   }),
 };
 
-const ACCOUNTS = { ann: ['dev'], bob: ['ops'], cat: ['admins'], dan: ['guests'] };
+// eve and fay are leads, who approve calls (issue 65 part 2).
+const ACCOUNTS = {
+  ann: ['dev'], bob: ['ops'], cat: ['admins'], dan: ['guests'], eve: ['dev', 'leads'], fay: ['ops', 'leads'],
+};
 
 // Each provider's ID token claims for ann, bob and dan (sub and the protocol claims aside).
 const ENG = '6f1c2a9e-4b7d-4e0a-9c1f-2d3e4f5a6b7c'; // Entra group object ids

@@ -43,6 +43,7 @@ impl McpHandler {
         );
         CallContext::new(request, caller, threshold, mrtr)
             .with_member_secrets(self.shared.member_secrets.clone())
+            .with_approvals(self.shared.approvals.clone())
     }
 }
 

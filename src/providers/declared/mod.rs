@@ -3,6 +3,7 @@
 //! arguments against the schema, ask for confirmation, serve and fill the
 //! result cache. HTTP and command tools only supply a `Runner`.
 
+mod approval;
 mod cache;
 mod confirm;
 mod policies;
@@ -71,7 +72,13 @@ impl DeclaredTool {
     ) -> anyhow::Result<Self> {
         let validator = jsonschema::validator_for(&Value::Object(decl.input_schema.clone()))
             .map_err(|e| anyhow::anyhow!("tool `{}`: input_schema: {e}", decl.name))?;
-        let task = decl.task.unwrap_or(defaults.task);
+        let task = match decl.task.unwrap_or(defaults.task) {
+            // A call waiting for a person is what a task is for.
+            TaskMode::Forbidden if decl.approval.is_some() && decl.task.is_none() => {
+                TaskMode::Optional
+            }
+            task => task,
+        };
         let tool = wire(describe(&decl, defaults));
         Ok(Self {
             decl,
@@ -230,7 +237,7 @@ impl ToolProvider for DeclaredTools {
 
     /// Declared tools keep their own limits (a test command may run for
     /// ten minutes), plus the time to ask the user when they confirm or
-    /// must set a credential.
+    /// must set a credential, and to wait for an approver.
     fn timeout(&self, name: &str) -> Option<Duration> {
         let tool = &self.tools[*self.index.get(name)?];
         // A member may be sent to the portal to set a credential first.
@@ -239,7 +246,12 @@ impl ToolProvider for DeclaredTools {
         } else {
             Duration::ZERO
         };
-        Some(tool.runner.timeout() + RUN_SLACK + confirm)
+        let approval = tool
+            .decl
+            .approval
+            .as_ref()
+            .map_or(Duration::ZERO, |a| a.timeout);
+        Some(tool.runner.timeout() + RUN_SLACK + confirm + approval)
     }
 
     async fn call(
@@ -268,6 +280,9 @@ impl ToolProvider for DeclaredTools {
             return Ok(answer);
         }
         if let Some(answer) = tool.runner.withheld(cx).await {
+            return Ok(answer);
+        }
+        if let Some(answer) = approval::withheld(&tool.decl, &arguments, cx).await {
             return Ok(answer);
         }
         let run = async { Ok(tool.runner.run(&arguments, cx).await.into()) };

@@ -15,7 +15,9 @@ use std::{
 
 use async_trait::async_trait;
 
-use super::{CONFIRM_WAIT, bind_caller, cache::ResultCache, confirm, hide_bound, text_result};
+use super::{
+    CONFIRM_WAIT, approval, bind_caller, cache::ResultCache, confirm, hide_bound, text_result,
+};
 use crate::{
     config::ToolDecl,
     protocol::{CallToolResponse, JsonObject, McpError, Tool},
@@ -65,6 +67,14 @@ impl WithPolicies {
     }
 }
 
+impl WithPolicies {
+    /// How long a call of `name` may wait for an approver, when it needs one.
+    fn approval(&self, name: &str) -> Option<Duration> {
+        let decl = self.policies.get(name)?;
+        decl.approval.as_ref().map(|a| a.timeout)
+    }
+}
+
 /// No policy but the one the annotation adds.
 fn bare(name: &str) -> ToolDecl {
     ToolDecl {
@@ -82,6 +92,7 @@ fn bare(name: &str) -> ToolDecl {
         from_caller: Default::default(),
         cache_ttl: None,
         task: None,
+        approval: None,
     }
 }
 
@@ -112,6 +123,9 @@ impl ToolProvider for WithPolicies {
         if let Some(answer) = confirm::withheld(&decl, &arguments, cx).await {
             return Ok(answer);
         }
+        if let Some(answer) = approval::withheld(&decl, &arguments, cx).await {
+            return Ok(answer);
+        }
         let run = self.inner.call(name, arguments.clone(), cx);
         self.cache
             .get_or_run(&decl, &arguments, (cx, self.per_caller), run)
@@ -134,17 +148,25 @@ impl ToolProvider for WithPolicies {
         self.inner.annotated_destructive(name)
     }
 
+    /// A call waiting for an approver may become a task.
     fn task_mode(&self, name: &str) -> crate::config::TaskMode {
-        self.inner.task_mode(name)
+        use crate::config::TaskMode;
+        match self.inner.task_mode(name) {
+            TaskMode::Forbidden if self.approval(name).is_some() => TaskMode::Optional,
+            mode => mode,
+        }
     }
 
-    /// The inner tool's time, plus the user's when it confirms.
+    /// The inner tool's time, plus the user's when it confirms and the
+    /// approver's when it needs approval.
     fn timeout(&self, name: &str) -> Option<Duration> {
         let confirm = self.policy(name).is_some_and(|d| d.confirm);
-        let own = self.inner.timeout(name);
-        match (own, confirm) {
-            (Some(own), true) => Some(own + CONFIRM_WAIT),
-            (own, _) => own,
-        }
+        let wait = self.approval(name).unwrap_or(Duration::ZERO)
+            + if confirm {
+                CONFIRM_WAIT
+            } else {
+                Duration::ZERO
+            };
+        self.inner.timeout(name).map(|own| own + wait)
     }
 }

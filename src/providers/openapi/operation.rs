@@ -171,6 +171,7 @@ pub(super) fn tool(
         output_schema,
         scopes: overrides.scopes.unwrap_or_else(|| source.scopes.clone()),
         confirm: overrides.confirm.unwrap_or(false),
+        approval: overrides.approval,
         read_only: overrides
             .read_only
             .or(Some(matches!(found.method, "get" | "head"))),

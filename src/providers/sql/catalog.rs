@@ -97,6 +97,7 @@ fn decl(name: &str, description: String, schema: Value, scopes: &[String]) -> To
         from_caller: BTreeMap::new(),
         cache_ttl: None,
         task: None,
+        approval: None,
     }
 }
 
