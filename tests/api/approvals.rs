@@ -6,7 +6,8 @@
 //! Approved, the call runs with exactly the arguments fay read; denied, it
 //! ends with fay's reason; undecided, it expires (the store's clock moved);
 //! parked when the server restarts, the request survives and the same call
-//! runs on its approval. The browser version is `approvals_browser.rs`.
+//! runs on its approval; an upstream's tool (the Python SDK) waits the same
+//! way. The browser version is `approvals_browser.rs`.
 
 use std::{sync::Arc, time::Duration};
 
@@ -369,4 +370,50 @@ fn approval_needs_the_portal_a_group_and_a_bounded_timeout() {
     config.tools.command = vec![nameless];
     let refused = config.validate().unwrap_err().to_string();
     assert!(refused.contains("approval.group"), "{refused}");
+}
+
+#[tokio::test]
+async fn an_upstream_tool_with_approval_waits_for_a_lead_too() {
+    let Some(python) = crate::sec44_upreg::python() else {
+        return;
+    };
+    let script = crate::helpers::repo_path("tests/interop/annotated_py.py");
+    let entry = format!(
+        "name = \"db\"\ncommand = {python:?}\nargs = [{script:?}]\n\
+         [tools.trim]\nconfirm = false\napproval = {{ group = \"leads\", timeout = \"10m\" }}\n",
+        script = script.display().to_string()
+    );
+    let upstream: teamgate::config::UpstreamConfig = toml::from_str(&entry).unwrap();
+    let (app, _idp) = approvals_app(Arc::new(SystemClock), |c| c.upstreams = vec![upstream]).await;
+    let eve_token = token(&app, "eve", &["tools:*"]).await;
+    let (client, _) = sdk::connect_as(&app.url, Some(&eve_token), None).await;
+    for _ in 0..300 {
+        let tools = client.list_all_tools().await.unwrap();
+        if tools.iter().any(|t| t.name == "db_trim") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let call =
+        tokio::spawn(async move { sdk::call(&client, "db_trim", json!({"target": "logs"})).await });
+    let mut pending = None;
+    for _ in 0..300 {
+        let rows = app.store.approvals_seen_by("eve", &[], 10).await.unwrap();
+        pending = rows
+            .into_iter()
+            .find(|r| r.tool == "db_trim" && r.status == "pending");
+        if pending.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let row = pending.expect("the upstream's call waits for approval");
+    assert_eq!(row.arguments, r#"{"target":"logs"}"#);
+    assert!(!call.is_finished());
+    let fay = Browser::sign_in(&app, "fay").await;
+    let (status, body) = decide(&app, &fay, &row.id, "approve", "").await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{body}");
+    let result = within(call).await;
+    assert_eq!(text(&result), "done: logs", "{result}");
+    app.stop().await;
 }
