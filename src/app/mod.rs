@@ -169,6 +169,7 @@ impl App {
                 idle_ttl: config.store.session_idle_ttl,
                 memory_idle: config.store.session_memory_idle,
                 sse_retry: config.mcp.sse_retry,
+                disconnect_grace: config.mcp.disconnect_grace,
             },
         ));
         let metrics = Metrics::new(&config.telemetry)?;

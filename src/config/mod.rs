@@ -333,6 +333,10 @@ pub struct McpConfig {
     /// `retry:` hint sent in SSE priming events.
     #[serde(with = "self::duration")]
     pub sse_retry: Duration,
+    /// A 2025-era call whose stream ends before its answer and is not
+    /// resumed within this time is cancelled.
+    #[serde(with = "self::duration")]
+    pub disconnect_grace: Duration,
     /// Answer with one JSON body when a call emits nothing before its result.
     pub json_responses: bool,
     /// Serve the 2025-era `initialize` handshake with sessions.

@@ -89,6 +89,16 @@ impl Config {
                 "must be greater than zero".into(),
             ));
         }
+        if self.mcp.disconnect_grace <= self.mcp.sse_retry {
+            return Err(invalid(
+                "mcp.disconnect_grace",
+                format!(
+                    "must be longer than mcp.sse_retry ({:?}), the delay clients wait before \
+                     resuming a stream",
+                    self.mcp.sse_retry
+                ),
+            ));
+        }
         for (i, key) in self.mcp.request_state_keys.iter().enumerate() {
             if key.expose().len() < 32 {
                 return Err(invalid(

@@ -6,7 +6,8 @@ use std::{borrow::Cow, sync::Arc, time::Instant};
 use serde_json::Value;
 
 use super::{
-    CallToolResponse, GetPromptResponse, McpError, ReadResourceResponse, RequestContext, RoleServer,
+    CallToolResponse, GetPromptResponse, McpError, ReadResourceResponse, RequestContext,
+    RoleServer, departure::Departure,
 };
 use crate::{
     audit::{Auditor, digest_object, record_id},
@@ -114,6 +115,9 @@ pub(super) struct Audit {
     credential: Option<CredentialUse>,
     /// Where the guardrails that fired on the call are noted.
     fired: Option<Fired>,
+    /// Set when the call was cancelled because its client left
+    /// (`departure.rs`).
+    departure: Option<Arc<Departure>>,
 }
 
 impl Audit {
@@ -139,6 +143,7 @@ impl Audit {
             observed: observed::<Arc<Observed>>(context),
             credential: None,
             fired: None,
+            departure: context.extensions.get::<Arc<Departure>>().cloned(),
             record: AuditRecord::request(at_ms, actor(caller), via, (method, target), digest),
         }
     }
@@ -182,6 +187,7 @@ impl Audit {
             observed: None,
             credential: self.credential.clone(),
             fired: self.fired.clone(),
+            departure: None,
         }
     }
 
@@ -200,6 +206,9 @@ impl Audit {
             Err(error) => Outcome::Error(error.code.0),
         };
         self.record.outcome = outcome.label().into_owned();
+        if self.departure.as_ref().is_some_and(|d| d.left()) {
+            "cancelled: client disconnected".clone_into(&mut self.record.outcome);
+        }
         self.record.latency_ms = self.started.elapsed().as_millis() as i64;
         if let Some(used) = &self.credential {
             used.label().clone_into(&mut self.record.credential);

@@ -6,6 +6,7 @@ mod access;
 mod admission;
 mod approvals;
 mod calls;
+mod departure;
 mod endpoint;
 mod engine;
 mod error;

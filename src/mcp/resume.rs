@@ -67,7 +67,7 @@ const UNKNOWN: &str = "unknown, expired or foreign Last-Event-ID";
 
 /// How long a resumed stream waits for more events before it closes (the
 /// client reconnects after the `retry` interval and resumes again).
-const FOLLOW_FOR: Duration = Duration::from_secs(30);
+pub(super) const FOLLOW_FOR: Duration = Duration::from_secs(30);
 /// The first and the longest pause between two looks for new events: short
 /// while events arrive, longer while a call is quiet, so a stream left
 /// waiting costs the database little.
@@ -150,7 +150,7 @@ async fn follow(
 }
 
 /// A response or error ends the request stream that carried it.
-fn is_final(event: &ServerSseMessage) -> bool {
+pub(super) fn is_final(event: &ServerSseMessage) -> bool {
     matches!(
         event.message.as_deref(),
         Some(ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_))

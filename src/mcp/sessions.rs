@@ -14,6 +14,8 @@
 //!   Each session's worker records its events under the session, and a
 //!   `Last-Event-ID` resumes only within the session that sends it
 //!   (`resume.rs`).
+//! - A request's stream that ends before its answer and is not resumed
+//!   within `mcp.disconnect_grace` has its call cancelled (`departure.rs`).
 
 use std::{sync::Arc, time::Duration};
 
@@ -34,6 +36,7 @@ use rmcp::{
 
 use super::{
     EventStore, StreamCloser,
+    departure::Departures,
     known::{self, Known, Presence},
     resume::{self, Scoped},
     session_rows::SessionRows,
@@ -56,6 +59,9 @@ pub struct SessionSettings {
     pub memory_idle: Duration,
     /// The reconnection delay sent with each stream's priming event.
     pub sse_retry: Duration,
+    /// How long a request's dropped stream waits to be resumed before its
+    /// call is cancelled.
+    pub disconnect_grace: Duration,
 }
 
 pub struct Sessions {
@@ -69,6 +75,7 @@ pub struct Sessions {
     rows: SessionRows,
     idle_ttl_ms: i64,
     known: Known,
+    departures: Departures,
 }
 
 impl Sessions {
@@ -88,6 +95,11 @@ impl Sessions {
             events,
             sse_retry: settings.sse_retry,
             rows: SessionRows::new(repo.clone()),
+            departures: Departures::new(
+                settings.disconnect_grace,
+                settings.sse_retry,
+                repo.clone(),
+            ),
             repo,
             idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
             known: Known::new(PRESENCE_TTL, TOUCH_EVERY),
@@ -278,16 +290,24 @@ impl SessionManager for Sessions {
         let handle = handle.ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
         let receiver = handle.establish_request_wise_channel().await?;
         let mut message = message;
-        if let (ClientJsonRpcMessage::Request(request), Some(stream)) =
-            (&mut message, receiver.http_request_id)
-        {
-            let closer = StreamCloser::new(handle.clone(), stream, self.sse_retry);
-            request.request.extensions_mut().insert(closer);
-        }
+        let stream = tokio_stream::wrappers::ReceiverStream::new(receiver.inner);
+        let stream = match &mut message {
+            ClientJsonRpcMessage::Request(request) => {
+                if let Some(stream) = receiver.http_request_id {
+                    let closer = StreamCloser::new(handle.clone(), stream, self.sse_retry);
+                    request.request.extensions_mut().insert(closer);
+                }
+                // A stream that ends before its answer may cancel its call.
+                let (stream, left) = self.departures.watch(stream, handle.clone(), &request.id);
+                request.request.extensions_mut().insert(left);
+                stream
+            }
+            _ => Departures::unwatched(stream),
+        };
         handle
             .push_message(message, receiver.http_request_id)
             .await?;
-        Ok(tokio_stream::wrappers::ReceiverStream::new(receiver.inner))
+        Ok(stream)
     }
 
     async fn accept_message(
@@ -315,9 +335,13 @@ impl SessionManager for Sessions {
         self.touch(id).await;
         // Only ids of this session's own streams resume (`resume.rs`).
         let scope = resume::scope_of(id);
-        resume::resume(self.events.clone(), scope, last_event_id, self.sse_retry)
+        let from = last_event_id.clone();
+        let stream = resume::resume(self.events.clone(), scope, last_event_id, self.sse_retry)
             .await
-            .map_err(|e| SessionError::EventStore(e).into())
+            .map_err(SessionError::EventStore)?;
+        // Noted for the replica running the call (`departure.rs`).
+        self.departures.resumed(id, &from).await;
+        Ok(stream)
     }
 
     async fn restore_session(
