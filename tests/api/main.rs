@@ -19,6 +19,7 @@ mod credentials_store;
 mod databases;
 mod deploy_checks;
 mod dev_idp;
+mod disconnect;
 mod docs_links;
 mod docs_persist;
 mod docs_sections;
