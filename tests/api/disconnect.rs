@@ -138,9 +138,9 @@ async fn a_stream_resumed_within_the_grace_keeps_its_call() {
     let mut stream = call(&app, &session, 7, "slow").await;
     stream.until("started", Duration::from_secs(10)).await;
     let last_id = (stream.seen.lines())
-        .filter_map(|l| l.strip_prefix("id:"))
+        .rev()
+        .find_map(|l| l.strip_prefix("id:"))
         .map(|id| id.trim().to_owned())
-        .last()
         .expect("events carry ids");
     drop(stream);
     // The client comes back after its retry delay, well within the grace.
