@@ -204,6 +204,9 @@ fn check_config(args: &ConfigArgs) -> anyhow::Result<()> {
     for hint in read.config.hints() {
         eprintln!("hint: {hint}");
     }
+    for note in crate::sandbox::review(&read.config).1 {
+        eprintln!("{note}");
+    }
     read.refuse()?;
     eprintln!("configuration is valid");
     Ok(())
@@ -211,6 +214,9 @@ fn check_config(args: &ConfigArgs) -> anyhow::Result<()> {
 
 async fn serve(config: Config, sources: ConfigSources) -> anyhow::Result<()> {
     let _telemetry = telemetry::init(&config)?;
+    for note in crate::sandbox::review(&config).1 {
+        tracing::warn!("{note}");
+    }
     let listen = config.server.listen;
     let path = config.mcp.path.clone();
     let _one_server = crate::store::ServeLock::take(config.store.url.expose())?;

@@ -31,6 +31,7 @@ pub(crate) fn read(loaded: Result<Config, ConfigError>) -> anyhow::Result<Read> 
     problems.extend(config.credential_keys_problem());
     problems.extend(config.oauth_upstreams_problem());
     problems.extend(config.unset_environment());
+    problems.extend(crate::sandbox::review(&config).0);
     if let Err(error) = crate::app::edge_config(&config) {
         problems.push(format!("{error:#}"));
     }

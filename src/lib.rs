@@ -27,6 +27,7 @@ pub mod portal;
 pub mod protocol;
 pub mod providers;
 pub mod registry;
+pub mod sandbox;
 pub mod store;
 pub mod telemetry;
 pub mod upstream;

@@ -163,6 +163,9 @@ declared_tool! {
         /// Output kept per stream: the first and last halves of this budget.
         #[serde(default = "default_command_max_bytes")]
         pub max_output_bytes: usize,
+        /// Run the program in a sandbox (`crate::sandbox`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub sandbox: Option<super::SandboxConfig>,
     }
 }
 

@@ -31,6 +31,9 @@ pub struct UpstreamConfig {
     /// Environment variables passed through and scrubbed from every result.
     #[serde(default)]
     pub secret_env: Vec<String>,
+    /// Run a stdio server in a sandbox (`crate::sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<super::SandboxConfig>,
     /// Prepended to the upstream's tool names; default `<name>_`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,

@@ -52,6 +52,7 @@ pub struct CommandRunner {
     timeout: Duration,
     max_bytes: usize,
     structured: bool,
+    sandbox: Option<crate::config::SandboxConfig>,
 }
 
 impl CommandRunner {
@@ -101,6 +102,7 @@ impl CommandRunner {
             timeout: config.timeout,
             max_bytes: config.max_output_bytes,
             structured: config.output_schema.is_some(),
+            sandbox: config.sandbox.clone(),
         };
         let defaults = KindDefaults {
             open_world: false,
@@ -220,9 +222,23 @@ impl Runner for CommandRunner {
         } else {
             cx.scrubber().with(used)
         };
-        let mut command = Command::new(&self.program);
+        // In a sandbox, bwrap runs the program (`crate::sandbox`).
+        let (program, argv) = match &self.sandbox {
+            None => (self.program.clone().into(), self.argv(arguments)),
+            Some(sandbox) => {
+                let (argv, cwd) = (self.argv(arguments), self.cwd.as_deref());
+                match crate::sandbox::wrap(sandbox, &self.program, &argv, cwd) {
+                    Ok(wrapped) => wrapped,
+                    Err(e) => {
+                        let message = format!("`{}` could not start: {e}", self.name);
+                        return super::declared::text_result(message, true);
+                    }
+                }
+            }
+        };
+        let mut command = Command::new::<std::path::PathBuf>(program);
         command
-            .args(self.argv(arguments))
+            .args(argv)
             .env_clear()
             .envs(&self.env)
             .envs(member_env)

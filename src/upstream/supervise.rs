@@ -126,9 +126,17 @@ impl Link {
         if !self.config.url.is_empty() {
             return self.connect_url(client).await;
         }
-        let mut command = tokio::process::Command::new(&self.config.command);
+        // In a sandbox, bwrap runs the server (`crate::sandbox`).
+        let (program, args) = match &self.config.sandbox {
+            None => (self.config.command.clone().into(), self.config.args.clone()),
+            Some(sandbox) => {
+                let (program, cwd) = (&self.config.command, self.config.cwd.as_deref());
+                crate::sandbox::wrap(sandbox, program, &self.config.args, cwd)?
+            }
+        };
+        let mut command = tokio::process::Command::new::<std::path::PathBuf>(program);
         command
-            .args(&self.config.args)
+            .args(args)
             .env_clear()
             .envs(self.resolved.env.iter().cloned());
         if let Some(cwd) = &self.config.cwd {
