@@ -57,6 +57,7 @@ mod readme_statuses;
 mod reload;
 mod replicas;
 mod safety;
+mod sandbox;
 mod sdk;
 mod sec44_authz;
 mod sec44_runtime;
