@@ -341,6 +341,14 @@ impl Runner for CommandRunner {
                 self.timeout
             ));
         }
+        // A process over its memory limit fails to allocate; say so.
+        let limit = (self.sandbox.as_ref()).and_then(|sandbox| sandbox.memory.as_deref());
+        if let Some(limit) = limit.filter(|_| failed && !timed_out) {
+            report["stderr"] = Value::from(format!(
+                "{stderr}\n[teamgate: the sandbox allows each process {limit} of memory \
+                 (address space); an allocation over it fails]"
+            ));
+        }
         structured_result(report, failed)
     }
 }

@@ -199,3 +199,28 @@ async fn a_sandboxed_command_does_not_outlive_teamgate_killed_by_sigkill() {
     }
     calling.abort();
 }
+
+#[tokio::test]
+async fn a_process_over_its_memory_limit_fails_with_a_clear_error() {
+    if !bwrap_works() {
+        return;
+    }
+    let app = spawn_app_with(|c| {
+        c.tools.command = vec![command(
+            json!({"name": "hog", "description": "takes 300 MB",
+            "program": "/usr/bin/python3", "args": ["-c", "b = bytearray(300 * 1024 * 1024)"],
+            "timeout": "20s", "sandbox": {"memory": "100M"}}),
+        )];
+    })
+    .await;
+    let (client, _) = sdk::connect(&app.url, None).await;
+    let result = call(&client, "hog", json!({})).await;
+    assert_eq!(result["isError"], true, "{result}");
+    let stderr = result["structuredContent"]["stderr"].as_str().unwrap_or("");
+    assert!(stderr.contains("MemoryError"), "{stderr}");
+    assert!(
+        stderr.contains("the sandbox allows each process 100M of memory"),
+        "{stderr}"
+    );
+    client.cancel().await.unwrap();
+}
