@@ -31,7 +31,8 @@ RUN scripts/image.sh build && scripts/image.sh install /out
 
 FROM ${RUNTIME_IMAGE}
 COPY --from=build /src/scripts/image.sh /usr/local/lib/teamgate/image.sh
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
+# bubblewrap and util-linux's prlimit: sandboxed command tools and stdio upstreams (docs/security.md).
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates bubblewrap util-linux \
     && rm -rf /var/lib/apt/lists/* \
     && /usr/local/lib/teamgate/image.sh user
 COPY --from=build /out/ /

@@ -38,6 +38,16 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     || die "apt-get install chromium chromium-driver failed"
 fi
 
+# Sandboxed command tools and stdio upstreams (tests/api/sandbox.rs): Debian's bubblewrap, and
+# util-linux's prlimit for the memory limit (idempotent: skipped when present).
+if ! command -v bwrap >/dev/null || ! command -v prlimit >/dev/null; then
+  say "apt-get install bubblewrap util-linux"
+  [[ "$(id -u)" == 0 ]] || die "bwrap/prlimit missing; run as root or: apt-get install bubblewrap util-linux"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap util-linux >/dev/null \
+    || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap util-linux >/dev/null; } \
+    || die "apt-get install bubblewrap util-linux failed"
+fi
+
 # kubectl kustomize renders deploy/k8s and its overlays (tests/interop/deploy_check.py); Debian's
 # kubernetes-client when no kubectl is installed.
 if ! command -v kubectl >/dev/null; then
