@@ -20,22 +20,27 @@ use crate::config::SandboxConfig;
 #[derive(Debug, Clone)]
 pub struct Host {
     /// bwrap's path, when it is installed and can make namespaces here.
-    pub bwrap: Result<PathBuf, String>,
+    pub bwrap: Result<PathBuf, Unusable>,
     /// util-linux's `prlimit`, for the memory limit.
     pub prlimit: Option<PathBuf>,
     /// A cgroup v2 hierarchy is mounted at /sys/fs/cgroup.
     pub cgroup_v2: bool,
 }
 
+/// Why bwrap cannot serve on this host.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct Unusable(String);
+
 /// Why a sandboxed program cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     #[error("the sandbox needs bubblewrap: {0}")]
-    NoBwrap(String),
+    NoBwrap(Unusable),
     #[error("the sandbox's memory limit needs util-linux's prlimit, not found")]
     NoPrlimit,
     #[error("sandbox.memory: {0}")]
-    Memory(String),
+    Memory(#[from] crate::config::SizeError),
 }
 
 /// Where the programs a sandbox needs are looked for (not PATH: teamgate's
@@ -61,7 +66,9 @@ impl Host {
 
     fn probe() -> Host {
         let bwrap = match find("bwrap") {
-            None => Err("bwrap is not installed (Debian: apt-get install bubblewrap)".to_owned()),
+            None => Err(Unusable(
+                "bwrap is not installed (Debian: apt-get install bubblewrap)".to_owned(),
+            )),
             Some(path) => {
                 let ran = std::process::Command::new(&path)
                     .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net"])
@@ -80,12 +87,12 @@ impl Host {
                     .output();
                 match ran {
                     Ok(out) if out.status.success() => Ok(path),
-                    Ok(out) => Err(format!(
+                    Ok(out) => Err(Unusable(format!(
                         "{} cannot make namespaces here: {}",
                         path.display(),
                         String::from_utf8_lossy(&out.stderr).trim()
-                    )),
-                    Err(e) => Err(format!("{} does not run: {e}", path.display())),
+                    ))),
+                    Err(e) => Err(Unusable(format!("{} does not run: {e}", path.display()))),
                 }
             }
         };
@@ -186,7 +193,7 @@ pub fn wrap(
         argv.extend(["--chdir".into(), cwd.to_owned()]);
     }
     argv.push("--".into());
-    if let Some(bytes) = sandbox.memory_bytes().map_err(SandboxError::Memory)? {
+    if let Some(bytes) = sandbox.memory_bytes()? {
         let prlimit = host.prlimit.clone().ok_or(SandboxError::NoPrlimit)?;
         argv.push(prlimit.to_string_lossy().into_owned());
         argv.push(format!("--as={bytes}"));

@@ -48,7 +48,7 @@ pub use load::{ConfigError, ConfigSources};
 pub use openapi::{OpenApiSourceConfig, OpenApiToolOverride};
 pub use portal::{CALLBACK_PATH as PORTAL_CALLBACK_PATH, PortalConfig, PortalGrant};
 pub use quotas::SharedQuotas;
-pub use sandbox::SandboxConfig;
+pub use sandbox::{SandboxConfig, SizeError};
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
 pub use sql::{SqlParameter, SqlSourceConfig, SqlToolConfig, SqlType, placeholders};
 pub use tasks::{TaskMode, TasksConfig};

@@ -3,6 +3,17 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Why `memory` does not read as a size.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SizeError {
+    #[error("`{0}` is not a size such as \"512M\"")]
+    NotASize(String),
+    #[error("`{0}` is under 1M, too little to start a program")]
+    TooSmall(String),
+    #[error("`{0}` is too large")]
+    TooLarge(String),
+}
+
 /// A sandbox's namespaces and limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,7 +46,7 @@ fn default_read_only() -> Vec<String> {
 
 impl SandboxConfig {
     /// `memory` in bytes; `Err` says why it does not read as a size.
-    pub fn memory_bytes(&self) -> Result<Option<u64>, String> {
+    pub fn memory_bytes(&self) -> Result<Option<u64>, SizeError> {
         let Some(text) = &self.memory else {
             return Ok(None);
         };
@@ -49,17 +60,15 @@ impl SandboxConfig {
             "K" | "KB" | "KIB" => 10,
             "M" | "MB" | "MIB" => 20,
             "G" | "GB" | "GIB" => 30,
-            _ => return Err(format!("`{text}` is not a size such as \"512M\"")),
+            _ => return Err(SizeError::NotASize(text.to_owned())),
         };
         let n: u64 = digits
             .parse()
-            .map_err(|_| format!("`{text}` is not a size such as \"512M\""))?;
+            .map_err(|_| SizeError::NotASize(text.to_owned()))?;
         match n.checked_mul(1 << shift) {
             Some(bytes) if bytes >= 1 << 20 => Ok(Some(bytes)),
-            Some(_) => Err(format!(
-                "`{text}` is under 1M, too little to start a program"
-            )),
-            None => Err(format!("`{text}` is too large")),
+            Some(_) => Err(SizeError::TooSmall(text.to_owned())),
+            None => Err(SizeError::TooLarge(text.to_owned())),
         }
     }
 }
