@@ -224,3 +224,47 @@ async fn a_process_over_its_memory_limit_fails_with_a_clear_error() {
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_sandboxed_stdio_upstream_that_forks_does_not_outlive_teamgate_killed_by_sigkill() {
+    let Some((node, script)) = crate::upstreams::everything() else {
+        return;
+    };
+    if !bwrap_works() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A server that leaves a child behind, then becomes the everything server.
+    let seconds = format!("313.{}", std::process::id());
+    let server = self::script(
+        dir.path(),
+        "server.sh",
+        &format!("/bin/sleep {seconds} &\nexec {node} {script} stdio"),
+    );
+    let cache = repo_path(".cache").display().to_string();
+    let config = dir.path().join("upstream.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[upstreams]]\nname = \"everything\"\ncommand = \"{server}\"\n\
+             sandbox = {{ read_only = [\"/usr\", \"/etc\", \"{cache}\", \"{}\"] }}\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let served = binary::serve(&config, &[]);
+    // It runs in its sandbox: connected, its tools listed.
+    served.logged("upstream connected");
+    let sleeping = ["/bin/sleep", seconds.as_str()];
+    assert_eq!(running(&sleeping).len(), 1, "the server's child runs");
+    served.signal(nix::sys::signal::Signal::SIGKILL);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !running(&sleeping).is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server's child outlives teamgate: {:?}",
+            running(&sleeping)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
