@@ -4,6 +4,7 @@
 
 mod approvals;
 mod approvals_browser;
+mod approvals_kinds;
 mod approvals_store;
 mod audit_durable;
 mod audit_ship;
