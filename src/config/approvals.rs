@@ -14,9 +14,10 @@ const MAX_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
 fn approvals(config: &Config) -> Vec<(String, &ToolApproval)> {
     let mut found = Vec::new();
     let tools = &config.tools;
-    let declared = (tools.http.iter().map(|t| (&t.approval, "tools.http")))
-        .chain(tools.command.iter().map(|t| (&t.approval, "tools.command")));
-    for (i, (approval, key)) in declared.enumerate() {
+    let http = (tools.http.iter().enumerate()).map(|(i, t)| (&t.approval, "tools.http", i));
+    let command =
+        (tools.command.iter().enumerate()).map(|(i, t)| (&t.approval, "tools.command", i));
+    for (approval, key, i) in http.chain(command) {
         if let Some(a) = approval {
             found.push((format!("{key}[{i}].approval"), a));
         }

@@ -62,6 +62,9 @@ macro_rules! declared_tool {
             /// portal: `{ group = "leads", timeout = "30m" }`.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub approval: Option<super::ToolApproval>,
+            /// MCP Apps: the `ui://` page the host shows its results with.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub ui: Option<super::ToolUi>,
             $($(#[$fmeta])* pub $field: $ty,)*
         }
 
@@ -83,6 +86,7 @@ macro_rules! declared_tool {
                     cache_ttl: self.cache_ttl,
                     task: self.task,
                     approval: self.approval.clone(),
+                    ui: self.ui.clone(),
                 }
             }
         }
@@ -254,6 +258,9 @@ fn default_debounce() -> Duration {
 #[serde(deny_unknown_fields)]
 pub struct FilesSourceConfig {
     pub name: String,
+    /// MCP Apps: its `.html` files served as `ui://<name>/<path>` pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apps: Option<super::AppPages>,
     /// The folder; nothing outside it can be read.
     pub root: String,
     /// Extensions that may be read and searched (without the dot).

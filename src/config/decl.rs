@@ -23,6 +23,8 @@ pub struct ToolDecl {
     pub cache_ttl: Option<Duration>,
     pub task: Option<super::TaskMode>,
     pub approval: Option<ToolApproval>,
+    /// MCP Apps: the `ui://` page its results are shown with.
+    pub ui: Option<super::ToolUi>,
 }
 
 /// `approval = { group = "leads", timeout = "30m" }`: each call waits,

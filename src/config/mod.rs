@@ -5,6 +5,7 @@
 //! start-up instead of being silently ignored.
 
 mod approvals;
+mod apps;
 mod audit;
 mod authz;
 mod capabilities;
@@ -35,6 +36,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use serde::{Deserialize, Serialize};
 
+pub use apps::{AppCsp, AppPages, ToolUi, UiVisibility};
 pub use audit::{AuditConfig, AuditShipConfig, AuditWebhookConfig, SHIPPED_FIELDS};
 pub use authz::AuthorizationServerConfig;
 pub use capabilities::{

@@ -182,6 +182,7 @@ impl SqlToolConfig {
             cache_ttl: self.cache_ttl,
             task: self.task,
             approval: self.approval.clone(),
+            ui: None,
         }
     }
 }

@@ -240,6 +240,7 @@ impl UpstreamConfig {
                 cache_ttl: o.cache_ttl,
                 task: None,
                 approval: o.approval.clone(),
+                ui: None,
             })
             .collect()
     }

@@ -171,6 +171,9 @@ pub fn declare(
         builder = builder.subscribable();
     }
     for files in files_providers {
+        if let Some(pages) = files::AppPagesOf::of(&files) {
+            builder = builder.resources(pages);
+        }
         builder = builder.tools(files);
     }
     let prompts = prompts::DeclaredPrompts::new(prompts, docs_sources);

@@ -8,6 +8,7 @@
 //! It knows nothing of HTTP, sessions or JSON-RPC envelopes.
 
 mod approval;
+pub mod apps;
 mod caller;
 mod context;
 mod credentials;
@@ -253,6 +254,10 @@ impl Registry {
         }
         // Tools report progress and log lines through `CallContext`.
         caps.logging = Some(Default::default());
+        // MCP Apps pass through whatever tools are served now: an upstream's
+        // app tools arrive after a session began, and its lists change.
+        (caps.extensions.get_or_insert_with(Default::default))
+            .insert(apps::APPS_EXTENSION.to_owned(), Default::default());
         caps
     }
 

@@ -329,9 +329,9 @@ impl Upstreams {
             (pinning, self.configured.clone()),
         );
         link.dropped.report_to(&config.name, self.pins.clone());
-        let provider = tools::UpstreamTools::new(link.clone(), members.clone())
-            .with_context(|| key.clone())?;
-        let provider = Arc::new(provider);
+        let neighbours = self.neighbours.clone();
+        let provider = tools::UpstreamTools::new(link.clone(), neighbours, members.clone());
+        let provider = Arc::new(provider.with_context(|| key.clone())?);
         let resources = Arc::new(resources::UpstreamResources::new(
             link.clone(),
             self.neighbours.clone(),

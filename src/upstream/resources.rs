@@ -26,7 +26,7 @@ use super::{
 };
 use crate::{
     protocol::{McpError, ReadResourceResponse, Resource, ResourceTemplate},
-    registry::{CallContext, ChangeEvent, ResourceProvider},
+    registry::{CallContext, ChangeEvent, ResourceProvider, apps},
 };
 
 /// Upstream URIs subscribed per upstream at most, whoever subscribed.
@@ -87,6 +87,16 @@ impl Neighbours {
 }
 
 /// What `link` offers while it is up; nothing otherwise.
+/// The URI members see for upstream `link`'s resource `uri` (not a
+/// template): its own, or in its namespace when another provider has it.
+pub(super) fn exposed_uri(neighbours: &Neighbours, link: &Link, uri: &str) -> String {
+    if neighbours.taken(link, uri, false) {
+        uris::rewrite(&link.config.name, uri, false)
+    } else {
+        uri.to_owned()
+    }
+}
+
 fn up_offer(link: &Link) -> Arc<Offer> {
     let current = link.current.lock().expect("upstream state lock");
     match current.status {
@@ -124,6 +134,20 @@ impl UpstreamResources {
         }
     }
 
+    /// Whether one of the upstream's tools names `uri` as its UI (MCP
+    /// Apps): a server may leave such a resource out of its list.
+    fn named_by_a_tool(&self, uri: &str) -> bool {
+        let tools = self
+            .link
+            .current
+            .lock()
+            .expect("upstream state lock")
+            .tools
+            .clone();
+        let normal = uris::normalised(uri);
+        (tools.iter()).any(|t| apps::ui_resource(t).is_some_and(|u| uris::normalised(u) == normal))
+    }
+
     /// The upstream's own URI of `uri`, when this upstream serves it: a
     /// URI in its namespace, one it lists (spelt as RFC 3986 normalises
     /// it) that no other provider does, or one its template matches when
@@ -140,6 +164,9 @@ impl UpstreamResources {
         if let Some(listed) = listed {
             // Sent as the upstream spells it.
             return (!self.neighbours.lists(&self.link, uri)).then(|| listed.uri.clone());
+        }
+        if uri.starts_with("ui://") && self.named_by_a_tool(uri) {
+            return (!self.neighbours.lists(&self.link, uri)).then(|| uri.to_owned());
         }
         let matching =
             |u: &str| (offer.templates.iter()).any(|t| uris::matches(&t.uri_template, u));

@@ -26,7 +26,7 @@ use super::{
 use crate::{
     config::{OnUnavailable, ToolOverride},
     protocol::{CallToolResponse, JsonObject, McpError, Tool, text_result},
-    registry::{CallContext, CredentialKind, ToolProvider},
+    registry::{CallContext, CredentialKind, ToolProvider, apps},
 };
 
 pub(super) struct UpstreamTools {
@@ -40,6 +40,8 @@ pub(super) struct UpstreamTools {
     /// The offer derived from the upstream's current list, rebuilt when
     /// that list changes (its `Arc` is another).
     view: Mutex<(Arc<Vec<Tool>>, Arc<View>)>,
+    /// The other resource providers, for the URIs of the UIs its tools name.
+    neighbours: Arc<super::resources::Neighbours>,
 }
 
 /// The tools as members see them, and each exposed name's upstream name.
@@ -53,10 +55,15 @@ struct View {
 }
 
 impl UpstreamTools {
-    pub(super) fn new(link: Arc<Link>, members: Option<Arc<Members>>) -> anyhow::Result<Self> {
+    pub(super) fn new(
+        link: Arc<Link>,
+        neighbours: Arc<super::resources::Neighbours>,
+        members: Option<Arc<Members>>,
+    ) -> anyhow::Result<Self> {
         let tools = &link.config.tools;
         Ok(Self {
             members,
+            neighbours,
             include: globs(&tools.include)?,
             exclude: globs(&tools.exclude)?,
             view: Mutex::default(),
@@ -251,8 +258,16 @@ fn globs(patterns: &[String]) -> anyhow::Result<GlobSet> {
 
 #[async_trait]
 impl ToolProvider for UpstreamTools {
+    /// The offer, a UI its tools name (MCP Apps) under the URI members
+    /// read it by: renamed as the upstream's resources are.
     fn tools(&self) -> Vec<Tool> {
-        self.view().map(|v| v.tools.clone()).unwrap_or_default()
+        let mut tools = self.view().map(|v| v.tools.clone()).unwrap_or_default();
+        for tool in tools.iter_mut().filter(|t| apps::ui_resource(t).is_some()) {
+            apps::rename_ui_resource(tool, |uri| {
+                super::resources::exposed_uri(&self.neighbours, &self.link, uri)
+            });
+        }
+        tools
     }
 
     fn annotated_destructive(&self, name: &str) -> bool {

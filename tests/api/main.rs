@@ -6,6 +6,7 @@ mod approvals;
 mod approvals_browser;
 mod approvals_kinds;
 mod approvals_store;
+mod apps;
 mod audit_durable;
 mod audit_ship;
 mod auth;

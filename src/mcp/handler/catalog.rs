@@ -17,7 +17,7 @@ use crate::{
     protocol::{
         CallToolResponse, CallToolResult, ContentBlock, McpError, RequestContext, RoleServer, Tool,
     },
-    registry::{Caller, Kind, Registry},
+    registry::{Caller, Kind, Registry, apps},
 };
 
 pub(super) const SEARCH: &str = "search_tools";
@@ -116,6 +116,15 @@ impl McpHandler {
                         async move { Err(McpError::invalid_params(why, None)) },
                     ));
                 }
+                let app_only = (registry.tool(name)).is_some_and(|(_, t)| !apps::model_visible(t));
+                if app_only {
+                    let why = format!(
+                        "{name} is for its app to call (MCP Apps visibility [\"app\"]), not through call_tool"
+                    );
+                    return Some(Box::pin(
+                        async move { Err(McpError::invalid_params(why, None)) },
+                    ));
+                }
                 let mut call = request.clone();
                 call.name = name.to_owned().into();
                 call.arguments = match arguments.get("arguments") {
@@ -155,8 +164,17 @@ fn search(
             .filter(|n| (1..=MAX_LIMIT).contains(n))
             .ok_or_else(|| McpError::invalid_params("limit must be 1 to 20", None))?,
     };
+    // An app-only tool (MCP Apps) is the host's app's to call, not the model's.
+    let for_model = |name: &str| {
+        registry
+            .tool(name)
+            .is_some_and(|(_, t)| apps::model_visible(t))
+    };
     let permitted = |name: &str| {
-        name != SEARCH && name != CALL && access::allowed(caller, registry, Kind::Tool, name)
+        name != SEARCH
+            && name != CALL
+            && for_model(name)
+            && access::allowed(caller, registry, Kind::Tool, name)
     };
     let names = (registry.tool_index())
         .map(|index| index.search(query, limit as usize, permitted))

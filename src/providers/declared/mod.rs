@@ -130,6 +130,9 @@ fn describe(decl: &ToolDecl, defaults: KindDefaults) -> Value {
     if let Some(output) = output {
         tool["outputSchema"] = output;
     }
+    if let Some(ui) = &decl.ui {
+        tool["_meta"] = json!({ "ui": ui.meta() });
+    }
     tool
 }
 

@@ -93,6 +93,7 @@ fn bare(name: &str) -> ToolDecl {
         cache_ttl: None,
         task: None,
         approval: None,
+        ui: None,
     }
 }
 

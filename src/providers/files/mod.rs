@@ -6,10 +6,13 @@
 //! ignored, unless the source includes them), has an allowed extension and
 //! is under the size cap.
 
+mod apps;
 pub(crate) mod beneath;
 mod list;
 mod read;
 mod search;
+
+pub use apps::AppPagesOf;
 
 use std::{
     os::fd::OwnedFd,

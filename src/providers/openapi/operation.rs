@@ -172,6 +172,7 @@ pub(super) fn tool(
         scopes: overrides.scopes.unwrap_or_else(|| source.scopes.clone()),
         confirm: overrides.confirm.unwrap_or(false),
         approval: overrides.approval,
+        ui: None,
         read_only: overrides
             .read_only
             .or(Some(matches!(found.method, "get" | "head"))),

@@ -98,6 +98,7 @@ fn decl(name: &str, description: String, schema: Value, scopes: &[String]) -> To
         cache_ttl: None,
         task: None,
         approval: None,
+        ui: None,
     }
 }
 
