@@ -21,6 +21,9 @@ use crate::{
 /// How often a parked call reads its row: a decision on any replica
 /// reaches it within this.
 const POLL: Duration = Duration::from_millis(500);
+/// The most requests one member may have waiting at once: each parks a
+/// call and a row, so a loop of calls cannot fill the store.
+const MAX_OPEN_PER_MEMBER: usize = 20;
 /// How often a parked call tells its caller it still waits.
 const NOTICE_EVERY: Duration = Duration::from_secs(10);
 
@@ -74,6 +77,15 @@ impl ApprovalDesk {
             return Ok(row);
         }
         let now = self.store.now_ms();
+        let theirs =
+            (self.store.approvals_seen_by(requester, &[], 200).await).map_err(unrecorded)?;
+        let open = theirs
+            .iter()
+            .filter(|r| r.requester == *requester && r.is_open(now))
+            .count();
+        if open >= MAX_OPEN_PER_MEMBER {
+            return Err(ApprovalError::TooMany(open));
+        }
         let timeout = i64::try_from(ask.rule.timeout.as_millis()).unwrap_or(i64::MAX);
         let row = ApprovalRow {
             id: hex::encode(rand::random::<[u8; 16]>()),

@@ -35,4 +35,9 @@ pub enum Verdict {
 pub enum ApprovalError {
     #[error("the request for approval could not be recorded ({0}); the tool did not run")]
     Unrecorded(String),
+    #[error(
+        "you already have {0} calls waiting for approval; the tool did not run (wait for a \
+         decision, or cancel one of them)"
+    )]
+    TooMany(usize),
 }

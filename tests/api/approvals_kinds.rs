@@ -126,3 +126,42 @@ async fn an_upstream_tool_with_approval_waits_for_a_lead_too() {
     assert_eq!(text(&result), "done: logs", "{result}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_member_has_at_most_twenty_calls_waiting() {
+    let (app, _idp) = approvals_app(Arc::new(SystemClock), |_| {}).await;
+    let now = app.store.now_ms();
+    for i in 0..20 {
+        let row = teamgate::store::ApprovalRow {
+            id: format!("waiting-{i}"),
+            requester: "eve".into(),
+            tool: "deploy".into(),
+            arguments: format!("{{\"service\":\"s{i}\",\"version\":\"1\"}}"),
+            args_digest: format!("d{i}"),
+            group: "leads".into(),
+            status: "pending".into(),
+            decided_by: None,
+            reason: None,
+            created_ms: now,
+            expires_ms: now + 60_000,
+            decided_ms: None,
+        };
+        app.store.create_approval(&row).await.unwrap();
+    }
+    let eve_token = token(&app, "eve", &["tools:*"]).await;
+    let (client, _) = sdk::connect_as(&app.url, Some(&eve_token), None).await;
+    let refused = tokio::time::timeout(
+        Duration::from_secs(10),
+        sdk::call(&client, "deploy", args("one-too-many")),
+    )
+    .await
+    .expect("refused at once");
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        text(&refused).starts_with("you already have 20 calls waiting for approval"),
+        "{refused}"
+    );
+    let rows = app.store.approvals_seen_by("eve", &[], 50).await.unwrap();
+    assert_eq!(rows.len(), 20, "no 21st request");
+    app.stop().await;
+}
