@@ -8,23 +8,53 @@
 //!
 //! Limits: `memory` is each process's address space (RLIMIT_AS, set by
 //! util-linux's `prlimit` inside the sandbox), enforceable on any Linux
-//! host. `cpu` and `processes` need cgroup v2 limits, which this version
-//! does not set: `check-config` and `serve` say so for every sandbox that
-//! asks for them ([`Host::unenforced`]).
+//! host. `processes` is RLIMIT_NPROC, set the same way in a user namespace
+//! of the sandbox's own: since Linux 5.14 it counts the processes of one
+//! uid in one user namespace, and binds even a process teamgate started as
+//! root, since the sandbox runs as [`SANDBOX_UID`] then (util-linux's
+//! `setpriv` before bwrap). `cpu` (and `pids.max`, `memory.max` as well)
+//! are cgroup v2 limits, set only where the host delegates the controllers
+//! (`cgroup.rs`). `check-config` and `serve` say what this host enforces
+//! and which asked-for limits it does not ([`Host::unenforced`]).
 
-use std::{path::PathBuf, process::Stdio, sync::OnceLock};
+mod cgroup;
+mod probe;
+
+use std::{path::PathBuf, sync::OnceLock};
+
+pub use cgroup::Cgroup;
 
 use crate::config::SandboxConfig;
+
+/// The uid (and gid) outside its user namespace a sandbox with a
+/// `processes` limit runs as when teamgate is root: `nobody`.
+pub const SANDBOX_UID: u32 = 65534;
 
 /// What this host offers a sandbox.
 #[derive(Debug, Clone)]
 pub struct Host {
     /// bwrap's path, when it is installed and can make namespaces here.
     pub bwrap: Result<PathBuf, Unusable>,
-    /// util-linux's `prlimit`, for the memory limit.
+    /// util-linux's `prlimit`, for the memory and process limits.
     pub prlimit: Option<PathBuf>,
-    /// A cgroup v2 hierarchy is mounted at /sys/fs/cgroup.
-    pub cgroup_v2: bool,
+    /// util-linux's `setpriv`, to leave root before bwrap (`processes`).
+    pub setpriv: Option<PathBuf>,
+    /// teamgate runs as root (its effective uid is 0).
+    pub root: bool,
+    /// RLIMIT_NPROC binds in a sandbox's user namespace here, or why not.
+    pub nproc: Result<(), Unusable>,
+    /// The cgroup v2 directory under which each sandbox gets its cgroup,
+    /// or why there is none.
+    pub cgroup: Result<PathBuf, Unusable>,
+}
+
+/// A sandboxed program: what to run, and the cgroup to keep until it ends.
+#[derive(Debug)]
+pub struct Wrapped {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Removed (what is left in it killed) when dropped.
+    pub cgroup: Option<Cgroup>,
 }
 
 /// Why bwrap cannot serve on this host.
@@ -41,6 +71,8 @@ pub enum SandboxError {
     NoPrlimit,
     #[error("sandbox.memory: {0}")]
     Memory(#[from] crate::config::SizeError),
+    #[error("the sandbox's cgroup could not be made: {0}")]
+    Cgroup(std::io::Error),
 }
 
 /// Where the programs a sandbox needs are looked for (not PATH: teamgate's
@@ -64,49 +96,21 @@ impl Host {
         HOST.get_or_init(Host::probe)
     }
 
-    fn probe() -> Host {
-        let bwrap = match find("bwrap") {
-            None => Err(Unusable(
-                "bwrap is not installed (Debian: apt-get install bubblewrap)".to_owned(),
-            )),
-            Some(path) => {
-                let ran = std::process::Command::new(&path)
-                    .args(["--ro-bind", "/", "/", "--unshare-pid", "--unshare-net"])
-                    .args([
-                        "--die-with-parent",
-                        "--proc",
-                        "/proc",
-                        "--dev",
-                        "/dev",
-                        "true",
-                    ])
-                    .env_clear()
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .output();
-                match ran {
-                    Ok(out) if out.status.success() => Ok(path),
-                    Ok(out) => Err(Unusable(format!(
-                        "{} cannot make namespaces here: {}",
-                        path.display(),
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    ))),
-                    Err(e) => Err(Unusable(format!("{} does not run: {e}", path.display()))),
-                }
-            }
-        };
-        let cgroup_v2 = std::fs::read_to_string("/proc/self/mounts").is_ok_and(|mounts| {
-            mounts.lines().any(|line| {
-                let mut fields = line.split(' ');
-                fields.next() == Some("cgroup2") && fields.next() == Some("/sys/fs/cgroup")
-            })
-        });
-        Host {
-            bwrap,
-            prlimit: find("prlimit"),
-            cgroup_v2,
+    /// The words that run bwrap as [`SANDBOX_UID`] when teamgate is root
+    /// (RLIMIT_NPROC does not bind uid 0); none otherwise.
+    fn leave_root(&self) -> Result<Vec<String>, Unusable> {
+        if !self.root {
+            return Ok(Vec::new());
         }
+        let setpriv = (self.setpriv.as_ref())
+            .ok_or_else(|| Unusable("util-linux's setpriv not found".to_owned()))?;
+        Ok(vec![
+            setpriv.to_string_lossy().into_owned(),
+            format!("--reuid={SANDBOX_UID}"),
+            format!("--regid={SANDBOX_UID}"),
+            "--clear-groups".into(),
+            "--".into(),
+        ])
     }
 
     /// The keys of `sandbox` this host (or this version) does not enforce.
@@ -115,10 +119,10 @@ impl Host {
         if sandbox.memory.is_some() && self.prlimit.is_none() {
             keys.push("memory");
         }
-        if sandbox.cpu.is_some() {
+        if sandbox.cpu.is_some() && self.cgroup.is_err() {
             keys.push("cpu");
         }
-        if sandbox.processes.is_some() {
+        if sandbox.processes.is_some() && self.nproc.is_err() && self.cgroup.is_err() {
             keys.push("processes");
         }
         keys
@@ -134,24 +138,62 @@ impl Host {
             Some(_) => "memory yes (address space per process, RLIMIT_AS)",
             None => "memory no (util-linux's prlimit not found)",
         };
-        let cgroups = match self.cgroup_v2 {
-            true => "cgroup v2 mounted, but this version sets no cgroup limits",
-            false => "no cgroup v2 at /sys/fs/cgroup",
+        let uid = match self.root {
+            true => format!(", run as uid {SANDBOX_UID}"),
+            false => String::new(),
         };
-        format!("sandbox: {namespaces}; {memory}; cpu and processes no ({cgroups})")
+        let processes = match (&self.nproc, &self.cgroup) {
+            (Ok(()), _) => {
+                format!("processes: enforced (RLIMIT_NPROC in a user namespace of its own{uid})")
+            }
+            (Err(_), Ok(_)) => "processes: enforced by cgroup v2 (pids.max)".to_owned(),
+            (Err(why), Err(_)) => format!("processes: not enforced on this host ({why})"),
+        };
+        let cpu = match &self.cgroup {
+            Ok(dir) => format!(
+                "cpu: enforced by cgroup v2 (cgroups under {})",
+                dir.display()
+            ),
+            Err(why) => format!(
+                "cpu: not enforced on this host (no writable cgroup v2 with the cpu controller: {why})"
+            ),
+        };
+        format!("sandbox: {namespaces}; {memory}; {processes}; {cpu}")
     }
 }
 
-/// The program and argv that run `program args` in `sandbox`: bwrap's
-/// options, then prlimit's when a memory limit applies, then the command.
+/// What runs `program args` in `sandbox`: a shell that joins the sandbox's
+/// cgroup where there is one, `setpriv` when a process limit needs teamgate
+/// to leave root, bwrap and its options, then prlimit's when a memory or
+/// process limit applies, then the command.
 pub fn wrap(
     sandbox: &SandboxConfig,
     program: &str,
     args: &[String],
     cwd: Option<&str>,
-) -> Result<(PathBuf, Vec<String>), SandboxError> {
+) -> Result<Wrapped, SandboxError> {
     let host = Host::get();
     let bwrap = host.bwrap.clone().map_err(SandboxError::NoBwrap)?;
+    let nproc = sandbox.processes.filter(|_| host.nproc.is_ok());
+    let mut words = Vec::new();
+    let mut cgroup = None;
+    if let (Ok(parent), Some(sh)) = (&host.cgroup, find("sh")) {
+        let files = cgroup::files(sandbox)?;
+        if !files.is_empty() {
+            let made = Cgroup::create(parent, &files).map_err(SandboxError::Cgroup)?;
+            words.extend([
+                sh.to_string_lossy().into_owned(),
+                "-c".into(),
+                "echo $$ > \"$0\" && exec \"$@\"".into(),
+                made.procs().to_string_lossy().into_owned(),
+            ]);
+            cgroup = Some(made);
+        }
+    }
+    if nproc.is_some() {
+        words.extend(host.leave_root().map_err(SandboxError::NoBwrap)?);
+    }
+    words.push(bwrap.to_string_lossy().into_owned());
     let mut argv: Vec<String> = [
         "--die-with-parent",
         "--unshare-pid",
@@ -169,6 +211,10 @@ pub fn wrap(
     .to_vec();
     if !sandbox.network {
         argv.push("--unshare-net".into());
+    }
+    if nproc.is_some() {
+        // RLIMIT_NPROC counts per user namespace (Linux 5.14+).
+        argv.push("--unshare-user".into());
     }
     let listed = |path: &str| (sandbox.read_only.iter().chain(&sandbox.write)).any(|p| p == path);
     for path in &sandbox.read_only {
@@ -193,15 +239,23 @@ pub fn wrap(
         argv.extend(["--chdir".into(), cwd.to_owned()]);
     }
     argv.push("--".into());
-    if let Some(bytes) = sandbox.memory_bytes()? {
+    let memory = sandbox.memory_bytes()?;
+    if memory.is_some() || nproc.is_some() {
         let prlimit = host.prlimit.clone().ok_or(SandboxError::NoPrlimit)?;
         argv.push(prlimit.to_string_lossy().into_owned());
-        argv.push(format!("--as={bytes}"));
+        argv.extend(memory.map(|bytes| format!("--as={bytes}")));
+        argv.extend(nproc.map(|n| format!("--nproc={n}:{n}")));
         argv.push("--".into());
     }
     argv.push(program.to_owned());
     argv.extend(args.iter().cloned());
-    Ok((bwrap, argv))
+    words.extend(argv);
+    let program = PathBuf::from(words.remove(0));
+    Ok(Wrapped {
+        program,
+        args: words,
+        cgroup,
+    })
 }
 
 /// Each sandbox `config` asks for, with the key that names it.
@@ -239,6 +293,16 @@ pub fn review(config: &crate::Config) -> (Vec<String>, Vec<String>) {
         }
         if let Err(why) = sandbox.memory_bytes() {
             problems.push(format!("{key}: sandbox.memory: {why}"));
+        }
+        if let Some(cpu) = sandbox.cpu.filter(|cpu| !(*cpu > 0.0 && cpu.is_finite())) {
+            problems.push(format!(
+                "{key}: sandbox.cpu: {cpu} is not a positive number of CPUs"
+            ));
+        }
+        if sandbox.processes == Some(0) {
+            problems.push(format!(
+                "{key}: sandbox.processes: 0 would not let it start"
+            ));
         }
         let unenforced = host.unenforced(sandbox);
         if !unenforced.is_empty() {

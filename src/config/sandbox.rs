@@ -32,10 +32,12 @@ pub struct SandboxConfig {
     /// Address space per process, e.g. `"512M"` (K, M, G: powers of 1024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
-    /// CPUs the sandbox may use (cgroup v2 hosts only).
+    /// CPUs the sandbox may use (`cpu.max`; only where the host delegates
+    /// cgroup v2 controllers to teamgate, `crate::sandbox`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<f64>,
-    /// Processes at most (cgroup v2 hosts only).
+    /// Processes at once at most (RLIMIT_NPROC in a user namespace of the
+    /// sandbox's own; `pids.max` too where cgroup v2 is delegated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<u32>,
 }

@@ -223,12 +223,13 @@ impl Runner for CommandRunner {
             cx.scrubber().with(used)
         };
         // In a sandbox, bwrap runs the program (`crate::sandbox`).
-        let (program, argv) = match &self.sandbox {
-            None => (self.program.clone().into(), self.argv(arguments)),
+        // Its cgroup, if any, is removed when this call ends.
+        let (program, argv, _cgroup) = match &self.sandbox {
+            None => (self.program.clone().into(), self.argv(arguments), None),
             Some(sandbox) => {
                 let (argv, cwd) = (self.argv(arguments), self.cwd.as_deref());
                 match crate::sandbox::wrap(sandbox, &self.program, &argv, cwd) {
-                    Ok(wrapped) => wrapped,
+                    Ok(wrapped) => (wrapped.program, wrapped.args, wrapped.cgroup),
                     Err(e) => {
                         let message = format!("`{}` could not start: {e}", self.name);
                         return super::declared::text_result(message, true);
@@ -347,6 +348,15 @@ impl Runner for CommandRunner {
             report["stderr"] = Value::from(format!(
                 "{stderr}\n[teamgate: the sandbox allows each process {limit} of memory \
                  (address space); an allocation over it fails]"
+            ));
+        }
+        // A process over its process limit fails to fork; say so.
+        let limit = (self.sandbox.as_ref()).and_then(|sandbox| sandbox.processes);
+        if let Some(limit) = limit.filter(|_| failed && !timed_out) {
+            let stderr = report["stderr"].as_str().unwrap_or_default();
+            report["stderr"] = Value::from(format!(
+                "{stderr}\n[teamgate: the sandbox allows {limit} processes at once; \
+                 a fork over it fails]"
             ));
         }
         structured_result(report, failed)

@@ -127,11 +127,16 @@ impl Link {
             return self.connect_url(client).await;
         }
         // In a sandbox, bwrap runs the server (`crate::sandbox`).
-        let (program, args) = match &self.config.sandbox {
-            None => (self.config.command.clone().into(), self.config.args.clone()),
+        let (program, args, cgroup) = match &self.config.sandbox {
+            None => (
+                self.config.command.clone().into(),
+                self.config.args.clone(),
+                None,
+            ),
             Some(sandbox) => {
                 let (program, cwd) = (&self.config.command, self.config.cwd.as_deref());
-                crate::sandbox::wrap(sandbox, program, &self.config.args, cwd)?
+                let wrapped = crate::sandbox::wrap(sandbox, program, &self.config.args, cwd)?;
+                (wrapped.program, wrapped.args, wrapped.cgroup)
             }
         };
         let mut command = tokio::process::Command::new::<std::path::PathBuf>(program);
@@ -147,11 +152,14 @@ impl Link {
             .spawn()
             .with_context(|| format!("starting {}", self.config.command))?;
         if let Some(stderr) = stderr {
-            tokio::spawn(log_stderr(
-                self.config.name.clone(),
-                self.scrubber.clone(),
-                stderr,
-            ));
+            // The sandbox's cgroup, if any, goes when the server's stderr
+            // closes: when it (and every process it left) has ended.
+            let name = self.config.name.clone();
+            let scrubber = self.scrubber.clone();
+            tokio::spawn(async move {
+                log_stderr(name, scrubber, stderr).await;
+                drop(cgroup);
+            });
         }
         client.serve(transport).await.context("handshake")
     }

@@ -128,12 +128,22 @@ fn check_config_says_what_this_host_enforces() {
         .expect("teamgate runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("sandbox: namespaces"), "{stderr}");
-    assert!(
-        stderr.contains(
-            "tools.command[0] (t): sandbox limits not enforced on this host: cpu, processes"
-        ),
-        "{stderr}"
-    );
+    // No cgroup v2 here (cgroup v1 hosts): cpu is not enforced, and said so.
+    if !Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
+        assert!(
+            stderr.contains("cpu: not enforced on this host (no writable cgroup v2"),
+            "{stderr}"
+        );
+        let unenforced = "tools.command[0] (t): sandbox limits not enforced on this host: cpu";
+        assert!(stderr.contains(unenforced), "{stderr}");
+    }
+    if bwrap_works() {
+        // RLIMIT_NPROC in a user namespace (Linux 5.14+).
+        assert!(
+            stderr.contains("processes: enforced (RLIMIT_NPROC"),
+            "{stderr}"
+        );
+    }
     if Command::new("bwrap").arg("--version").output().is_ok() {
         assert!(output.status.success(), "{stderr}");
     }
@@ -220,6 +230,40 @@ async fn a_process_over_its_memory_limit_fails_with_a_clear_error() {
     assert!(stderr.contains("MemoryError"), "{stderr}");
     assert!(
         stderr.contains("the sandbox allows each process 100M of memory"),
+        "{stderr}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_command_forking_over_its_process_limit_fails_with_a_clear_error() {
+    if !bwrap_works() {
+        return;
+    }
+    // 50 sleepers under a limit of 8: a fork fails, and the shell with it.
+    let app = spawn_app_with(|c| {
+        c.tools.command = vec![command(json!({"name": "forker", "description": "forks 50",
+            "program": "/bin/sh",
+            "args": ["-c", "for i in $(seq 1 50); do sleep 5 & echo $i; done; wait"],
+            "timeout": "20s", "sandbox": {"processes": 8}}))];
+    })
+    .await;
+    let (client, _) = sdk::connect(&app.url, None).await;
+    let started = std::time::Instant::now();
+    let result = call(&client, "forker", json!({})).await;
+    assert!(started.elapsed() < Duration::from_secs(15), "bounded");
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"]["timedOut"], false, "{result}");
+    let stdout = result["structuredContent"]["stdout"].as_str().unwrap_or("");
+    let forked = stdout.lines().count();
+    assert!((1..8).contains(&forked), "at most 8 processes: {stdout}");
+    let stderr = result["structuredContent"]["stderr"].as_str().unwrap_or("");
+    assert!(
+        stderr.contains("fork"),
+        "the shell says it cannot fork: {stderr}"
+    );
+    assert!(
+        stderr.contains("the sandbox allows 8 processes at once"),
         "{stderr}"
     );
     client.cancel().await.unwrap();
