@@ -22,7 +22,7 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
 }
 
 /// Pids of running (not zombie) processes whose command line is `argv`.
-fn running(argv: &[&str]) -> Vec<i32> {
+pub(crate) fn running(argv: &[&str]) -> Vec<i32> {
     let wanted = argv.join("\0") + "\0";
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {

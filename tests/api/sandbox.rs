@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::{
     binary,
     command_tools::command,
+    disconnect::running,
     helpers::{repo_path, spawn_app_with},
     sdk::{self, call},
 };
@@ -42,24 +43,6 @@ fn bwrap_works() -> bool {
         eprintln!("SKIP: bubblewrap is missing or cannot make namespaces here");
     }
     works
-}
-
-/// Pids of running (not zombie) processes whose command line is `argv`.
-fn running(argv: &[&str]) -> Vec<i32> {
-    let wanted = argv.join("\0") + "\0";
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        let zombie = (stat.rsplit(')').next()).is_some_and(|s| s.trim_start().starts_with('Z'));
-        if cmdline == wanted.as_bytes() && !zombie {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 #[tokio::test]
