@@ -131,6 +131,7 @@ impl App {
             shared = shared.with_member_secrets(credentials::member_secrets(vault));
         }
         let shared = Arc::new(shared);
+        crate::mcp::retry_tasks(&shared);
         upstreams.on_change(Shared::refresher(&shared));
         let tokens = Arc::new(PersonalTokens::new(
             store.clone(),

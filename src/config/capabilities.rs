@@ -65,6 +65,14 @@ macro_rules! declared_tool {
             /// MCP Apps: the `ui://` page the host shows its results with.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub ui: Option<super::ToolUi>,
+            /// A task whose replica died runs again on another replica,
+            /// with the same arguments and caller (the tool must be safe to
+            /// run twice).
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            pub task_retry: bool,
+            /// How many times it runs again at most (1-10; default 3).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub task_retry_max: Option<u32>,
             $($(#[$fmeta])* pub $field: $ty,)*
         }
 
@@ -87,6 +95,7 @@ macro_rules! declared_tool {
                     task: self.task,
                     approval: self.approval.clone(),
                     ui: self.ui.clone(),
+                    task_retry: super::task_retries(self.task_retry, self.task_retry_max),
                 }
             }
         }

@@ -25,6 +25,9 @@ pub struct ToolDecl {
     pub approval: Option<ToolApproval>,
     /// MCP Apps: the `ui://` page its results are shown with.
     pub ui: Option<super::ToolUi>,
+    /// Times a task of it runs again when its replica dies (`task_retry`);
+    /// 0: none.
+    pub task_retry: u32,
 }
 
 /// `approval = { group = "leads", timeout = "30m" }`: each call waits,

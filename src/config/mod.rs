@@ -53,6 +53,7 @@ pub use quotas::SharedQuotas;
 pub use sandbox::{SandboxConfig, SizeError};
 pub use secret::{DatabaseUrl, Secret, env_value, resolve_env};
 pub use sql::{SqlParameter, SqlSourceConfig, SqlToolConfig, SqlType, placeholders};
+use tasks::task_retries;
 pub use tasks::{TaskMode, TasksConfig};
 pub use toolsets::{Discovery, ToolsetConfig};
 pub use upstreams::{

@@ -93,6 +93,12 @@ pub struct SqlToolConfig {
     pub cache_ttl: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskMode>,
+    /// A task whose replica died runs again on another replica.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub task_retry: bool,
+    /// How many times it runs again at most (1-10; default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_retry_max: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -183,6 +189,7 @@ impl SqlToolConfig {
             task: self.task,
             approval: self.approval.clone(),
             ui: None,
+            task_retry: super::task_retries(self.task_retry, self.task_retry_max),
         }
     }
 }

@@ -1,5 +1,6 @@
-//! `[tasks]`: durable task-augmented tool calls (issue 31), and the
-//! `task = "forbidden" | "optional" | "required"` a declared tool takes.
+//! `[tasks]`: durable task-augmented tool calls (issue 31), and what a
+//! declared tool takes: `task = "forbidden" | "optional" | "required"`, and
+//! `task_retry` / `task_retry_max` (issue 66 part 3).
 
 use std::time::Duration;
 
@@ -33,6 +34,67 @@ pub enum TaskMode {
     Forbidden,
     Optional,
     Required,
+}
+
+/// How many times a task runs again by default when `task_retry` is set.
+const DEFAULT_RETRIES: u32 = 3;
+
+/// The most `task_retry_max` may be: a task that keeps killing replicas
+/// must not take the whole fleet down with it.
+const MAX_RETRIES: u32 = 10;
+
+/// The times a tool's task runs again when its replica dies: 0 without
+/// `task_retry`.
+pub(super) fn task_retries(retry: bool, max: Option<u32>) -> u32 {
+    if retry {
+        max.unwrap_or(DEFAULT_RETRIES)
+    } else {
+        0
+    }
+}
+
+/// A tool's `task_retry` keys, what they need and what they cannot join.
+pub(super) struct RetryKeys {
+    pub retry: bool,
+    pub max: Option<u32>,
+    pub task: Option<TaskMode>,
+    pub approval: bool,
+}
+
+impl RetryKeys {
+    /// The first problem of the tool at `key`.
+    pub(super) fn check(&self, key: &str) -> Result<(), ConfigError> {
+        let invalid = |field: &str, why: &str| ConfigError::Invalid {
+            key: format!("{key}.{field}"),
+            why: why.to_owned(),
+        };
+        match self.max {
+            Some(_) if !self.retry => {
+                return Err(invalid("task_retry_max", "needs task_retry = true"));
+            }
+            Some(max) if !(1..=MAX_RETRIES).contains(&max) => {
+                return Err(invalid("task_retry_max", "must be from 1 to 10"));
+            }
+            _ => {}
+        }
+        if !self.retry {
+            return Ok(());
+        }
+        if self.task == Some(TaskMode::Forbidden) {
+            return Err(invalid(
+                "task_retry",
+                "needs calls that become tasks: this tool has task = \"forbidden\"",
+            ));
+        }
+        if self.approval {
+            return Err(invalid(
+                "task_retry",
+                "cannot be combined with approval: an approval is for one run, and a retry \
+                 would run the call again unapproved",
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl TasksConfig {

@@ -241,6 +241,7 @@ impl UpstreamConfig {
                 task: None,
                 approval: o.approval.clone(),
                 ui: None,
+                task_retry: 0,
             })
             .collect()
     }

@@ -5,7 +5,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{CommandToolConfig, Config, ConfigError, HttpToolConfig, SqlSourceConfig, ToolDecl};
+use super::{
+    CommandToolConfig, Config, ConfigError, HttpToolConfig, SqlSourceConfig, ToolDecl,
+    tasks::RetryKeys,
+};
 
 /// Programs that would turn an argv template back into a shell command line.
 const SHELLS: [&str; 12] = [
@@ -55,6 +58,13 @@ fn allowlist_entry(i: usize, base: &str) -> Result<(), ConfigError> {
 fn http_tool(i: usize, tool: &HttpToolConfig, allowlist: &[String]) -> Result<(), ConfigError> {
     let key = format!("tools.http[{i}]");
     declared(&key, &tool.decl())?;
+    RetryKeys {
+        retry: tool.task_retry,
+        max: tool.task_retry_max,
+        task: tool.task,
+        approval: tool.approval.is_some(),
+    }
+    .check(&key)?;
     if !allowed(&tool.url, allowlist) {
         return Err(invalid(
             format!("{key}.url"),
@@ -90,6 +100,13 @@ fn http_tool(i: usize, tool: &HttpToolConfig, allowlist: &[String]) -> Result<()
 fn command_tool(i: usize, tool: &CommandToolConfig) -> Result<(), ConfigError> {
     let key = format!("tools.command[{i}]");
     declared(&key, &tool.decl())?;
+    RetryKeys {
+        retry: tool.task_retry,
+        max: tool.task_retry_max,
+        task: tool.task,
+        approval: tool.approval.is_some(),
+    }
+    .check(&key)?;
     let base = std::path::Path::new(&tool.program)
         .file_name()
         .and_then(|n| n.to_str())
@@ -111,7 +128,15 @@ fn command_tool(i: usize, tool: &CommandToolConfig) -> Result<(), ConfigError> {
 
 fn sql_source(i: usize, source: &SqlSourceConfig) -> Result<(), ConfigError> {
     for (j, tool) in source.tools.iter().enumerate() {
-        declared(&format!("sources.sql[{i}].tools[{j}]"), &tool.decl())?;
+        let key = format!("sources.sql[{i}].tools[{j}]");
+        declared(&key, &tool.decl())?;
+        RetryKeys {
+            retry: tool.task_retry,
+            max: tool.task_retry_max,
+            task: tool.task,
+            approval: tool.approval.is_some(),
+        }
+        .check(&key)?;
     }
     for (tool, key) in source.tool_names(i) {
         name(&key, tool)?;

@@ -191,6 +191,22 @@ impl Audit {
         }
     }
 
+    /// The record of the end of a task run again on this replica, begun
+    /// with its retry's record; its latency is this run's.
+    pub(super) fn retried(sink: &AuditSink, retry: &AuditRecord) -> Self {
+        let mut record = retry.clone();
+        record.method = "tasks/end".into();
+        Self {
+            sink: sink.clone(),
+            started: Instant::now(),
+            record,
+            observed: None,
+            credential: None,
+            fired: None,
+            departure: None,
+        }
+    }
+
     /// Records the call's refusal for lack of scope; `reason` says which.
     pub(super) async fn deny(mut self, reason: &str) {
         self.record.outcome = format!("denied: {reason}");

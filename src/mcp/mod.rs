@@ -36,7 +36,7 @@ pub use calls::AuditSink;
 pub use endpoint::Endpoints;
 pub use engine::Engine;
 pub use error::EngineError;
-pub use handler::McpHandler;
+pub use handler::{McpHandler, retry_tasks};
 pub use reply::Gate;
 pub use sessions::{SessionSettings, Sessions, StoredSessions};
 pub use shared::{Shared, ToolQuota};

@@ -87,6 +87,11 @@ impl Mrtr {
         self.responses.as_ref()?.get(key)
     }
 
+    /// Every answer the client sent back with this call.
+    pub fn responses(&self) -> Option<&InputResponses> {
+        self.responses.as_ref()
+    }
+
     pub fn has_state(&self) -> bool {
         self.state.is_some()
     }

@@ -51,6 +51,11 @@ pub trait ToolProvider: Send + Sync {
     fn task_mode(&self, _name: &str) -> TaskMode {
         TaskMode::Forbidden
     }
+    /// How many times a task of `name` runs again on another replica when
+    /// its replica dies (`task_retry`); 0: never.
+    fn task_retry(&self, _name: &str) -> u32 {
+        0
+    }
 }
 
 /// Offers resources and resource templates.

@@ -135,6 +135,24 @@ impl AuditRecord {
         }
     }
 
+    /// `actor`'s task of `tool` claimed at `at_ms` to run again (its
+    /// `attempt`-th run) because the replica running it stopped.
+    pub fn task_retried(
+        at_ms: i64,
+        actor: Actor,
+        (tool, task): (&str, &str),
+        protocol_version: &str,
+        attempt: i64,
+    ) -> Self {
+        let via = Via {
+            protocol_version: protocol_version.to_owned(),
+            ..Via::default()
+        };
+        let outcome =
+            format!("retried: the replica running it stopped; run {attempt} (task {task})");
+        Self::of(at_ms, actor, via, ("tasks/retry", tool), outcome)
+    }
+
     /// An operator's command on the server's store by the local `user`,
     /// about `upstream`, `digest` naming what it let through.
     pub fn operator(

@@ -23,6 +23,7 @@ mod quotas;
 mod serve_lock;
 mod sessions;
 mod settings;
+mod task_row;
 mod tasks;
 mod tasks_sweep;
 mod tokens;

@@ -5,44 +5,11 @@
 use async_trait::async_trait;
 use sqlx::Row;
 
+pub use super::task_row::TaskRow;
 pub use super::tasks_sweep::LostTask;
 
+use super::task_row::{COLUMNS, from_row};
 use super::{Store, StoreError, query_error};
-
-/// One task. JSON columns are kept as text; the engine gives them meaning.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskRow {
-    pub id: String,
-    pub owner: String,
-    pub tool: String,
-    /// `working`, `input_required`, `completed`, `failed` or `cancelled`.
-    pub status: String,
-    pub status_message: Option<String>,
-    pub progress: Option<String>,
-    /// The result (completed) or the JSON-RPC error (failed), as JSON.
-    pub outcome: Option<String>,
-    /// Outstanding `inputRequests` while `input_required`, as a JSON object.
-    pub input_requests: Option<String>,
-    /// Answers received and not yet taken by the running call, as a JSON object.
-    pub input_responses: Option<String>,
-    pub ttl_ms: i64,
-    pub poll_ms: i64,
-    pub created_ms: i64,
-    pub updated_ms: i64,
-    pub replica: String,
-    pub heartbeat_ms: i64,
-    pub cancel_requested: bool,
-}
-
-impl TaskRow {
-    pub fn is_terminal(&self) -> bool {
-        is_terminal(&self.status)
-    }
-}
-
-fn is_terminal(status: &str) -> bool {
-    matches!(status, "completed" | "failed" | "cancelled")
-}
 
 /// The task store's contract; both backends pass the same contract test
 /// (`tests/api/tasks_store.rs`).
@@ -51,11 +18,14 @@ fn is_terminal(status: &str) -> bool {
 ///   unexpired tasks.
 /// - `task` returns the row only to its owner, and never an expired one
 ///   (created + ttl passed), even before the sweep ran.
-/// - `finish_task` sets a terminal status once: false when it already had one.
+/// - `finish_task` sets a terminal status once, and only for the replica
+///   running the task: false when it already had one, or another replica
+///   claimed it.
 /// - `request_cancel` marks the owner's task for cancellation (false: no such
 ///   task); the running replica reads the mark on its next heartbeat.
 /// - `heartbeat` records that `replica` still runs `ids` and returns those of
-///   them whose cancellation was asked.
+///   them it must stop: their cancellation was asked, or another replica
+///   claimed them (`claim_task`) while this one was thought dead.
 /// - `ask_input` parks a task in `input_required` with `requests`;
 ///   `answer_input` moves the answers to outstanding keys over (others are
 ///   ignored) and returns to `working` once none is left; `take_input`
@@ -64,8 +34,13 @@ fn is_terminal(status: &str) -> bool {
 ///   its `updated_ms`; a task not working is left as it is.
 /// - `delete_task` removes a task that never ran.
 /// - `sweep_tasks` fails the live tasks whose heartbeat is older than
-///   `stale_before_ms`, returning them (for their audit records), and
-///   deletes the expired ones, counted.
+///   `stale_before_ms` and that no retry is left for (none kept, none
+///   left, or cancellation asked), returning them (for their audit
+///   records), and deletes the expired ones, counted.
+/// - `claim_task` takes one live task whose heartbeat is older than
+///   `stale_before_ms` and that has a retry left for `replica`, atomically:
+///   of replicas claiming at once exactly one gets it. Its heartbeat is
+///   then fresh, one retry is used, its input and progress are cleared.
 /// - `count_tasks` counts unexpired tasks by status.
 #[async_trait]
 pub trait TaskRepo: Send + Sync {
@@ -73,7 +48,7 @@ pub trait TaskRepo: Send + Sync {
     async fn task(&self, id: &str, owner: &str) -> Result<Option<TaskRow>, StoreError>;
     async fn finish_task(
         &self,
-        id: &str,
+        (id, replica): (&str, &str),
         status: &str,
         message: Option<&str>,
         outcome: Option<&str>,
@@ -91,32 +66,12 @@ pub trait TaskRepo: Send + Sync {
     async fn task_progress(&self, id: &str, message: &str) -> Result<(), StoreError>;
     async fn delete_task(&self, id: &str) -> Result<(), StoreError>;
     async fn sweep_tasks(&self, stale_before_ms: i64) -> Result<(Vec<LostTask>, u64), StoreError>;
+    async fn claim_task(
+        &self,
+        replica: &str,
+        stale_before_ms: i64,
+    ) -> Result<Option<TaskRow>, StoreError>;
     async fn count_tasks(&self) -> Result<Vec<(String, i64)>, StoreError>;
-}
-
-const COLUMNS: &str = "id, owner, tool, status, status_message, progress, outcome, \
-    input_requests, input_responses, ttl_ms, poll_ms, created_ms, updated_ms, replica, \
-    heartbeat_ms, cancel_requested";
-
-fn from_row(row: &sqlx::any::AnyRow) -> Result<TaskRow, sqlx::Error> {
-    Ok(TaskRow {
-        id: row.try_get("id")?,
-        owner: row.try_get("owner")?,
-        tool: row.try_get("tool")?,
-        status: row.try_get("status")?,
-        status_message: row.try_get("status_message")?,
-        progress: row.try_get("progress")?,
-        outcome: row.try_get("outcome")?,
-        input_requests: row.try_get("input_requests")?,
-        input_responses: row.try_get("input_responses")?,
-        ttl_ms: row.try_get("ttl_ms")?,
-        poll_ms: row.try_get("poll_ms")?,
-        created_ms: row.try_get("created_ms")?,
-        updated_ms: row.try_get("updated_ms")?,
-        replica: row.try_get("replica")?,
-        heartbeat_ms: row.try_get("heartbeat_ms")?,
-        cancel_requested: row.try_get::<i64, _>("cancel_requested")? != 0,
-    })
 }
 
 type Object = serde_json::Map<String, serde_json::Value>;
@@ -178,7 +133,7 @@ impl TaskRepo for Store {
         }
         sqlx::query(&format!(
             "insert into tasks ({COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-             $11, $12, $13, $14, $15, $16)"
+             $11, $12, $13, $14, $15, $16, $17, $18)"
         ))
         .bind(&row.id)
         .bind(&row.owner)
@@ -196,6 +151,8 @@ impl TaskRepo for Store {
         .bind(&row.replica)
         .bind(row.heartbeat_ms)
         .bind(i64::from(row.cancel_requested))
+        .bind(row.retries_left)
+        .bind(row.call.clone())
         .execute(self.writer())
         .await
         .map_err(error)?;
@@ -212,7 +169,7 @@ impl TaskRepo for Store {
 
     async fn finish_task(
         &self,
-        id: &str,
+        (id, replica): (&str, &str),
         status: &str,
         message: Option<&str>,
         outcome: Option<&str>,
@@ -220,13 +177,14 @@ impl TaskRepo for Store {
         let done = sqlx::query(
             "update tasks set status = $1, status_message = $2, outcome = $3, \
              input_requests = null, updated_ms = $4 \
-             where id = $5 and status in ('working', 'input_required')",
+             where id = $5 and replica = $6 and status in ('working', 'input_required')",
         )
         .bind(status)
         .bind(message)
         .bind(outcome)
         .bind(self.now_ms())
         .bind(id)
+        .bind(replica)
         .execute(self.writer())
         .await
         .map_err(query_error("finish a task"))?;
@@ -261,7 +219,7 @@ impl TaskRepo for Store {
             if self
                 .task_by_id(id)
                 .await?
-                .is_some_and(|t| t.cancel_requested)
+                .is_some_and(|t| t.cancel_requested || t.replica != replica)
             {
                 cancelled.push(id.clone());
             }
@@ -344,6 +302,14 @@ impl TaskRepo for Store {
         self.sweep_stale_tasks(stale_before_ms).await
     }
 
+    async fn claim_task(
+        &self,
+        replica: &str,
+        stale_before_ms: i64,
+    ) -> Result<Option<TaskRow>, StoreError> {
+        self.claim_stale_task(replica, stale_before_ms).await
+    }
+
     async fn count_tasks(&self) -> Result<Vec<(String, i64)>, StoreError> {
         let error = query_error("count tasks");
         let rows = sqlx::query(
@@ -358,15 +324,5 @@ impl TaskRepo for Store {
             .map(|r| Ok((r.try_get("status")?, r.try_get("n")?)))
             .collect::<Result<_, sqlx::Error>>()
             .map_err(error)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn terminal_statuses() {
-        assert!(super::is_terminal("completed"));
-        assert!(super::is_terminal("cancelled"));
-        assert!(!super::is_terminal("input_required"));
     }
 }

@@ -82,6 +82,7 @@ mod store;
 mod store_oauth;
 mod store_outage;
 mod store_portal;
+mod task_retry;
 mod tasks;
 mod tasks_clients;
 mod tasks_store;

@@ -29,6 +29,8 @@ fn row(id: &str, owner: &str, now: i64) -> TaskRow {
         replica: "r1".into(),
         heartbeat_ms: now,
         cancel_requested: false,
+        retries_left: 0,
+        call: None,
     }
 }
 
@@ -146,13 +148,13 @@ async fn task_contract(store: &Store, clock: &ManualClock, backend: &str) {
     // A terminal status is set once.
     assert!(
         store
-            .finish_task("t1", "cancelled", None, None)
+            .finish_task(("t1", "r1"), "cancelled", None, None)
             .await
             .unwrap()
     );
     assert!(
         !store
-            .finish_task("t1", "completed", None, Some("{}"))
+            .finish_task(("t1", "r1"), "completed", None, Some("{}"))
             .await
             .unwrap()
     );
@@ -213,12 +215,90 @@ async fn task_contract(store: &Store, clock: &ManualClock, backend: &str) {
     assert!(store.count_tasks().await.unwrap().is_empty(), "{backend}");
 }
 
+/// A task with retries left whose replica stopped: claimed by exactly one
+/// replica, its retries counted down, never failed by the sweep while one
+/// is left; its old replica told to stop and unable to finish it.
+async fn retry_contract(store: &Store, clock: &ManualClock, backend: &str) {
+    let retried = |id: &str, retries: i64| TaskRow {
+        retries_left: retries,
+        call: Some(r#"{"arguments":{}}"#.into()),
+        ..row(id, "carol", START)
+    };
+    assert!(store.create_task(&retried("r-a", 2), 10).await.unwrap());
+    let cancelled = TaskRow {
+        cancel_requested: true,
+        ..retried("r-c", 2)
+    };
+    assert!(store.create_task(&cancelled, 10).await.unwrap());
+    // Not stale yet: nobody claims it.
+    assert_eq!(store.claim_task("r2", START - 1).await.unwrap(), None);
+
+    clock.advance(10_000);
+    let stale = START + 5_000;
+    let (first, second) =
+        tokio::join!(store.claim_task("r2", stale), store.claim_task("r3", stale));
+    let claims: Vec<TaskRow> = [first.unwrap(), second.unwrap()]
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(
+        claims.len(),
+        1,
+        "{backend}: exactly one replica claims it: {claims:?}"
+    );
+    let claimed = &claims[0];
+    assert_eq!(
+        claimed.id, "r-a",
+        "{backend}: a task asked to cancel is not run again"
+    );
+    assert_eq!(claimed.retries_left, 1, "{backend}");
+    assert_eq!(claimed.heartbeat_ms, START + 10_000, "{backend}");
+    assert!(claimed.call.is_some(), "{backend}");
+    let winner = claimed.replica.clone();
+
+    // The sweep fails the cancelled one, leaves the claimed one working.
+    let (failed, _) = store.sweep_tasks(stale).await.unwrap();
+    let ids: Vec<&str> = failed.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["r-c"], "{backend}");
+    // The old replica is told to stop it, and cannot finish it.
+    let stop = store.heartbeat("r1", &["r-a".to_owned()]).await.unwrap();
+    assert_eq!(stop, ["r-a"], "{backend}: claimed away from r1");
+    let late = store.finish_task(("r-a", "r1"), "completed", None, Some("{}"));
+    assert!(
+        !late.await.unwrap(),
+        "{backend}: only the claiming replica finishes it"
+    );
+
+    // Its new replica dies too: the last retry, then the sweep fails it.
+    clock.advance(10_000);
+    let again = store.claim_task("r4", START + 15_000).await.unwrap();
+    assert_eq!(again.map(|t| t.retries_left), Some(0), "{backend}");
+    assert_eq!(store.claim_task("r5", START + 15_000).await.unwrap(), None);
+    clock.advance(10_000);
+    let (failed, _) = store.sweep_tasks(START + 25_000).await.unwrap();
+    assert_eq!(failed.len(), 1, "{backend}: no retry left");
+    let lost = store.task("r-a", "carol").await.unwrap().unwrap();
+    assert_eq!(lost.status, "failed", "{backend}");
+    assert!(lost.status_message.unwrap().contains("no retry is left"));
+    assert_ne!(winner, "r1");
+}
+
 #[tokio::test]
 async fn the_task_store_contract_holds_on_every_backend() {
     for db in TestDb::all().await {
         let clock = Arc::new(ManualClock::new(START));
         let store = db.store(clock.clone()).await;
         task_contract(&store, &clock, db.name).await;
+        db.cleanup().await;
+    }
+}
+
+#[tokio::test]
+async fn the_task_retry_contract_holds_on_every_backend() {
+    for db in TestDb::all().await {
+        let clock = Arc::new(ManualClock::new(START));
+        let store = db.store(clock.clone()).await;
+        retry_contract(&store, &clock, db.name).await;
         db.cleanup().await;
     }
 }

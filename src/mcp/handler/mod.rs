@@ -6,8 +6,11 @@
 
 mod catalog;
 mod methods;
+mod retry;
 mod support;
 mod tasks;
+
+pub use retry::retry_tasks;
 
 use support::{cursor, list_hints, within};
 

@@ -18,11 +18,38 @@ use crate::{
     mcp::{
         CallToolResponse, CallToolResult, McpError, RequestContext, RoleServer,
         calls::Audit,
-        tasks::{NewTask, TaskEnd, Tasks},
+        tasks::{NewTask, StoredCall, TaskEnd, Tasks},
     },
     protocol::is_modern,
     registry::{CallContext, Registry},
 };
+
+/// The run of a task's call: `limit` from the run's start (the request's
+/// deadline bounds only its answer, the handle, and the run outlives it on
+/// purpose); a tool over it is stopped and says so.
+pub(super) fn task_call(
+    registry: Arc<Registry>,
+    name: String,
+    arguments: JsonObject,
+    cx: CallContext,
+    limit: std::time::Duration,
+) -> BoxFuture<'static, TaskEnd> {
+    Box::pin(async move {
+        match within(limit, registry.call_tool(&name, arguments, &cx)).await {
+            Some(Some(ended)) => ended,
+            Some(None) => Err(McpError::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            )),
+            None => {
+                cx.cancellation().cancel();
+                let message =
+                    format!("The tool {name} did not finish within {limit:?} and was stopped.");
+                Ok(CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)]).into())
+            }
+        }
+    })
+}
 
 fn missing_capability() -> McpError {
     McpError::missing_required_client_capability(
@@ -75,10 +102,21 @@ impl McpHandler {
         limit: std::time::Duration,
     ) -> Result<CallToolResponse, McpError> {
         let owner = cx.caller().user.clone();
+        let retries = (registry.tool(&name)).map_or(0, |(provider, _)| provider.task_retry(&name));
+        let retry = (retries > 0).then(|| {
+            let meta = serde_json::to_value(cx.meta()).ok();
+            let meta = match meta {
+                Some(serde_json::Value::Object(meta)) => meta,
+                _ => JsonObject::new(),
+            };
+            StoredCall::new(cx.caller(), &arguments, meta, retries)
+                .with_input(cx.mrtr().responses().cloned())
+        });
         let created = tasks
             .create(NewTask {
                 owner: &owner,
                 tool: &name,
+                retry,
             })
             .await;
         let (row, seed) = match created {
@@ -92,26 +130,7 @@ impl McpHandler {
         };
         let cancel = CancellationToken::new();
         let cx = cx.in_task(tasks.input(&row.id), cancel.clone());
-        // `limit` from the run's start: the request's deadline bounds only
-        // its answer, the handle, and the run outlives it on purpose.
-        let mut call = Box::pin(async move {
-            match within(limit, registry.call_tool(&name, arguments, &cx)).await {
-                Some(Some(ended)) => ended,
-                Some(None) => Err(McpError::invalid_params(
-                    format!("Unknown tool: {name}"),
-                    None,
-                )),
-                None => {
-                    cx.cancellation().cancel();
-                    let message =
-                        format!("The tool {name} did not finish within {limit:?} and was stopped.");
-                    Ok(
-                        CallToolResult::error(vec![rmcp::model::ContentBlock::text(message)])
-                            .into(),
-                    )
-                }
-            }
-        });
+        let mut call = task_call(registry, name, arguments, cx, limit);
         let call: BoxFuture<'static, TaskEnd> = match futures::poll!(call.as_mut()) {
             Poll::Ready(Ok(CallToolResponse::InputRequired(asked))) => {
                 tasks.forget(&row.id).await;

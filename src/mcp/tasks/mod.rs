@@ -3,14 +3,16 @@
 //! `tasks/get`, `tasks/update` and `tasks/cancel` for it. The replica running
 //! it beats a heartbeat into the row and reads cancellations from it; every
 //! replica's sweep fails the tasks of a replica that stopped beating
-//! (`run.rs`). Only the member who created a task sees it: anyone else gets
+//! (`run.rs`), or claims them to run again when their tool has
+//! `task_retry` (`retry.rs`). Only the member who created a task sees it: anyone else gets
 //! the same "not found" as for a task that never was.
 
+mod retry;
 mod run;
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, atomic::AtomicBool},
+    sync::{Arc, Mutex, OnceLock, atomic::AtomicBool},
     time::{Duration, SystemTime},
 };
 
@@ -26,7 +28,8 @@ use crate::{
     store::{Store, StoreError, TaskRepo, TaskRow},
 };
 
-pub(super) use run::TaskEnd;
+pub(super) use retry::{Rerunner, StoredCall};
+pub(super) use run::{StoreInput, TaskEnd};
 
 /// The tasks this replica runs, and the store every replica shares.
 pub struct Tasks {
@@ -47,12 +50,16 @@ pub struct Tasks {
     /// Set when this replica stops: a task cancelled then failed, not
     /// cancelled at the client's request.
     stopping: AtomicBool,
+    /// Rebuilds the calls of tasks claimed to run again (`retry.rs`).
+    rerunner: OnceLock<Arc<dyn Rerunner>>,
 }
 
 /// What a task-augmented call knows of its caller and tool.
 pub struct NewTask<'a> {
     pub owner: &'a str,
     pub tool: &'a str,
+    /// The call, kept when the tool has `task_retry`.
+    pub retry: Option<StoredCall>,
 }
 
 fn store_error(error: StoreError) -> McpError {
@@ -135,6 +142,7 @@ impl Tasks {
             audit,
             runs: TaskTracker::new(),
             stopping: AtomicBool::new(false),
+            rerunner: OnceLock::new(),
         })
     }
 
@@ -159,6 +167,8 @@ impl Tasks {
             replica: self.replica.clone(),
             heartbeat_ms: now,
             cancel_requested: false,
+            retries_left: new.retry.as_ref().map_or(0, |call| i64::from(call.retries)),
+            call: (new.retry.as_ref()).and_then(|call| serde_json::to_string(call).ok()),
         };
         let created = self
             .store

@@ -147,12 +147,16 @@ impl Tasks {
             };
             tasks.running.lock().expect("tasks lock").remove(&id);
             let (status, message, outcome) = tasks.settle(ended.as_ref());
-            if let Err(error) = tasks
-                .store
-                .finish_task(&id, status, message.as_deref(), outcome.as_deref())
+            let row = (id.as_str(), tasks.replica.as_str());
+            match (tasks.store)
+                .finish_task(row, status, message.as_deref(), outcome.as_deref())
                 .await
             {
-                tracing::warn!(%error, task = %id, "a task's end was not recorded");
+                Ok(true) => {}
+                // Claimed by another replica while this one was thought
+                // dead: that run's end is the task's.
+                Ok(false) => return,
+                Err(error) => tracing::warn!(%error, task = %id, "a task's end was not recorded"),
             }
             if let Some(audit) = audit {
                 let stopped = tasks.stopping.load(Ordering::Relaxed);
@@ -242,7 +246,7 @@ impl Tasks {
         });
     }
 
-    async fn beat(&self) {
+    async fn beat(self: &Arc<Self>) {
         let ids: Vec<String> = {
             let running = self.running.lock().expect("tasks lock");
             running.keys().cloned().collect()
@@ -259,6 +263,7 @@ impl Tasks {
             Err(error) => tracing::warn!(%error, "task heartbeat failed"),
         }
         let stale = self.store.now_ms() - self.settings.heartbeat_timeout.as_millis() as i64;
+        self.claim_orphans(stale).await;
         match self.store.sweep_tasks(stale).await {
             Ok((lost, _)) if lost.is_empty() => {}
             Ok((lost, _)) => {

@@ -73,8 +73,11 @@ impl DeclaredTool {
         let validator = jsonschema::validator_for(&Value::Object(decl.input_schema.clone()))
             .map_err(|e| anyhow::anyhow!("tool `{}`: input_schema: {e}", decl.name))?;
         let task = match decl.task.unwrap_or(defaults.task) {
-            // A call waiting for a person is what a task is for.
-            TaskMode::Forbidden if decl.approval.is_some() && decl.task.is_none() => {
+            // A call waiting for a person is what a task is for, and only a
+            // task is retried.
+            TaskMode::Forbidden
+                if (decl.approval.is_some() || decl.task_retry > 0) && decl.task.is_none() =>
+            {
                 TaskMode::Optional
             }
             task => task,
@@ -236,6 +239,12 @@ impl ToolProvider for DeclaredTools {
         self.index
             .get(name)
             .map_or(TaskMode::Forbidden, |i| self.tools[*i].task)
+    }
+
+    fn task_retry(&self, name: &str) -> u32 {
+        self.index
+            .get(name)
+            .map_or(0, |i| self.tools[*i].decl.task_retry)
     }
 
     /// Declared tools keep their own limits (a test command may run for

@@ -94,6 +94,7 @@ fn bare(name: &str) -> ToolDecl {
         task: None,
         approval: None,
         ui: None,
+        task_retry: 0,
     }
 }
 

@@ -173,6 +173,8 @@ pub(super) fn tool(
         confirm: overrides.confirm.unwrap_or(false),
         approval: overrides.approval,
         ui: None,
+        task_retry: false,
+        task_retry_max: None,
         read_only: overrides
             .read_only
             .or(Some(matches!(found.method, "get" | "head"))),

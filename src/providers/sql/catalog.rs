@@ -99,6 +99,7 @@ fn decl(name: &str, description: String, schema: Value, scopes: &[String]) -> To
         task: None,
         approval: None,
         ui: None,
+        task_retry: 0,
     }
 }
 
