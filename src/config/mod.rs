@@ -58,7 +58,7 @@ pub use tasks::{TaskMode, TasksConfig};
 pub use toolsets::{Discovery, ToolsetConfig};
 pub use upstreams::{
     OnUnavailable, ToolOverride, ToolRate, UpstreamAuth, UpstreamConfig, UpstreamOauth,
-    UpstreamTools,
+    UpstreamProtocol, UpstreamTools,
 };
 pub use validate::{allowed as url_allowed, rendered_allowed as rendered_url_allowed};
 

@@ -51,6 +51,11 @@ pub struct UpstreamConfig {
     /// listed and answer each call with a tool `error`.
     #[serde(default)]
     pub on_unavailable: OnUnavailable,
+    /// The protocol revision teamgate speaks to it: "2025-11-25"
+    /// (`initialize`, a session) or "2026-07-28" (`server/discover`,
+    /// stateless; what its own tasks need, docs/upstreams.md).
+    #[serde(default)]
+    pub protocol: UpstreamProtocol,
     /// Pin each tool's definition on first sight and withhold a changed one
     /// until `teamgate upstreams approve`; false: changes pass straight through.
     #[serde(default = "pin_by_default")]
@@ -178,6 +183,16 @@ pub enum OnUnavailable {
     #[default]
     Hide,
     Error,
+}
+
+/// The protocol revision of an upstream's connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UpstreamProtocol {
+    #[default]
+    #[serde(rename = "2025-11-25")]
+    V2025,
+    #[serde(rename = "2026-07-28")]
+    V2026,
 }
 
 fn pin_by_default() -> bool {

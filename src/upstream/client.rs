@@ -9,14 +9,19 @@ use rmcp::{
     ClientHandler, ErrorData, RoleClient,
     model::{
         ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-        ElicitResult, ListRootsResult, ProgressNotificationParam, ResourceUpdatedNotificationParam,
+        ElicitResult, ListRootsResult, ProgressNotificationParam, ProtocolVersion,
+        ResourceUpdatedNotificationParam, TASKS_EXTENSION_ID,
     },
-    service::{NotificationContext, RequestContext},
+    service::{
+        ClientInitializeError, ClientLifecycleMode, ClientServiceExt, NotificationContext,
+        RequestContext, RunningService, ServiceExt,
+    },
+    transport::IntoTransport,
 };
 use serde::{Serialize, de::DeserializeOwned};
 
 use super::{link::Link, relay::Kind};
-use crate::registry::ChangeEvent;
+use crate::{config::UpstreamProtocol, registry::ChangeEvent};
 
 /// teamgate's client side toward one upstream: routes its progress to the
 /// call that asked, its requests to the member whose call it serves
@@ -92,13 +97,44 @@ impl ClientHandler for Client {
         info.client_info.version = env!("CARGO_PKG_VERSION").into();
         // Upstreams may ask: each request is relayed to the member whose
         // call it serves, or refused (relay.rs).
-        info.capabilities = serde_json::from_value(serde_json::json!({
+        let mut capabilities = serde_json::json!({
             "elicitation": {"form": {}, "url": {}},
             "sampling": {},
             "roots": {},
-        }))
-        .expect("client capabilities");
+        });
+        // On a 2026-07-28 link every request may come back as the
+        // upstream's own task: teamgate waits for it (`task_wait.rs`).
+        let modern =
+            (self.0.upgrade()).is_some_and(|l| l.config.protocol == UpstreamProtocol::V2026);
+        if modern {
+            capabilities["extensions"] = serde_json::json!({TASKS_EXTENSION_ID: {}});
+        }
+        info.capabilities = serde_json::from_value(capabilities).expect("client capabilities");
         info
+    }
+}
+
+impl Client {
+    /// Connects over `transport` in the upstream's `protocol` era:
+    /// `initialize` (2025-11-25), or `server/discover` (2026-07-28: no
+    /// session; each request carries teamgate's capabilities).
+    pub(super) async fn handshake<T, E, A>(
+        self,
+        transport: T,
+        protocol: UpstreamProtocol,
+    ) -> Result<RunningService<RoleClient, Client>, ClientInitializeError>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        match protocol {
+            UpstreamProtocol::V2025 => self.serve(transport).await,
+            UpstreamProtocol::V2026 => {
+                let preferred_versions = vec![ProtocolVersion::V_2026_07_28];
+                let lifecycle = ClientLifecycleMode::Discover { preferred_versions };
+                self.serve_with_lifecycle(transport, lifecycle).await
+            }
+        }
     }
 }
 

@@ -20,6 +20,7 @@ use rmcp::{
 };
 
 use super::{client::Client, link::Link};
+use crate::config::UpstreamProtocol;
 use sse_stream::SseStream;
 
 /// Longest line of the event stream: a server cannot make teamgate buffer
@@ -142,13 +143,18 @@ impl Link {
         client: Client,
     ) -> anyhow::Result<rmcp::service::RunningService<RoleClient, Client>> {
         let url = self.config.url.as_str();
+        let protocol = self.config.protocol;
         let mut modern = None;
         if !self.legacy.load(Ordering::Relaxed) {
             let config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(self.resolved.headers.clone());
             let transport = StreamableHttpClientTransport::with_client(http_client(), config);
-            match client.clone().serve(transport).await {
+            match client.clone().handshake(transport, protocol).await {
                 Ok(service) => return Ok(service),
+                // A 2026-07-28 upstream has no 2024-11-05 transport to fall back to.
+                Err(error) if protocol == UpstreamProtocol::V2026 => {
+                    return Err(anyhow::Error::new(error).context("handshake (server/discover)"));
+                }
                 Err(error) => modern = Some(error),
             }
         }

@@ -6,7 +6,6 @@
 //! credential never leaves teamgate: upstreams see only the headers and
 //! environment their configuration names. Each tool's definition is pinned
 //! on first sight, and a changed one withheld until approved (`pins.rs`).
-//!
 //! Connections outlive registry rebuilds: a reload keeps an upstream whose
 //! configuration did not change, and starts or stops the others.
 
@@ -29,6 +28,7 @@ mod request;
 mod resources;
 pub(crate) mod review;
 mod supervise;
+mod task_wait;
 mod tools;
 mod uris;
 

@@ -8,7 +8,7 @@ use std::{sync::Arc, time::Duration};
 
 use anyhow::Context;
 use rmcp::{
-    RoleClient, ServiceExt,
+    RoleClient,
     model::{SubscribeRequestParams, Tool},
     service::Peer,
     transport::TokioChildProcess,
@@ -161,7 +161,7 @@ impl Link {
                 drop(cgroup);
             });
         }
-        client.serve(transport).await.context("handshake")
+        (client.handshake(transport, self.config.protocol).await).context("handshake")
     }
 }
 

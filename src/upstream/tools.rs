@@ -198,6 +198,22 @@ impl UpstreamTools {
                 };
                 (outcome, Ok(CallToolResponse::Complete(result)))
             }
+            // The upstream made the call its own task (2026-07-28 links
+            // declare the extension): waited for here, within the call.
+            Ok(Ok(ServerResult::CreateTaskResult(seed))) => {
+                let peer = link.current.lock().expect("upstream state lock").peer.clone();
+                let Some(peer) = peer else {
+                    return Ok(self.unavailable("the connection closed"));
+                };
+                let name = &self.link.config.name;
+                let waited = super::task_wait::wait(peer, seed, name, cx).await;
+                let outcome = match &waited {
+                    Ok(CallToolResponse::Complete(r)) if r.is_error != Some(true) => "ok",
+                    Ok(_) => "tool_error",
+                    Err(_) => "error",
+                };
+                (outcome, waited)
+            }
             Ok(Ok(_)) => (
                 "error",
                 Ok(text_result(

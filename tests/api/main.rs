@@ -103,6 +103,7 @@ mod upstream_relay;
 mod upstream_remote;
 mod upstream_resources;
 mod upstream_supervision;
+mod upstream_tasks;
 mod upstream_uris;
 mod upstreams;
 mod usage;

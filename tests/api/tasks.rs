@@ -41,7 +41,7 @@ pub(crate) async fn call(app: &TestApp, token: &str, method: &str, params: Value
 }
 
 /// `call` declaring `caps`.
-async fn call_as(
+pub(crate) async fn call_as(
     app: &TestApp,
     token: &str,
     method: &str,
