@@ -25,12 +25,12 @@ pub use rmcp::model::LoggingLevel;
 pub use rmcp::{
     ErrorData as McpError, RoleServer,
     model::{
-        CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse,
-        GetPromptResult, Implementation, InputRequest, InputRequests, InputRequiredResult,
-        InputResponses, JsonObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-        ReadResourceResponse, ReadResourceResult, RequestId, RequestMetaObject, Resource,
-        ResourceContents, ResourceTemplate, ServerCapabilities, ServerJsonRpcMessage,
-        SubscriptionFilter, Tool,
+        CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, CreateTaskResult,
+        DetailedTask, GetPromptResponse, GetPromptResult, GetTaskResult, Implementation,
+        InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject, Prompt,
+        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
+        RequestId, RequestMetaObject, Resource, ResourceContents, ResourceTemplate,
+        ServerCapabilities, ServerJsonRpcMessage, SubscriptionFilter, TaskPayload, Tool,
     },
     service::{Peer, RequestContext, SubscriptionContext},
     transport::{
@@ -52,6 +52,8 @@ pub mod codes {
     pub const INVALID_REQUEST: i32 = -32600;
     /// JSON-RPC: no such method (also a method the HTTP verb does not allow).
     pub const METHOD_NOT_FOUND: i32 = -32601;
+    /// JSON-RPC: invalid params (also the tasks extension's unknown task).
+    pub const INVALID_PARAMS: i32 = -32602;
     /// JSON-RPC: a bug of ours, or an answer lost on the way.
     pub const INTERNAL_ERROR: i32 = -32603;
     /// The official SDKs' de-facto "session not found" (2025 era only).

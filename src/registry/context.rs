@@ -44,6 +44,9 @@ pub struct CallContext {
     scrubber: Scrubber,
     /// Set when the call runs as a durable task (`TaskInput`).
     task: Option<Arc<dyn TaskInput>>,
+    /// The member takes a task handle for the call: an upstream's own task
+    /// is answered as one (the engine maps it to a task of its own).
+    task_handles: bool,
     /// Members' own credential values, when the server keeps them.
     member_secrets: Option<Arc<dyn MemberSecrets>>,
     /// Where a call with `approval` waits for its decision (HTTP with a store).
@@ -91,6 +94,7 @@ impl CallContext {
             mrtr,
             scrubber: Scrubber::default(),
             task: None,
+            task_handles: false,
             member_secrets: None,
             approvals: None,
             credential: CredentialUse::default(),
@@ -137,6 +141,17 @@ impl CallContext {
         self.task = Some(input);
         self.request.ct = cancel;
         self
+    }
+
+    /// An upstream's own task may be the call's answer, as a task handle.
+    pub fn with_task_handles(mut self) -> Self {
+        self.task_handles = true;
+        self
+    }
+
+    /// Whether an upstream's own task may be the call's answer.
+    pub fn takes_task_handle(&self) -> bool {
+        self.task_handles
     }
 
     /// The task's means to ask for input, when the call runs as one.

@@ -2,10 +2,9 @@
 //! configuration (at start-up and on each hot reload, then swapped whole).
 //!
 //! Providers implement one small trait per kind. The registry indexes them by
-//! name/URI so a call costs one hash lookup, derives the advertised
-//! capabilities from what is registered, never more, records the scopes each
-//! capability requires, and scrubs configured secrets from every tool result.
-//! It knows nothing of HTTP, sessions or JSON-RPC envelopes.
+//! name/URI (one hash lookup a call), derives the advertised capabilities from
+//! what is registered, never more, records the scopes each needs, and scrubs
+//! configured secrets from every tool result. It knows nothing of HTTP.
 
 mod approval;
 pub mod apps;
@@ -26,6 +25,7 @@ mod search;
 mod slots;
 mod slots_ask;
 mod toolsets;
+pub mod upstream_task;
 
 use std::{collections::HashMap, sync::Arc};
 

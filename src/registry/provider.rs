@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use async_trait::async_trait;
 
 use super::CallContext;
+use super::upstream_task::{UpstreamTaskOp, UpstreamTaskReply};
 use crate::config::TaskMode;
 use crate::protocol::{
     CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
@@ -55,6 +56,21 @@ pub trait ToolProvider: Send + Sync {
     /// its replica dies (`task_retry`); 0: never.
     fn task_retry(&self, _name: &str) -> u32 {
         0
+    }
+    /// Whether a call of `name` may come back as its upstream's own task
+    /// that any replica can reach (`upstream_task.rs`).
+    fn passes_tasks(&self, _name: &str) -> bool {
+        false
+    }
+    /// `op` on the upstream task behind the tool `name`, over the caller's
+    /// own connection to that upstream.
+    async fn upstream_task(
+        &self,
+        _name: &str,
+        _op: UpstreamTaskOp,
+        _cx: &CallContext,
+    ) -> Result<UpstreamTaskReply, McpError> {
+        Err(super::upstream_task::not_found())
     }
 }
 

@@ -135,6 +135,27 @@ impl AuditRecord {
         }
     }
 
+    /// The end, seen at `at_ms`, of `owner`'s task of `tool` that the
+    /// upstream server `upstream` ran (created at `created_ms`).
+    pub fn upstream_task_end(
+        at_ms: i64,
+        owner: &str,
+        (tool, task): (&str, &str),
+        (created_ms, upstream): (i64, &str),
+        outcome: String,
+    ) -> Self {
+        let actor = Actor {
+            user: owner.to_owned(),
+            ..Actor::default()
+        };
+        let outcome = format!("{outcome} (task {task})");
+        Self {
+            latency_ms: (at_ms - created_ms).max(0),
+            upstream: upstream.to_owned(),
+            ..Self::of(at_ms, actor, Via::default(), ("tasks/end", tool), outcome)
+        }
+    }
+
     /// `actor`'s task of `tool` claimed at `at_ms` to run again (its
     /// `attempt`-th run) because the replica running it stopped.
     pub fn task_retried(

@@ -32,6 +32,11 @@ pub struct TaskRow {
     /// The call a retry runs (arguments, caller, request `_meta`), as JSON;
     /// kept only for tools with `task_retry`.
     pub call: Option<String>,
+    /// The upstream server whose own task this row maps; `None`: teamgate
+    /// runs it.
+    pub upstream: Option<String>,
+    /// That upstream's id of the task, never shown to the member.
+    pub upstream_task: Option<String>,
 }
 
 impl TaskRow {
@@ -46,7 +51,7 @@ fn is_terminal(status: &str) -> bool {
 
 pub(super) const COLUMNS: &str = "id, owner, tool, status, status_message, progress, outcome, \
     input_requests, input_responses, ttl_ms, poll_ms, created_ms, updated_ms, replica, \
-    heartbeat_ms, cancel_requested, retries_left, call";
+    heartbeat_ms, cancel_requested, retries_left, call, upstream, upstream_task";
 
 pub(super) fn from_row(row: &sqlx::any::AnyRow) -> Result<TaskRow, sqlx::Error> {
     Ok(TaskRow {
@@ -68,6 +73,8 @@ pub(super) fn from_row(row: &sqlx::any::AnyRow) -> Result<TaskRow, sqlx::Error> 
         cancel_requested: row.try_get::<i64, _>("cancel_requested")? != 0,
         retries_left: row.try_get("retries_left")?,
         call: row.try_get("call")?,
+        upstream: row.try_get("upstream")?,
+        upstream_task: row.try_get("upstream_task")?,
     })
 }
 

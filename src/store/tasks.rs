@@ -33,6 +33,9 @@ use super::{Store, StoreError, query_error};
 /// - `task_progress` records a working task's latest progress line and moves
 ///   its `updated_ms`; a task not working is left as it is.
 /// - `delete_task` removes a task that never ran.
+/// - A row with `upstream` set maps an upstream's own task: no replica runs
+///   it, so neither the sweep nor a claim touches it; its end is written
+///   with `finish_task` for replica `""` by whoever sees it first.
 /// - `sweep_tasks` fails the live tasks whose heartbeat is older than
 ///   `stale_before_ms` and that no retry is left for (none kept, none
 ///   left, or cancellation asked), returning them (for their audit
@@ -133,7 +136,7 @@ impl TaskRepo for Store {
         }
         sqlx::query(&format!(
             "insert into tasks ({COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-             $11, $12, $13, $14, $15, $16, $17, $18)"
+             $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
         ))
         .bind(&row.id)
         .bind(&row.owner)
@@ -153,6 +156,8 @@ impl TaskRepo for Store {
         .bind(i64::from(row.cancel_requested))
         .bind(row.retries_left)
         .bind(row.call.clone())
+        .bind(row.upstream.clone())
+        .bind(row.upstream_task.clone())
         .execute(self.writer())
         .await
         .map_err(error)?;

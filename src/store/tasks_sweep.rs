@@ -34,6 +34,7 @@ impl Store {
              input_requests = null, updated_ms = $3 \
              where status in ('working', 'input_required') and heartbeat_ms < $4 \
              and (retries_left <= 0 or call is null or cancel_requested <> 0) \
+             and upstream is null \
              returning id, owner, tool, created_ms",
         )
         .bind(
@@ -81,6 +82,7 @@ impl Store {
              status_message = 'Running again: the replica running it stopped.' \
              where id = (select id from tasks where status in ('working', 'input_required') \
                and heartbeat_ms < $3 and retries_left > 0 and call is not null \
+               and upstream is null \
                and cancel_requested = 0 and created_ms + ttl_ms > $2 order by heartbeat_ms limit 1) \
              and heartbeat_ms < $3 and retries_left > 0 \
              returning {COLUMNS}"

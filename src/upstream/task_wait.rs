@@ -1,8 +1,10 @@
-//! An upstream's own task (the tasks extension, SEP-2663) behind a call
-//! whose member holds no task handle: teamgate polls it to its end inside
+//! An upstream's own task (the tasks extension, SEP-2663). Behind a call
+//! whose member holds no task handle, teamgate polls it to its end inside
 //! the call, which the tool's time limit bounds, relays its status messages
 //! as progress, and cancels it upstream when the call is dropped (the
-//! member cancelled, or the time ran out) before it ended.
+//! member cancelled, or the time ran out) before it ended. Behind a task of
+//! teamgate's (the member declared the extension), the engine's
+//! `tasks/get`, `tasks/update` and `tasks/cancel` reach it here (`on_task`).
 
 use std::time::Duration;
 
@@ -15,9 +17,14 @@ use rmcp::{
     service::{Peer, ServiceError},
 };
 
+use super::link::Link;
 use crate::{
+    config::UpstreamProtocol,
     protocol::{Asked, CallToolResponse, McpError, text_result},
-    registry::CallContext,
+    registry::{
+        CallContext,
+        upstream_task::{UpstreamTaskOp, UpstreamTaskReply},
+    },
 };
 
 /// Bounds on the upstream's suggested `pollIntervalMs`.
@@ -47,6 +54,56 @@ impl Drop for Unfinished {
         tokio::spawn(async move {
             let _ = peer.cancel_task(CancelTaskParams::new(id)).await;
         });
+    }
+}
+
+/// Whether the upstream of `link` is connected on a 2026-07-28 link and
+/// advertised the tasks extension.
+pub(super) fn offers_tasks(link: &Link) -> bool {
+    let current = link.current.lock().expect("upstream state lock");
+    let info = current.peer.as_ref().and_then(|peer| peer.peer_info());
+    link.config.protocol == UpstreamProtocol::V2026
+        && info.is_some_and(|info| info.capabilities.supports_tasks())
+}
+
+/// `op` on the upstream's task over `link`, within the upstream's timeout.
+pub(super) async fn on_task(
+    link: &Link,
+    op: UpstreamTaskOp,
+) -> Result<UpstreamTaskReply, McpError> {
+    let peer = link
+        .current
+        .lock()
+        .expect("upstream state lock")
+        .peer
+        .clone();
+    let name = &link.config.name;
+    let unavailable = |why: String| {
+        let why = format!("the upstream server {name} is unavailable ({why}); retry shortly");
+        McpError::internal_error(why, None)
+    };
+    let peer = peer.ok_or_else(|| unavailable("not connected".into()))?;
+    let asked = async {
+        match op {
+            UpstreamTaskOp::Get(id) => {
+                let got = peer.get_task(GetTaskParams::new(id)).await?;
+                Ok(UpstreamTaskReply::Task(Box::new(got)))
+            }
+            UpstreamTaskOp::Update(id, answers) => {
+                peer.update_task(UpdateTaskParams::new(id, answers)).await?;
+                Ok(UpstreamTaskReply::Ack)
+            }
+            UpstreamTaskOp::Cancel(id) => {
+                peer.cancel_task(CancelTaskParams::new(id)).await?;
+                Ok(UpstreamTaskReply::Ack)
+            }
+        }
+    };
+    match tokio::time::timeout(link.config.timeout, asked).await {
+        Ok(Ok(reply)) => Ok(reply),
+        Ok(Err(ServiceError::McpError(error))) => Err(error),
+        Ok(Err(error)) => Err(unavailable(error.to_string())),
+        Err(_) => Err(unavailable("no answer in time".into())),
     }
 }
 

@@ -26,7 +26,10 @@ use super::{
 use crate::{
     config::{OnUnavailable, ToolOverride},
     protocol::{CallToolResponse, JsonObject, McpError, Tool, text_result},
-    registry::{CallContext, CredentialKind, ToolProvider, apps},
+    registry::{
+        CallContext, CredentialKind, ToolProvider, apps,
+        upstream_task::{UpstreamTaskOp, UpstreamTaskReply},
+    },
 };
 
 pub(super) struct UpstreamTools {
@@ -77,6 +80,26 @@ impl UpstreamTools {
         (self.include.is_empty() || self.include.is_match(name))
             && !self.exclude.is_match(name)
             && !self.link.pins.withholds(name)
+    }
+
+    /// The connection a call of `name` by the caller of `cx` goes over: the
+    /// member's own when the headers name their credential or it wants
+    /// their OAuth; else the upstream's. `Err`: what to answer instead.
+    async fn link_of(&self, name: &str, cx: &CallContext) -> Result<MemberLink, CallToolResponse> {
+        match &self.members {
+            Some(members) if members.active() => {
+                // An OAuth upstream found down (`listing.rs`): said plainly.
+                let status = self.link.status().0;
+                if members.oauth() && status != Status::Up {
+                    return Err(self.unavailable(status.label()));
+                }
+                members.link_for(&self.link, name, cx).await
+            }
+            _ => Ok(MemberLink {
+                link: self.link.clone(),
+                used: Vec::new(),
+            }),
+        }
     }
 
     /// The current offer; `None` when the upstream's tools are not listed.
@@ -200,6 +223,10 @@ impl UpstreamTools {
             }
             // The upstream made the call its own task (2026-07-28 links
             // declare the extension): waited for here, within the call.
+            // The member takes a task handle: the engine maps it.
+            Ok(Ok(ServerResult::CreateTaskResult(seed))) if cx.takes_task_handle() => {
+                ("ok", Ok(CallToolResponse::Task(seed)))
+            }
             Ok(Ok(ServerResult::CreateTaskResult(seed))) => {
                 let peer = link.current.lock().expect("upstream state lock").peer.clone();
                 let Some(peer) = peer else {
@@ -303,23 +330,9 @@ impl ToolProvider for UpstreamTools {
                 None,
             ));
         };
-        // A member's own connection when the headers name their credential.
-        let MemberLink { link, used } = match &self.members {
-            Some(members) if members.active() => {
-                // An OAuth upstream found down (`listing.rs`): said plainly.
-                let status = self.link.status().0;
-                if members.oauth() && status != Status::Up {
-                    return Ok(self.unavailable(status.label()));
-                }
-                match members.link_for(&self.link, name, cx).await {
-                    Ok(member) => member,
-                    Err(answer) => return Ok(answer),
-                }
-            }
-            _ => MemberLink {
-                link: self.link.clone(),
-                used: Vec::new(),
-            },
+        let MemberLink { link, used } = match self.link_of(name, cx).await {
+            Ok(member) => member,
+            Err(answer) => return Ok(answer),
         };
         let response = self.forward(&link, original, arguments, cx).await;
         if used.is_empty() {
@@ -330,6 +343,28 @@ impl ToolProvider for UpstreamTools {
         response
             .map(|r| scrubber.result(r))
             .map_err(|e| scrubber.error(e))
+    }
+
+    /// Only a URL upstream's: a stdio upstream is a process of each
+    /// replica, so another replica could not reach its task.
+    fn passes_tasks(&self, _name: &str) -> bool {
+        !self.link.config.url.is_empty() && super::task_wait::offers_tasks(&self.link)
+    }
+
+    async fn upstream_task(
+        &self,
+        name: &str,
+        op: UpstreamTaskOp,
+        cx: &CallContext,
+    ) -> Result<UpstreamTaskReply, McpError> {
+        let member = self.link_of(name, cx).await.map_err(|_| {
+            let why = format!(
+                "the upstream server {} is unavailable",
+                self.link.config.name
+            );
+            McpError::internal_error(why, None)
+        })?;
+        super::task_wait::on_task(&member.link, op).await
     }
 
     /// The tool's own `scopes`, else the upstream's, else the default.

@@ -25,7 +25,12 @@ fn script(dir: &Path, name: &str, body: &str) -> String {
 }
 
 /// A 2026-07-28 request declaring the tasks extension; the JSON-RPC reply.
-async fn call(served: &Served, token: &str, method: &str, mut params: Value) -> Value {
+async fn call(served: &Served, token: &str, method: &str, params: Value) -> Value {
+    call_at(&served.url, token, method, params).await
+}
+
+/// `call` to the MCP endpoint at `url`.
+pub(crate) async fn call_at(url: &str, token: &str, method: &str, mut params: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities":
@@ -34,7 +39,7 @@ async fn call(served: &Served, token: &str, method: &str, mut params: Value) -> 
     let name = params.get("name").or_else(|| params.get("taskId"));
     let name = name.and_then(Value::as_str).unwrap_or_default().to_owned();
     let reply = teamgate::outbound::client()
-        .post(&served.url)
+        .post(url)
         .header("Accept", "application/json, text/event-stream")
         .header("MCP-Protocol-Version", MODERN)
         .header("Mcp-Method", method)

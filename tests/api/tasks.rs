@@ -236,6 +236,8 @@ async fn a_task_whose_replica_stopped_beating_is_failed() {
         cancel_requested: false,
         retries_left: 0,
         call: None,
+        upstream: None,
+        upstream_task: None,
     };
     assert!(app.store.create_task(&orphan, 10).await.unwrap());
     tokio::time::sleep(Duration::from_millis(800)).await;

@@ -31,6 +31,8 @@ fn row(id: &str, owner: &str, now: i64) -> TaskRow {
         cancel_requested: false,
         retries_left: 0,
         call: None,
+        upstream: None,
+        upstream_task: None,
     }
 }
 
@@ -230,6 +232,14 @@ async fn retry_contract(store: &Store, clock: &ManualClock, backend: &str) {
         ..retried("r-c", 2)
     };
     assert!(store.create_task(&cancelled, 10).await.unwrap());
+    // An upstream's own task, mapped: no replica runs it.
+    let mapped = TaskRow {
+        replica: String::new(),
+        upstream: Some("builds".into()),
+        upstream_task: Some("theirs".into()),
+        ..row("m-1", "carol", START)
+    };
+    assert!(store.create_task(&mapped, 10).await.unwrap());
     // Not stale yet: nobody claims it.
     assert_eq!(store.claim_task("r2", START - 1).await.unwrap(), None);
 
@@ -268,6 +278,19 @@ async fn retry_contract(store: &Store, clock: &ManualClock, backend: &str) {
         !late.await.unwrap(),
         "{backend}: only the claiming replica finishes it"
     );
+
+    // The mapped task is neither failed by the sweep nor claimed; its end
+    // is written once, for replica "".
+    let kept = store.task("m-1", "carol").await.unwrap().unwrap();
+    assert_eq!(
+        kept.status, "working",
+        "{backend}: mapped rows are not swept"
+    );
+    assert_eq!(kept.upstream_task.as_deref(), Some("theirs"), "{backend}");
+    let ended = store.finish_task(("m-1", ""), "completed", None, Some("{}"));
+    assert!(ended.await.unwrap(), "{backend}");
+    let again = store.finish_task(("m-1", ""), "failed", None, None);
+    assert!(!again.await.unwrap(), "{backend}: its end is set once");
 
     // Its new replica dies too: the last retry, then the sweep fails it.
     clock.advance(10_000);

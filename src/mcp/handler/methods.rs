@@ -179,6 +179,13 @@ impl McpHandler {
                 .and_then(|(provider, _)| provider.timeout(&request.name));
             let limit = own.unwrap_or(self.shared.tool_timeout);
             let deadline = facts_of(&context).and_then(|facts| facts.deadline_for(own));
+            // A member declaring tasks whose call an upstream may make its
+            // own task takes that task as the answer, kept as teamgate's.
+            let handles = as_task.is_none()
+                && self.shared.tasks.is_some()
+                && modern
+                && (context.client_capabilities()).is_some_and(|caps| caps.supports_tasks())
+                && registry.passes_tasks(&request.name);
             let cx = self
                 .call_context(
                     context,
@@ -188,6 +195,7 @@ impl McpHandler {
                     request.request_state,
                 )
                 .with_scrubber(registry.scrubber().clone());
+            let cx = if handles { cx.with_task_handles() } else { cx };
             let audit = audit.map(|audit| audit.credential(cx.credential()).guardrails(cx.fired()));
             if let Some(tasks) = as_task {
                 // Not the request's deadline: a task runs past the request on
@@ -219,6 +227,12 @@ impl McpHandler {
                             .into(),
                     )
                 }
+            };
+            let result = match result {
+                Ok(CallToolResponse::Task(seed)) => {
+                    (self.adopt_upstream_task(&registry, &request.name, seed, &cx)).await
+                }
+                other => other,
             };
             if let Some(audit) = audit {
                 audit.finish(&result).await;

@@ -7,8 +7,8 @@ use std::{sync::Arc, task::Poll};
 use futures::future::BoxFuture;
 
 use rmcp::model::{
-    CancelTaskParams, ClientCapabilities, GetTaskParams, GetTaskResult, JsonObject,
-    UpdateTaskParams,
+    CancelTaskParams, ClientCapabilities, CreateTaskResult, GetTaskParams, GetTaskResult,
+    JsonObject, UpdateTaskParams,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -21,7 +21,7 @@ use crate::{
         tasks::{NewTask, StoredCall, TaskEnd, Tasks},
     },
     protocol::is_modern,
-    registry::{CallContext, Registry},
+    registry::{CallContext, Registry, upstream_task::UpstreamTaskOp},
 };
 
 /// The run of a task's call: `limit` from the run's start (the request's
@@ -166,7 +166,13 @@ impl McpHandler {
         context: &RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
         let owner = caller_of(context);
-        self.tasks()?.get(&request.task_id, &owner.user).await
+        let tasks = self.tasks()?;
+        let row = tasks.row(&request.task_id, &owner.user).await?;
+        if row.upstream_task.is_none() {
+            return tasks.get(&request.task_id, &owner.user).await;
+        }
+        let (registry, cx) = self.upstream_context(context, &row.tool);
+        tasks.get_upstream(row, &registry, &cx).await
     }
 
     pub(super) async fn update_task_in(
@@ -175,9 +181,14 @@ impl McpHandler {
         context: &RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let owner = caller_of(context);
-        self.tasks()?
-            .update(&request.task_id, &owner.user, request.input_responses)
-            .await
+        let tasks = self.tasks()?;
+        let row = tasks.row(&request.task_id, &owner.user).await?;
+        if row.upstream_task.is_none() {
+            return (tasks.update(&request.task_id, &owner.user, request.input_responses)).await;
+        }
+        let (registry, cx) = self.upstream_context(context, &row.tool);
+        let answers = request.input_responses;
+        tasks.update_upstream(&row, answers, (&registry, &cx)).await
     }
 
     pub(super) async fn cancel_task_in(
@@ -186,6 +197,53 @@ impl McpHandler {
         context: &RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let owner = caller_of(context);
-        self.tasks()?.cancel(&request.task_id, &owner.user).await
+        let tasks = self.tasks()?;
+        let row = tasks.row(&request.task_id, &owner.user).await?;
+        if row.upstream_task.is_none() {
+            return tasks.cancel(&request.task_id, &owner.user).await;
+        }
+        let (registry, cx) = self.upstream_context(context, &row.tool);
+        tasks.cancel_upstream(&row, (&registry, &cx)).await
+    }
+
+    /// The registry serving now and a call context of the member's, for a
+    /// request about the upstream task the tool `tool` made.
+    fn upstream_context(
+        &self,
+        context: &RequestContext<RoleServer>,
+        tool: &str,
+    ) -> (Arc<Registry>, CallContext) {
+        let registry = self.shared.registry();
+        let cx = self.call_context(context.clone(), "tasks/get", tool, None, None);
+        let cx = cx.with_scrubber(registry.scrubber().clone());
+        (registry, cx)
+    }
+
+    /// An upstream's own task, answered to a member who takes task
+    /// handles: kept as a task of teamgate's, under its own id (the
+    /// upstream's is never passed on). Refused: cancelled upstream.
+    pub(super) async fn adopt_upstream_task(
+        &self,
+        registry: &Registry,
+        name: &str,
+        seed: CreateTaskResult,
+        cx: &CallContext,
+    ) -> Result<CallToolResponse, McpError> {
+        let (Some(tasks), Some(upstream)) = (&self.shared.tasks, registry.origin(name)) else {
+            return Err(McpError::internal_error(
+                "an upstream task could not be kept",
+                None,
+            ));
+        };
+        let upstream_id = seed.task.task_id.clone();
+        let owner = cx.caller().user.clone();
+        match tasks.adopt((&owner, name), upstream, seed).await {
+            Ok(created) => Ok(CallToolResponse::Task(created)),
+            Err(error) => {
+                let op = UpstreamTaskOp::Cancel(upstream_id);
+                let _ = registry.upstream_task(name, op, cx).await;
+                Err(error)
+            }
+        }
     }
 }

@@ -4,11 +4,13 @@
 //! it beats a heartbeat into the row and reads cancellations from it; every
 //! replica's sweep fails the tasks of a replica that stopped beating
 //! (`run.rs`), or claims them to run again when their tool has
-//! `task_retry` (`retry.rs`). Only the member who created a task sees it: anyone else gets
+//! `task_retry` (`retry.rs`). A task an upstream server made for the call
+//! is a row mapping teamgate's id to the upstream's (`upstream.rs`). Only the member who created a task sees it: anyone else gets
 //! the same "not found" as for a task that never was.
 
 mod retry;
 mod run;
+mod upstream;
 
 use std::{
     collections::HashMap,
@@ -169,6 +171,8 @@ impl Tasks {
             cancel_requested: false,
             retries_left: new.retry.as_ref().map_or(0, |call| i64::from(call.retries)),
             call: (new.retry.as_ref()).and_then(|call| serde_json::to_string(call).ok()),
+            upstream: None,
+            upstream_task: None,
         };
         let created = self
             .store

@@ -214,7 +214,7 @@ impl Tasks {
 
     /// The result as stored: within `tasks.max_result_bytes`, else a tool
     /// error saying how large it was.
-    fn kept(&self, result: &CallToolResult) -> String {
+    pub(super) fn kept(&self, result: &CallToolResult) -> String {
         let text = serde_json::to_string(result).unwrap_or_default();
         if text.len() <= self.settings.max_result_bytes {
             return text;

@@ -21,7 +21,10 @@ use super::{
 use crate::{
     config::ToolDecl,
     protocol::{CallToolResponse, JsonObject, McpError, Tool},
-    registry::{CallContext, ToolProvider},
+    registry::{
+        CallContext, ToolProvider,
+        upstream_task::{UpstreamTaskOp, UpstreamTaskReply},
+    },
 };
 
 /// `inner`'s tools, with the policies of those named in `policies`.
@@ -148,6 +151,19 @@ impl ToolProvider for WithPolicies {
 
     fn annotated_destructive(&self, name: &str) -> bool {
         self.inner.annotated_destructive(name)
+    }
+
+    fn passes_tasks(&self, name: &str) -> bool {
+        self.inner.passes_tasks(name)
+    }
+
+    async fn upstream_task(
+        &self,
+        name: &str,
+        op: UpstreamTaskOp,
+        cx: &CallContext,
+    ) -> Result<UpstreamTaskReply, McpError> {
+        self.inner.upstream_task(name, op, cx).await
     }
 
     /// A call waiting for an approver may become a task.
