@@ -270,6 +270,10 @@ pub struct FilesSourceConfig {
     /// MCP Apps: its `.html` files served as `ui://<name>/<path>` pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apps: Option<super::AppPages>,
+    /// Skills (SEP-2640): each folder holding a `SKILL.md` served as the
+    /// skill `skill://<name>/<folder>/SKILL.md`, its files as resources.
+    #[serde(default)]
+    pub skills: bool,
     /// The folder; nothing outside it can be read.
     pub root: String,
     /// Extensions that may be read and searched (without the dot).

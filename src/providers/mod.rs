@@ -174,6 +174,9 @@ pub fn declare(
         if let Some(pages) = files::AppPagesOf::of(&files) {
             builder = builder.resources(pages);
         }
+        if let Some(skills) = files::SkillsOf::of(&files) {
+            builder = builder.resources(skills);
+        }
         builder = builder.tools(files);
     }
     let prompts = prompts::DeclaredPrompts::new(prompts, docs_sources);
