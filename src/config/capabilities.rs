@@ -241,6 +241,10 @@ pub struct DocsSourceConfig {
     /// that changed; unset, the index lives in memory and is rebuilt at every start.
     #[serde(default)]
     pub index_dir: Option<String>,
+    /// Skills (SEP-2640): each folder under its folders holding a `SKILL.md` served as the
+    /// skill `skill://<name>/<folder>/SKILL.md`, its files (of `extensions`) as resources.
+    #[serde(default)]
+    pub skills: bool,
 }
 
 fn default_search_docs() -> String {

@@ -1,15 +1,18 @@
 //! Skills (SEP-2640; issue 66 part 4) in the configuration: `skills = true`
-//! on a files source serves each folder holding a `SKILL.md` as a skill.
+//! on a files or docs source serves each folder holding a `SKILL.md` as a skill.
 //! A skill's files are those the source offers, so its `extensions` must
 //! offer `md`, or no `SKILL.md` would ever be served.
 
-/// A files source with `skills` offers `.md` files.
+/// A files or docs source with `skills` offers `.md` files.
 pub(super) fn validate(config: &super::Config) -> Result<(), super::ConfigError> {
-    let sources = config.sources.files.iter().enumerate();
-    for (i, source) in sources.filter(|(_, s)| s.skills) {
-        if !source.extensions.iter().any(|e| e == "md") {
+    let sources = &config.sources;
+    let files =
+        (sources.files.iter().enumerate()).map(|(i, s)| ("files", i, s.skills, &s.extensions));
+    let docs = (sources.docs.iter().enumerate()).map(|(i, s)| ("docs", i, s.skills, &s.extensions));
+    for (kind, i, _, extensions) in files.chain(docs).filter(|s| s.2) {
+        if !extensions.iter().any(|e| e == "md") {
             return Err(super::ConfigError::Invalid {
-                key: format!("sources.files[{i}].extensions"),
+                key: format!("sources.{kind}[{i}].extensions"),
                 why: "`skills = true` needs \"md\" among the extensions: a skill is a folder \
                       with a SKILL.md"
                     .into(),

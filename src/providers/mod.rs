@@ -167,6 +167,11 @@ pub fn declare(
     for docs in docs_providers {
         builder = builder.tools(docs.clone()).resources(docs);
     }
+    for source in config.sources.docs.iter().filter(|s| s.skills) {
+        for skills in files::SkillsOf::of_docs(source) {
+            builder = builder.resources(skills);
+        }
+    }
     if !config.sources.docs.is_empty() {
         builder = builder.subscribable();
     }

@@ -88,7 +88,12 @@ fn digest(bytes: &[u8]) -> String {
 /// The entry the extension asks for: the front matter verbatim, every file
 /// once with the digest and size of its bytes on disk.
 fn as_on_disk(skill: &Value, dir: &Path, who: &str) {
-    assert_eq!(skill["uri"], SKILL, "{who}: {skill}");
+    as_on_disk_at(skill, dir, "skill://playbooks/deploy/", who);
+}
+
+/// `as_on_disk` for the skill whose files' URIs start with `base`.
+fn as_on_disk_at(skill: &Value, dir: &Path, base: &str, who: &str) {
+    assert_eq!(skill["uri"], format!("{base}SKILL.md"), "{who}: {skill}");
     let front = json!({
         "name": "deploy", "description": "Ship a release the team's way", "license": "Apache-2.0",
         "metadata": {"owner": "ops", "version": "2"}, "allowed-tools": ["run_checks"],
@@ -96,10 +101,7 @@ fn as_on_disk(skill: &Value, dir: &Path, who: &str) {
     assert_eq!(skill["frontmatter"], front, "{who}");
     let listed: Vec<&Value> = skill["resources"].as_array().unwrap().iter().collect();
     let uris: Vec<&str> = listed.iter().map(|r| r["uri"].as_str().unwrap()).collect();
-    let expected: Vec<String> = FILES
-        .iter()
-        .map(|p| format!("skill://playbooks/deploy/{p}"))
-        .collect();
+    let expected: Vec<String> = FILES.iter().map(|p| format!("{base}{p}")).collect();
     assert_eq!(uris, expected, "{who}");
     for (resource, path) in listed.iter().zip(FILES) {
         let bytes = file(dir, path);
@@ -265,5 +267,117 @@ async fn paths_out_of_a_skills_folder_are_refused_and_2026_results_are_complete(
         replies[0]["result"]["contents"][0]["text"],
         "#!/bin/sh\necho ok\n"
     );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn an_upstreams_skills_pass_through_renamed_where_teamgate_has_the_uri() {
+    // The upstream: another teamgate serving the same tree's skills.
+    let theirs = playbooks();
+    let upstream = app(theirs.path(), AuthMode::None).await;
+    let (url, ours) = (upstream.url.clone(), playbooks());
+    let base = url.trim_end_matches("mcp").to_owned();
+    let own_dir = ours.path().to_owned();
+    let gateway = spawn_app_with(move |c| {
+        serve(c, &own_dir, AuthMode::Required);
+        c.tools.http_allowlist = vec![base];
+        c.upstreams = vec![
+            serde_json::from_value(json!({
+                "name": "team", "url": url, "pin": false, "scopes": ["team:read"],
+            }))
+            .unwrap(),
+        ];
+    })
+    .await;
+    let member = token(&gateway, "ann", &["playbooks:read", "team:read"]).await;
+    let (client, _) = sdk::connect_as(&gateway.url, Some(&member), None).await;
+    let mut skills = Vec::new();
+    for _ in 0..300 {
+        skills = client.list_skills(None).await.unwrap().skills;
+        if skills.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let skills = serde_json::to_value(&skills).unwrap();
+    let renamed = "upstream://team/skill://playbooks/deploy/";
+    // teamgate's own source has skill://playbooks/...: the upstream's are renamed.
+    let (own, through) = match skills[0]["uri"] == SKILL {
+        true => (&skills[0], &skills[1]),
+        false => (&skills[1], &skills[0]),
+    };
+    as_on_disk(own, ours.path(), "own");
+    as_on_disk_at(through, theirs.path(), renamed, "upstream's");
+
+    // Fetched through the upstream, live: a changed file's digest shows.
+    let guide = theirs.path().join("root/deploy/references/GUIDE.md");
+    std::fs::write(&guide, "# Guide\n\nChanged upstream.\n").unwrap();
+    let got = client
+        .get_skill(GetSkillRequestParams::new(format!("{renamed}SKILL.md")))
+        .await
+        .unwrap();
+    let got = serde_json::to_value(&got.skill).unwrap();
+    as_on_disk_at(&got, theirs.path(), renamed, "upstream's skills/get");
+    for (resource, path) in got["resources"].as_array().unwrap().iter().zip(FILES) {
+        let uri = resource["uri"].as_str().unwrap();
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .unwrap();
+        let read = serde_json::to_value(read).unwrap();
+        let bytes = bytes_of(&read["contents"][0]);
+        assert_eq!(bytes, file(theirs.path(), path), "{uri}");
+        assert_eq!(read["contents"][0]["uri"], uri, "named as asked");
+    }
+
+    // The upstream's skills need its scopes, as its resources do.
+    let own_only = token(&gateway, "bob", &["playbooks:read"]).await;
+    let (bob, _) = sdk::connect_as(&gateway.url, Some(&own_only), None).await;
+    let seen = bob.list_skills(None).await.unwrap().skills;
+    let uris: Vec<&str> = seen.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(uris, [SKILL], "only the own source's skill");
+    gateway.stop().await;
+    upstream.stop().await;
+}
+
+#[tokio::test]
+async fn a_docs_source_serves_its_folders_skills_with_its_extensions() {
+    let dir = playbooks();
+    let root = dir.path().join("root");
+    let app = spawn_app_with(move |c| {
+        let mut docs = crate::docs_source::docs("handbook", &root, false);
+        docs.skills = true;
+        c.sources.docs = vec![docs];
+    })
+    .await;
+    let (_, replies) = app.modern_call(1, "skills/list", json!({})).await;
+    let skills = replies[0]["result"]["skills"].as_array().unwrap().clone();
+    assert_eq!(skills.len(), 1, "{replies:?}");
+    let skill = &skills[0];
+    assert_eq!(skill["uri"], "skill://handbook/deploy/SKILL.md");
+    assert_eq!(skill["frontmatter"]["name"], "deploy");
+    // Only the docs source's extensions (md, markdown, txt): not the script or the image.
+    let files: Vec<&str> = (skill["resources"].as_array().unwrap().iter())
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    let expected = ["SKILL.md", "notes.txt", "references/GUIDE.md"]
+        .map(|p| format!("skill://handbook/deploy/{p}"));
+    assert_eq!(files, expected);
+    for (resource, path) in skill["resources"].as_array().unwrap().iter().zip([
+        "SKILL.md",
+        "notes.txt",
+        "references/GUIDE.md",
+    ]) {
+        let bytes = file(dir.path(), path);
+        assert_eq!(resource["digest"], digest(&bytes), "{path}");
+        let (_, replies) = app
+            .modern_call(2, "resources/read", json!({"uri": resource["uri"]}))
+            .await;
+        assert_eq!(
+            bytes_of(&replies[0]["result"]["contents"][0]),
+            bytes,
+            "{path}"
+        );
+    }
     app.stop().await;
 }

@@ -19,6 +19,7 @@ use super::{
     skill_tree::{SKILL_MD, Tree},
 };
 use crate::{
+    config::DocsSourceConfig,
     protocol::{McpError, ReadResourceResponse, ReadResourceResult, Resource, Skill},
     providers::{declared_scopes, wire},
     registry::{CallContext, ResourceProvider, skills::unknown_skill},
@@ -35,6 +36,23 @@ impl SkillsOf {
     pub fn of(source: &Arc<FilesSource>) -> Option<Arc<Self>> {
         let tree = Tree::new(source.clone());
         source.config.skills.then(|| Arc::new(Self { tree }))
+    }
+
+    /// The skills of a docs source with `skills`: each of its folders walked
+    /// as a files source's root is, offering the source's extensions, under
+    /// its name and scopes (a skill path in two folders: the first's).
+    pub fn of_docs(docs: &DocsSourceConfig) -> Vec<Arc<Self>> {
+        let folders = docs.paths.iter().filter(|p| Path::new(p).is_dir());
+        let as_files = folders.filter_map(|root| {
+            let config = serde_json::from_value(json!({
+                "name": docs.name, "root": root, "extensions": docs.extensions,
+                "max_file_bytes": docs.max_file_bytes, "scopes": docs.scopes, "skills": true,
+            }));
+            let source = config.map_err(anyhow::Error::from).and_then(|c| FilesSource::new(0, c));
+            let warn = |e: &anyhow::Error| tracing::warn!(docs = %docs.name, %root, "skills not served: {e:#}");
+            source.inspect_err(warn).ok()
+        });
+        as_files.filter_map(|source| Self::of(&source)).collect()
     }
 }
 
