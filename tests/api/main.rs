@@ -76,6 +76,7 @@ mod sec_secrets;
 mod sec_streams;
 mod shared_quotas;
 mod skills;
+mod skills_upstream;
 mod sql_members;
 mod sql_source;
 mod stdio;

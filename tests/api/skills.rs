@@ -6,7 +6,8 @@
 //! bytes on disk; the official Rust SDK client does too, and sees a changed
 //! file's new digest; a member without the source's scope sees no skill and
 //! is refused `skills/get` and the reads; paths leading out of a skill's
-//! folder are refused; a 2026-07-28 request gets the extension's result shape.
+//! folder are refused; a 2026-07-28 request gets the extension's result shape;
+//! a docs source serves its folders' skills. An upstream's: `skills_upstream.rs`.
 
 use std::path::Path;
 
@@ -23,14 +24,14 @@ use crate::{
     upstream_oauth::token,
 };
 
-const SKILL: &str = "skill://playbooks/deploy/SKILL.md";
+pub(crate) const SKILL: &str = "skill://playbooks/deploy/SKILL.md";
 const SKILL_MD: &str = "---\nname: deploy\ndescription: Ship a release the team's way\n\
     license: Apache-2.0\nmetadata:\n  owner: ops\n  version: \"2\"\nallowed-tools: [run_checks]\n\
     ---\n\n# Deploy\n\nRun `scripts/check.sh`, then follow references/GUIDE.md.\n";
 /// The manifest's files, by path under `deploy/`: the hidden file, the link
 /// out, the file of another extension and the folder without a SKILL.md
 /// are none of them.
-const FILES: [&str; 4] = [
+pub(crate) const FILES: [&str; 4] = [
     "SKILL.md",
     "logo.png",
     "references/GUIDE.md",
@@ -40,7 +41,7 @@ const FILES: [&str; 4] = [
 /// The tree: the skill `deploy`, with a nested folder, a script and a
 /// binary file; a hidden file, a link out and a file of another extension in
 /// it; a folder that is no skill; a file outside the root.
-fn playbooks() -> tempfile::TempDir {
+pub(crate) fn playbooks() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");
     let write = |path: &str, bytes: &[u8]| {
@@ -60,7 +61,7 @@ fn playbooks() -> tempfile::TempDir {
     dir
 }
 
-fn serve(config: &mut Config, dir: &Path, auth: AuthMode) {
+pub(crate) fn serve(config: &mut Config, dir: &Path, auth: AuthMode) {
     config.auth.mode = auth;
     let root = dir.join("root").display().to_string();
     config.sources.files = vec![
@@ -72,12 +73,12 @@ fn serve(config: &mut Config, dir: &Path, auth: AuthMode) {
     ];
 }
 
-async fn app(dir: &Path, auth: AuthMode) -> TestApp {
+pub(crate) async fn app(dir: &Path, auth: AuthMode) -> TestApp {
     let dir = dir.to_owned();
     spawn_app_with(move |c| serve(c, &dir, auth)).await
 }
 
-fn file(dir: &Path, path: &str) -> Vec<u8> {
+pub(crate) fn file(dir: &Path, path: &str) -> Vec<u8> {
     std::fs::read(dir.join("root/deploy").join(path)).unwrap()
 }
 
@@ -87,12 +88,12 @@ fn digest(bytes: &[u8]) -> String {
 
 /// The entry the extension asks for: the front matter verbatim, every file
 /// once with the digest and size of its bytes on disk.
-fn as_on_disk(skill: &Value, dir: &Path, who: &str) {
+pub(crate) fn as_on_disk(skill: &Value, dir: &Path, who: &str) {
     as_on_disk_at(skill, dir, "skill://playbooks/deploy/", who);
 }
 
 /// `as_on_disk` for the skill whose files' URIs start with `base`.
-fn as_on_disk_at(skill: &Value, dir: &Path, base: &str, who: &str) {
+pub(crate) fn as_on_disk_at(skill: &Value, dir: &Path, base: &str, who: &str) {
     assert_eq!(skill["uri"], format!("{base}SKILL.md"), "{who}: {skill}");
     let front = json!({
         "name": "deploy", "description": "Ship a release the team's way", "license": "Apache-2.0",
@@ -111,7 +112,7 @@ fn as_on_disk_at(skill: &Value, dir: &Path, base: &str, who: &str) {
 }
 
 /// A read's bytes: its text, or its blob decoded.
-fn bytes_of(contents: &Value) -> Vec<u8> {
+pub(crate) fn bytes_of(contents: &Value) -> Vec<u8> {
     match (contents["text"].as_str(), contents["blob"].as_str()) {
         (Some(text), _) => text.as_bytes().to_vec(),
         (None, Some(blob)) => base64::engine::general_purpose::STANDARD
@@ -207,6 +208,25 @@ async fn the_rust_sdk_sees_the_sources_scope_and_changed_files() {
             "{refused}"
         );
     }
+    // skills/get is audited as resources/read is: the fetch, and the refusal with why.
+    let mut audited = Vec::new();
+    for _ in 0..50 {
+        audited = crate::oauth_flow::audited(&app, "skills/get").await;
+        if audited.iter().any(|r| r.user == "bob") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let outcome = |user: &str| {
+        let record = audited.iter().find(|r| r.user == user && r.target == SKILL);
+        record.map(|r| r.outcome.clone()).unwrap_or_default()
+    };
+    assert_eq!(outcome("ann"), "ok", "{audited:?}");
+    let denied = outcome("bob");
+    assert!(
+        denied.starts_with("denied: bob lacks the scope(s) playbooks:read"),
+        "{audited:?}"
+    );
     app.stop().await;
 }
 
@@ -268,76 +288,6 @@ async fn paths_out_of_a_skills_folder_are_refused_and_2026_results_are_complete(
         "#!/bin/sh\necho ok\n"
     );
     app.stop().await;
-}
-
-#[tokio::test]
-async fn an_upstreams_skills_pass_through_renamed_where_teamgate_has_the_uri() {
-    // The upstream: another teamgate serving the same tree's skills.
-    let theirs = playbooks();
-    let upstream = app(theirs.path(), AuthMode::None).await;
-    let (url, ours) = (upstream.url.clone(), playbooks());
-    let base = url.trim_end_matches("mcp").to_owned();
-    let own_dir = ours.path().to_owned();
-    let gateway = spawn_app_with(move |c| {
-        serve(c, &own_dir, AuthMode::Required);
-        c.tools.http_allowlist = vec![base];
-        c.upstreams = vec![
-            serde_json::from_value(json!({
-                "name": "team", "url": url, "pin": false, "scopes": ["team:read"],
-            }))
-            .unwrap(),
-        ];
-    })
-    .await;
-    let member = token(&gateway, "ann", &["playbooks:read", "team:read"]).await;
-    let (client, _) = sdk::connect_as(&gateway.url, Some(&member), None).await;
-    let mut skills = Vec::new();
-    for _ in 0..300 {
-        skills = client.list_skills(None).await.unwrap().skills;
-        if skills.len() == 2 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    let skills = serde_json::to_value(&skills).unwrap();
-    let renamed = "upstream://team/skill://playbooks/deploy/";
-    // teamgate's own source has skill://playbooks/...: the upstream's are renamed.
-    let (own, through) = match skills[0]["uri"] == SKILL {
-        true => (&skills[0], &skills[1]),
-        false => (&skills[1], &skills[0]),
-    };
-    as_on_disk(own, ours.path(), "own");
-    as_on_disk_at(through, theirs.path(), renamed, "upstream's");
-
-    // Fetched through the upstream, live: a changed file's digest shows.
-    let guide = theirs.path().join("root/deploy/references/GUIDE.md");
-    std::fs::write(&guide, "# Guide\n\nChanged upstream.\n").unwrap();
-    let got = client
-        .get_skill(GetSkillRequestParams::new(format!("{renamed}SKILL.md")))
-        .await
-        .unwrap();
-    let got = serde_json::to_value(&got.skill).unwrap();
-    as_on_disk_at(&got, theirs.path(), renamed, "upstream's skills/get");
-    for (resource, path) in got["resources"].as_array().unwrap().iter().zip(FILES) {
-        let uri = resource["uri"].as_str().unwrap();
-        let read = client
-            .read_resource(ReadResourceRequestParams::new(uri))
-            .await
-            .unwrap();
-        let read = serde_json::to_value(read).unwrap();
-        let bytes = bytes_of(&read["contents"][0]);
-        assert_eq!(bytes, file(theirs.path(), path), "{uri}");
-        assert_eq!(read["contents"][0]["uri"], uri, "named as asked");
-    }
-
-    // The upstream's skills need its scopes, as its resources do.
-    let own_only = token(&gateway, "bob", &["playbooks:read"]).await;
-    let (bob, _) = sdk::connect_as(&gateway.url, Some(&own_only), None).await;
-    let seen = bob.list_skills(None).await.unwrap().skills;
-    let uris: Vec<&str> = seen.iter().map(|s| s.uri.as_str()).collect();
-    assert_eq!(uris, [SKILL], "only the own source's skill");
-    gateway.stop().await;
-    upstream.stop().await;
 }
 
 #[tokio::test]
