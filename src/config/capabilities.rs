@@ -241,6 +241,10 @@ pub struct DocsSourceConfig {
     /// that changed; unset, the index lives in memory and is rebuilt at every start.
     #[serde(default)]
     pub index_dir: Option<String>,
+    /// Skills (SEP-2640): each folder under its folders holding a `SKILL.md` served as the
+    /// skill `skill://<name>/<folder>/SKILL.md`, its files (of `extensions`) as resources.
+    #[serde(default)]
+    pub skills: bool,
 }
 
 fn default_search_docs() -> String {
@@ -270,6 +274,10 @@ pub struct FilesSourceConfig {
     /// MCP Apps: its `.html` files served as `ui://<name>/<path>` pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub apps: Option<super::AppPages>,
+    /// Skills (SEP-2640): each folder holding a `SKILL.md` served as the
+    /// skill `skill://<name>/<folder>/SKILL.md`, its files as resources.
+    #[serde(default)]
+    pub skills: bool,
     /// The folder; nothing outside it can be read.
     pub root: String,
     /// Extensions that may be read and searched (without the dot).

@@ -24,6 +24,7 @@ mod quotas;
 mod rules;
 mod sandbox;
 mod secret;
+mod skills;
 mod sql;
 mod suggest;
 mod tasks;

@@ -19,12 +19,13 @@ impl Config {
     /// (and each declared tool, `validate.rs`): an operator fixes a file in
     /// one pass, `serve` and `check-config` alike.
     pub fn problems(&self) -> Vec<ConfigError> {
-        let checks: [Rule; 17] = [
+        let checks: [Rule; 18] = [
             |c| super::upstreams_check::validate(&c.upstreams, &c.tools.http_allowlist),
             |c| super::toolsets::validate(&c.toolsets),
             |c| super::guardrails::validate(&c.guardrails),
             super::approvals::validate,
             super::apps::validate,
+            super::skills::validate,
             |c| (c.portal.as_ref()).map_or(Ok(()), |portal| portal.validate(&c.server.public_url)),
             |c| {
                 (c.authorization_server.as_ref()).map_or(Ok(()), |authz| {

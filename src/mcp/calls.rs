@@ -270,6 +270,12 @@ impl Ended for ReadResourceResponse {
     }
 }
 
+impl Ended for rmcp::model::GetSkillResult {
+    fn outcome(&self) -> Outcome {
+        Outcome::Ok
+    }
+}
+
 impl Ended for GetPromptResponse {
     fn outcome(&self) -> Outcome {
         match self {

@@ -40,7 +40,7 @@ pub trait Gate: Send + Sync {
 
 /// The methods whose scopes the handler checks with a 403 refusal
 /// (`access.rs`): the others leave out what a caller may not use.
-const SCOPED_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
+const SCOPED_METHODS: [&str; 4] = ["tools/call", "resources/read", "prompts/get", "skills/get"];
 
 /// How long the reply waits at most for the handler's scope decision, which
 /// it makes first thing when it handles the request.

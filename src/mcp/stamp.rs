@@ -4,8 +4,8 @@
 //! Legacy results are left alone: rmcp strips 2026-only fields for them.
 
 use rmcp::model::{
-    CompleteResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, MetaObject, ResultType,
+    CompleteResult, GetSkillResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, MetaObject, ResultType,
 };
 
 use serde_json::Value;
@@ -45,6 +45,8 @@ stamp_struct!(
     ListPromptsResult,
     ListResourcesResult,
     ListResourceTemplatesResult,
+    ListSkillsResult,
+    GetSkillResult,
     CompleteResult
 );
 

@@ -9,8 +9,9 @@ pub const REMOVED_IN_2026: [&str; 5] = [
     "resources/unsubscribe",
 ];
 
-/// Client-to-server request methods of the revisions teamgate serves.
-pub const STANDARD_METHODS: [&str; 15] = [
+/// Client-to-server request methods of the revisions teamgate serves, and of
+/// the extensions it implements (Skills, SEP-2640).
+pub const STANDARD_METHODS: [&str; 17] = [
     "initialize",
     "ping",
     "server/discover",
@@ -26,4 +27,6 @@ pub const STANDARD_METHODS: [&str; 15] = [
     "completion/complete",
     "logging/setLevel",
     "subscriptions/listen",
+    "skills/list",
+    "skills/get",
 ];

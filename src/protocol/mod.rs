@@ -30,7 +30,8 @@ pub use rmcp::{
         InputRequest, InputRequests, InputRequiredResult, InputResponses, JsonObject, Prompt,
         PromptArgument, PromptMessage, ProtocolVersion, ReadResourceResponse, ReadResourceResult,
         RequestId, RequestMetaObject, Resource, ResourceContents, ResourceTemplate,
-        ServerCapabilities, ServerJsonRpcMessage, SubscriptionFilter, TaskPayload, Tool,
+        SKILLS_EXTENSION_ID, ServerCapabilities, ServerJsonRpcMessage, Skill, SkillFrontmatter,
+        SkillResource, SkillResources, SubscriptionFilter, TaskPayload, Tool,
     },
     service::{Peer, RequestContext, SubscriptionContext},
     transport::{

@@ -167,12 +167,20 @@ pub fn declare(
     for docs in docs_providers {
         builder = builder.tools(docs.clone()).resources(docs);
     }
+    for source in config.sources.docs.iter().filter(|s| s.skills) {
+        for skills in files::SkillsOf::of_docs(source) {
+            builder = builder.resources(skills);
+        }
+    }
     if !config.sources.docs.is_empty() {
         builder = builder.subscribable();
     }
     for files in files_providers {
         if let Some(pages) = files::AppPagesOf::of(&files) {
             builder = builder.resources(pages);
+        }
+        if let Some(skills) = files::SkillsOf::of(&files) {
+            builder = builder.resources(skills);
         }
         builder = builder.tools(files);
     }

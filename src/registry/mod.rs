@@ -22,6 +22,7 @@ mod progress;
 mod provider;
 mod scrub;
 mod search;
+pub mod skills;
 mod slots;
 mod slots_ask;
 mod toolsets;
@@ -254,10 +255,8 @@ impl Registry {
         }
         // Tools report progress and log lines through `CallContext`.
         caps.logging = Some(Default::default());
-        // MCP Apps pass through whatever tools are served now: an upstream's
-        // app tools arrive after a session began, and its lists change.
-        (caps.extensions.get_or_insert_with(Default::default))
-            .insert(apps::APPS_EXTENSION.to_owned(), Default::default());
+        let skills = (self.resource_providers.iter()).any(|p| p.offers() && p.serves_skills());
+        skills::advertise(&mut caps, has_resources && skills);
         caps
     }
 

@@ -10,7 +10,7 @@ use super::upstream_task::{UpstreamTaskOp, UpstreamTaskReply};
 use crate::config::TaskMode;
 use crate::protocol::{
     CallToolResponse, GetPromptResponse, JsonObject, McpError, Prompt, ReadResourceResponse,
-    Resource, ResourceTemplate, Tool,
+    Resource, ResourceTemplate, Skill, Tool,
 };
 
 /// Offers tools.
@@ -112,6 +112,20 @@ pub trait ResourceProvider: Send + Sync {
     }
     /// A member's subscription to `uri` ended.
     async fn unsubscribe(&self, _uri: &str) {}
+    /// Whether it serves skills (SEP-2640): the extension is advertised
+    /// while a provider does.
+    fn serves_skills(&self) -> bool {
+        false
+    }
+    /// Its skills (`skills/list`), each with its complete manifest, named
+    /// by URIs it owns.
+    async fn skills(&self) -> Result<Vec<Skill>, McpError> {
+        Ok(Vec::new())
+    }
+    /// The skill whose `SKILL.md` is `uri`, one it owns (`skills/get`).
+    async fn skill(&self, uri: &str, _cx: &CallContext) -> Result<Skill, McpError> {
+        Err(super::skills::unknown_skill(uri))
+    }
 }
 
 /// Offers prompts.

@@ -1,12 +1,13 @@
-//! What an upstream offers besides tools (prompts, resources, templates),
-//! listed at connect and on its `list_changed`. How a request for one of
-//! them is forwarded is `request.rs`.
+//! What an upstream offers besides tools (prompts, resources, templates, and
+//! skills when it declares the Skills extension, SEP-2640), listed at
+//! connect and on its `list_changed`. How a request for one of them is
+//! forwarded is `request.rs`.
 
 use std::{collections::HashMap, sync::Arc};
 
 use rmcp::{
     RoleClient,
-    model::{PaginatedRequestParams, Prompt, Resource, ResourceTemplate},
+    model::{PaginatedRequestParams, Prompt, Resource, ResourceTemplate, Skill, SkillResources},
     service::{Peer, ServiceError},
 };
 
@@ -22,6 +23,10 @@ pub(super) struct Offer {
     pub(super) templates: Vec<ResourceTemplate>,
     /// The upstream accepts `resources/subscribe`.
     pub(super) subscribe: bool,
+    /// The upstream declares the Skills extension (`skills/get` is forwarded).
+    pub(super) serves_skills: bool,
+    /// Its `skills/list`, each entry with its manifest.
+    pub(super) skills: Vec<Skill>,
 }
 
 impl Offer {
@@ -71,6 +76,17 @@ impl Offer {
                 Vec::new()
             });
         }
+        if caps.supports_skills() {
+            offer.serves_skills = true;
+            let listed = pages(|p| async move {
+                let page = peer.list_skills(p).await?;
+                Ok((page.skills, page.next_cursor))
+            });
+            offer.skills = listed.await.unwrap_or_else(|e| {
+                warn("skills", e);
+                Vec::new()
+            });
+        }
         // teamgate's scheme for upstreams' namespaces is no upstream's own.
         let kept = |uri: &str| {
             let reserved = super::uris::reserved(uri);
@@ -82,14 +98,40 @@ impl Offer {
         };
         offer.resources.retain(|r| kept(&r.uri));
         offer.templates.retain(|t| kept(&t.uri_template));
+        offer.skills.retain(|s| skill_files(s).all(&kept));
         offer
     }
 }
 
 impl Offer {
     pub(super) fn has_resources(&self) -> bool {
-        !self.resources.is_empty() || !self.templates.is_empty()
+        !self.resources.is_empty() || !self.templates.is_empty() || self.serves_skills
     }
+
+    /// The URIs of every skill's `SKILL.md` and files, under the upstream's names.
+    pub(super) fn skill_files(&self) -> impl Iterator<Item = &str> {
+        self.skills.iter().flat_map(skill_files)
+    }
+}
+
+/// `skill`'s URI and those of its files.
+fn skill_files(skill: &Skill) -> impl Iterator<Item = &str> {
+    let files = match &skill.resources {
+        SkillResources::Files(files) => files.as_slice(),
+        _ => &[],
+    };
+    std::iter::once(skill.uri.as_str()).chain(files.iter().map(|f| f.uri.as_str()))
+}
+
+/// `skill` with its URI and its files' as `rename` gives them.
+pub(super) fn renamed(mut skill: Skill, rename: impl Fn(&str) -> String) -> Skill {
+    skill.uri = rename(&skill.uri);
+    if let SkillResources::Files(files) = &mut skill.resources {
+        for file in files {
+            file.uri = rename(&file.uri);
+        }
+    }
+    skill
 }
 
 /// Every item of a paginated list, following pages up to `MAX_ITEMS` (an

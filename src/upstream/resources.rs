@@ -5,7 +5,9 @@
 //! completions and subscriptions mapped back and forwarded. A member's
 //! subscription subscribes the upstream once per URI, whoever asks; the
 //! upstream's `resources/updated` reaches the change bus under the URI
-//! members see.
+//! members see. Its skills (SEP-2640) pass through likewise: the entries
+//! of its `skills/list` with their files' URIs renamed as its resources
+//! are, `skills/get` forwarded, the files read through it.
 
 #![allow(deprecated)] // resources/subscribe is how 2025-era upstreams subscribe.
 
@@ -13,20 +15,20 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use rmcp::model::{
-    ArgumentInfo, ClientRequest, ReadResourceRequest, ReadResourceRequestParams, Reference,
-    ResourceContents, ServerResult, SubscribeRequest, SubscribeRequestParams, UnsubscribeRequest,
-    UnsubscribeRequestParams,
+    ArgumentInfo, ClientRequest, GetSkillRequest, GetSkillRequestParams, ReadResourceRequest,
+    ReadResourceRequestParams, Reference, ResourceContents, ServerResult, Skill, SubscribeRequest,
+    SubscribeRequestParams, UnsubscribeRequest, UnsubscribeRequestParams,
 };
 
 use super::{
     link::{Link, Status},
     members::{Members, Refused},
-    offer::Offer,
+    offer::{self, Offer},
     prompts, request, uris,
 };
 use crate::{
     protocol::{McpError, ReadResourceResponse, Resource, ResourceTemplate},
-    registry::{CallContext, ChangeEvent, ResourceProvider, apps},
+    registry::{CallContext, ChangeEvent, ResourceProvider, apps, skills::unknown_skill},
 };
 
 /// Upstream URIs subscribed per upstream at most, whoever subscribed.
@@ -61,8 +63,10 @@ impl Neighbours {
         if own.iter().any(|p| p.owns(uri) || p.owns(&normal)) {
             return true;
         }
-        (self.others(me).iter())
-            .any(|offer| (offer.resources.iter()).any(|r| uris::normalised(&r.uri) == normal))
+        (self.others(me).iter()).any(|offer| {
+            let listed = offer.resources.iter().map(|r| r.uri.as_str());
+            (listed.chain(offer.skill_files())).any(|u| uris::normalised(u) == normal)
+        })
     }
 
     /// Whether a template of an upstream other than `me` matches `uri` (or
@@ -167,6 +171,10 @@ impl UpstreamResources {
         }
         if uri.starts_with("ui://") && self.named_by_a_tool(uri) {
             return (!self.neighbours.lists(&self.link, uri)).then(|| uri.to_owned());
+        }
+        // A skill's files, listed in its manifest only (SEP-2640).
+        if let Some(file) = offer.skill_files().find(|u| uris::normalised(u) == normal) {
+            return (!self.neighbours.lists(&self.link, uri)).then(|| file.to_owned());
         }
         let matching =
             |u: &str| (offer.templates.iter()).any(|t| uris::matches(&t.uri_template, u));
@@ -274,6 +282,46 @@ impl ResourceProvider for UpstreamResources {
 
     fn subscribable(&self) -> bool {
         up_offer(&self.link).subscribe
+    }
+
+    fn serves_skills(&self) -> bool {
+        up_offer(&self.link).serves_skills
+    }
+
+    async fn skills(&self) -> Result<Vec<Skill>, McpError> {
+        let offer = up_offer(&self.link);
+        let rename = |uri: &str| self.exposed(uri, false);
+        Ok((offer.skills.iter())
+            .map(|s| offer::renamed(s.clone(), rename))
+            .collect())
+    }
+
+    async fn skill(&self, uri: &str, cx: &CallContext) -> Result<Skill, McpError> {
+        let original = self.original(uri).ok_or_else(|| unknown_skill(uri))?;
+        let params = GetSkillRequestParams::new(original.clone());
+        let request = ClientRequest::GetSkillRequest(GetSkillRequest::new(params));
+        let link = match Members::route(self.members.as_ref(), &self.link, uri, cx).await {
+            Ok(link) => link,
+            Err(Refused::Input(_)) => {
+                let why = format!(
+                    "connect to the upstream server {} first",
+                    self.link.config.name
+                );
+                return Err(McpError::invalid_request(why, None));
+            }
+            Err(Refused::Error(error)) => return Err(error),
+        };
+        let ServerResult::GetSkillResult(result) =
+            request::forward(&link, request, Some(cx)).await?
+        else {
+            return Err(request::unexpected(&self.link, "skills/get"));
+        };
+        // Named as the member asked for it; its files as reads reach them.
+        let rename = |u: &str| match u == original {
+            true => uri.to_owned(),
+            false => self.exposed(u, false),
+        };
+        Ok(offer::renamed(link.scrubber.scrub(result.skill), rename))
     }
 
     async fn subscribe(&self, uri: &str) -> Result<(), McpError> {

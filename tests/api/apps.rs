@@ -86,7 +86,7 @@ fn as_the_extension_says(tools: &[Value], page: &Value, call: &Value, who: &str)
 }
 
 /// A client script's `RESULT` line, parsed.
-async fn run(mut command: tokio::process::Command) -> Value {
+pub(crate) async fn run(mut command: tokio::process::Command) -> Value {
     let child = command
         .stdout(Stdio::piped())
         .kill_on_drop(true)

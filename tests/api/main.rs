@@ -75,6 +75,8 @@ mod sec_files;
 mod sec_secrets;
 mod sec_streams;
 mod shared_quotas;
+mod skills;
+mod skills_upstream;
 mod sql_members;
 mod sql_source;
 mod stdio;

@@ -7,11 +7,11 @@
 mod catalog;
 mod methods;
 mod retry;
+mod skills;
 mod support;
 mod tasks;
 
 pub use retry::retry_tasks;
-
 use support::{cursor, list_hints, within};
 
 use std::{
@@ -22,22 +22,20 @@ use std::{
 use super::{
     CallToolResponse, GetPromptResponse, InputResponses, LoggingLevel, McpError, Mrtr,
     ProtocolVersion, ReadResourceResponse, RequestContext, RoleServer, SUPPORTED_VERSIONS, Shared,
-    SubscriptionContext, SubscriptionFilter, Tool, listing::page, stamp::Stamp,
-};
-use super::{
-    access,
+    SubscriptionContext, SubscriptionFilter, Tool, access,
     calls::{caller_of, ended, facts_of, outcome_slot},
+    listing::page,
+    stamp::Stamp,
     subscriptions,
 };
 use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};
 use crate::registry::{Caller, Identity, Kind};
 use rmcp::{
     ServerHandler,
-    model::CallToolRequestParams,
     model::{
-        CompleteRequestParams, CompleteResult, GetPromptRequestParams, InitializeResult,
-        ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams,
+        CallToolRequestParams, CompleteRequestParams, CompleteResult, GetPromptRequestParams,
+        InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, SetLevelRequestParams,
         SubscribeRequestParams, UnsubscribeRequestParams,
     },
 };
@@ -334,6 +332,22 @@ impl ServerHandler for McpHandler {
     ) -> Result<CompleteResult, McpError> {
         let slot = outcome_slot(&context);
         ended(slot.as_ref(), self.complete_in(request, context).await)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, McpError> {
+        self.list_skills_in(request, context).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, McpError> {
+        self.get_skill_in(request, context).await
     }
 
     async fn get_task(

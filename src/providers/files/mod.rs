@@ -11,8 +11,11 @@ pub(crate) mod beneath;
 mod list;
 mod read;
 mod search;
+mod skill_tree;
+mod skills;
 
 pub use apps::AppPagesOf;
+pub use skills::SkillsOf;
 
 use std::{
     os::fd::OwnedFd,
