@@ -14,7 +14,9 @@ from fastmcp.server import create_proxy
 
 def main() -> None:
     port, upstream = int(sys.argv[1]), sys.argv[2]
-    proxy = create_proxy(upstream, name="fastmcp-proxy")
+    # mode="legacy": the initialize handshake to the upstream. Left to mirror the front's era,
+    # FastMCP 4.2 refuses raw rmcp's 2026-07-28 tools/list (it requires a resultType there).
+    proxy = create_proxy(upstream, name="fastmcp-proxy", mode="legacy")
     proxy.run(transport="http", host="127.0.0.1", port=port, path="/mcp", log_level="warning")
 
 

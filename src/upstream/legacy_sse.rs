@@ -23,6 +23,9 @@ use super::{client::Client, link::Link};
 use crate::config::UpstreamProtocol;
 use sse_stream::SseStream;
 
+/// Calls in flight to one upstream connection at once (rmcp's default: 16).
+const MAX_IN_FLIGHT: usize = 256;
+
 /// Longest line of the event stream: a server cannot make teamgate buffer
 /// without end.
 const MAX_LINE: usize = 4 << 20;
@@ -146,8 +149,13 @@ impl Link {
         let protocol = self.config.protocol;
         let mut modern = None;
         if !self.legacy.load(Ordering::Relaxed) {
-            let config = StreamableHttpClientTransportConfig::with_uri(url)
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url)
                 .custom_headers(self.resolved.headers.clone());
+            // rmcp's default of 16 POSTs in flight caps a 2026-07-28 link,
+            // whose JSON replies hold their POST until read: members' calls
+            // would queue at 16 per upstream. Bounded still.
+            config.max_concurrent_requests = MAX_IN_FLIGHT;
+            config.channel_buffer_capacity = MAX_IN_FLIGHT;
             let transport = StreamableHttpClientTransport::with_client(http_client(), config);
             match client.clone().handshake(transport, protocol).await {
                 Ok(service) => return Ok(service),
