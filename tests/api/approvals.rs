@@ -182,14 +182,20 @@ async fn a_lead_approves_a_call_which_runs_with_exactly_the_arguments_shown() {
         (target, user.as_str()),
         (format!("deploy {}", row.id), "fay")
     );
-    let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
-    let ran = trail
-        .iter()
-        .find(|r| r.method == "tools/call" && r.target == "deploy");
-    assert_eq!(
-        ran.map(|r| (r.user.as_str(), r.outcome.as_str())),
-        Some(("eve", "ok"))
-    );
+    // The call's own record is written in the audit writer's next batch
+    // after its reply: waited for (bounded).
+    let mut ran = None;
+    for _ in 0..100 {
+        let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
+        ran = (trail.into_iter())
+            .find(|r| r.method == "tools/call" && r.target == "deploy")
+            .map(|r| (r.user, r.outcome));
+        if ran.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(ran, Some(("eve".to_owned(), "ok".to_owned())));
     app.stop().await;
 }
 

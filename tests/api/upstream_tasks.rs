@@ -85,6 +85,20 @@ async fn app(python: &str, protocol: &str) -> TestApp {
     .await
 }
 
+/// alice's audit records once `count` of them name `target`: the audit
+/// writer writes in batches after the replies (bounded wait).
+async fn trail(app: &TestApp, target: &str, count: usize) -> Vec<teamgate::store::AuditRecord> {
+    let mut records = Vec::new();
+    for _ in 0..100 {
+        records = app.store.audit_tail(Some("alice"), 0, 200).await.unwrap();
+        if records.iter().filter(|r| r.target == target).count() >= count {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    records
+}
+
 /// The SDK client once the upstream's tools are listed (bounded).
 async fn connected(app: &TestApp, token: &str) -> sdk::Client {
     let (client, _heard) = sdk::connect_as(&app.url, Some(token), None).await;
@@ -140,7 +154,7 @@ async fn a_call_without_a_task_handle_gets_the_upstream_tasks_result_and_a_late_
     assert_eq!(statuses, "completed\ncompleted\ncancelled");
 
     // Audited as any upstream call, the upstream named.
-    let records = app.store.audit_tail(Some("alice"), 0, 100).await.unwrap();
+    let records = trail(&app, "builds_slow", 2).await;
     let slow: Vec<_> = (records.iter())
         .filter(|r| r.target == "builds_slow")
         .collect();
@@ -248,7 +262,7 @@ async fn a_member_declaring_tasks_gets_a_private_task_of_teamgates_mapped_to_the
     assert_eq!(sdk::text(&seen), "completed\ncancelled", "{seen}");
 
     // Audited: created (tools/call, task), ended once (tasks/end), upstream named.
-    let records = app.store.audit_tail(Some("alice"), 0, 200).await.unwrap();
+    let records = trail(&app, "builds_slow", 2).await;
     let of_slow: Vec<_> = records
         .iter()
         .filter(|r| r.target == "builds_slow")
