@@ -91,4 +91,15 @@ measure_rss_return() {
   record "$name" rss_after_load_mib "$(awk -v k="$(rss_kib)" 'BEGIN{printf "%.1f", k/1024}')"
   sleep "$RSS_WAIT"
   record "$name" rss_after_wait_mib "$(awk -v k="$(rss_kib)" 'BEGIN{printf "%.1f", k/1024}')"
+  # Where it lives: the allocator's own account (teamgate_memory_bytes) against the RSS.
+  local kind
+  for kind in allocated resident; do
+    record "$name" "heap_${kind}_after_wait_mib" "$(memory_mib "$kind")"
+  done
+}
+
+# memory_mib KIND: teamgate_memory_bytes{kind=KIND} from /metrics (served on the listen address), MiB.
+memory_mib() {
+  curl -s --max-time 5 "${URL%/mcp}/metrics" \
+    | awk -v k="kind=\"$1\"" '/^teamgate_memory_bytes/ && index($0, k) {printf "%.1f", $NF/1048576}'
 }

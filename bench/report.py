@@ -75,6 +75,8 @@ def table(path):
         ("RSS idle, MiB", "rss_idle_mib", 1),
         ("RSS right after the loads, MiB", "rss_after_load_mib", 1),
         ("RSS a minute after the loads, MiB", "rss_after_wait_mib", 1),
+        ("  of it the allocator's resident heap, MiB", "heap_resident_after_wait_mib", 1),
+        ("  of that allocated to live objects, MiB", "heap_allocated_after_wait_mib", 1),
         ("flatness c=64: first window req/s", "flat_first_rps", 0),
         ("flatness c=64: last window req/s", "flat_last_rps", 0),
         ("flatness: database growth over the run, MiB", "flat_db_growth_mib", 1),

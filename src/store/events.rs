@@ -1,10 +1,13 @@
 //! Resumable SSE events shared by every replica.
 //!
-//! Each event is kept in this process's memory (fast replay on the replica
-//! that streamed it) and written to the database in batches by one
-//! background task, so streaming never waits on a database round trip per
-//! event. A client that reconnects to another replica is served from the
-//! database. The write queue is bounded: when it is full, streaming waits
+//! Each event is written to the database in batches by one background task,
+//! so streaming never waits on a database round trip per event, and kept in
+//! this process's memory for a short while (`IN_MEMORY`): a client that
+//! reconnects within seconds to the replica that streamed it is served from
+//! memory, any other from the database. Memory is a cache of the newest
+//! events, not a second copy of the retention: the configured retention of
+//! a busy legacy session's calls held 100,000 events (about 70 MB) in RAM
+//! for ten minutes after the load had stopped. The write queue is bounded: when it is full, streaming waits
 //! rather than dropping events.
 
 use std::{sync::Arc, time::Duration};
@@ -47,6 +50,14 @@ const MAX_ROWS: usize = 32;
 /// How long the writer gathers events before a write: fewer, larger
 /// transactions under load.
 const LINGER: Duration = Duration::from_millis(25);
+/// The in-memory cache: at most this many events, none older than this
+/// (past the SSE retry interval and the disconnect grace, within which a
+/// dropped client reconnects), let go every `EXPIRE_EVERY` without traffic.
+const IN_MEMORY: Retention = Retention {
+    max_events: 10_000,
+    max_age: Duration::from_secs(30),
+};
+const EXPIRE_EVERY: Duration = Duration::from_secs(5);
 
 struct Pending {
     stream_id: String,
@@ -67,13 +78,18 @@ impl SqlEventStore {
     pub fn new(store: Store, retention: Retention) -> Arc<Self> {
         let replica = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
         let (queue, receiver) = mpsc::channel(QUEUE);
+        let cache = Retention {
+            max_events: retention.max_events.min(IN_MEMORY.max_events),
+            max_age: retention.max_age.min(IN_MEMORY.max_age),
+        };
         let this = Arc::new(Self {
-            memory: MemoryEventStore::with_prefix(retention, &format!("{replica}-")),
+            memory: MemoryEventStore::with_prefix(cache, &format!("{replica}-")),
             store: store.clone(),
             retention,
             queue,
         });
         tokio::spawn(write_batches(store, replica, receiver));
+        tokio::spawn(expire_memory(Arc::downgrade(&this)));
         this
     }
 
@@ -194,6 +210,17 @@ fn decode(id: String, payload: &str) -> Result<ServerSseMessage, StoreError> {
     }
     event.event_id = Some(id);
     Ok(event)
+}
+
+/// Lets the in-memory events go as they age; ends with the store.
+async fn expire_memory(store: std::sync::Weak<SqlEventStore>) {
+    let mut ticks = tokio::time::interval(EXPIRE_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let Some(store) = store.upgrade() else { return };
+        store.memory.expire();
+    }
 }
 
 async fn write_batches(store: Store, replica: String, mut receiver: mpsc::Receiver<Pending>) {

@@ -115,6 +115,27 @@ impl MemoryEventStore {
             at: now,
             event: event.clone(),
         });
+        self.evict(&mut inner, now);
+        (event, sequence)
+    }
+
+    /// Lets go of events past the retention now, as `record` does: without
+    /// traffic nothing else would, and the events of a burst would stay
+    /// until the next one.
+    pub fn expire(&self) {
+        self.expire_at(Instant::now());
+    }
+
+    fn expire_at(&self, now: Instant) {
+        let mut inner = self.inner.lock().expect("event store lock");
+        self.evict(&mut inner, now);
+        // The queue's buffer keeps the size of the largest burst otherwise.
+        if inner.events.capacity() > 4 * inner.events.len().max(64) {
+            inner.events.shrink_to_fit();
+        }
+    }
+
+    fn evict(&self, inner: &mut Inner, now: Instant) {
         while inner.events.len() > self.retention.max_events
             || inner
                 .events
@@ -123,7 +144,6 @@ impl MemoryEventStore {
         {
             inner.events.pop_front();
         }
-        (event, sequence)
     }
 
     /// Events after `last_event_id` on its stream, if that stream's name
@@ -251,6 +271,25 @@ mod tests {
         assert!(
             matches!(store.replay("s/", &first), Held::Missing),
             "evicted"
+        );
+    }
+
+    #[test]
+    fn aged_events_go_without_new_traffic_and_the_buffer_shrinks() {
+        let store = MemoryEventStore::new(Retention {
+            max_events: 10_000,
+            max_age: Duration::from_secs(30),
+        });
+        let ids: Vec<String> = (0..5000).map(|n| put(&store, "s/a", n)).collect();
+        store.expire_at(Instant::now() + Duration::from_secs(10));
+        assert_eq!(store.len(), 5000, "nothing is past the age yet");
+        store.expire_at(Instant::now() + Duration::from_secs(31));
+        assert!(store.is_empty());
+        assert!(matches!(store.replay("s/", &ids[0]), Held::Missing));
+        let capacity = store.inner.lock().unwrap().events.capacity();
+        assert!(
+            capacity < 1000,
+            "the burst's buffer is given back: {capacity}"
         );
     }
 }

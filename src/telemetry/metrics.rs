@@ -17,6 +17,7 @@ use axum::{
     routing::get,
 };
 mod audit;
+mod memory;
 mod quotas;
 mod tasks;
 
@@ -109,7 +110,7 @@ impl Metrics {
             .with_description("2025-era sessions held in memory by this replica")
             .with_callback(move |gauge| gauge.observe(observed.load(Ordering::Relaxed), &[]))
             .build();
-        Ok(Self {
+        let metrics = Self {
             inner: Arc::new(Inner {
                 requests: counter(
                     &meter,
@@ -164,7 +165,9 @@ impl Metrics {
                 registry,
                 provider,
             }),
-        })
+        };
+        metrics.watch_memory();
+        Ok(metrics)
     }
 
     /// `method` becomes a label only if it is a known one (`method_label`).

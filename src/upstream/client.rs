@@ -59,7 +59,7 @@ impl ClientHandler for Client {
         _context: NotificationContext<RoleClient>,
     ) {
         if let Some(link) = self.0.upgrade() {
-            link.calls.progress(params).await;
+            link.calls.progress(params);
         }
     }
 

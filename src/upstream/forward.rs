@@ -14,7 +14,6 @@
 //! `RELAY_TIMEOUT` is dropped, which cancels it upstream (`parked.rs`).
 
 use std::{
-    collections::HashMap,
     sync::{Arc, Mutex, OnceLock},
     time::Duration,
 };
@@ -34,6 +33,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::{
     OnCall,
     parked::Parked,
+    progress::Routes,
     relay::{ASKS_QUEUE, Ask, Kind, Member, RELAY_TIMEOUT, Relay, refuse},
 };
 use crate::{
@@ -54,10 +54,7 @@ pub(super) struct Calls {
     /// Told of every call as it ends; set once metrics exist.
     pub(super) on_call: Arc<OnceLock<OnCall>>,
     /// Calls waiting for progress, by the token teamgate sent upstream.
-    progress: Mutex<HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>>,
-    /// Held while a call is sent and its progress route put in; progress
-    /// is looked up under it (rmcp names the token only as it sends).
-    sending: tokio::sync::Mutex<()>,
+    progress: Mutex<Routes>,
     /// Member calls in flight, for the upstream's requests to its client.
     pub(super) relay: Relay,
     /// 2026-07-28 calls waiting for their member's retry.
@@ -70,7 +67,6 @@ impl Calls {
             upstream: upstream.to_owned(),
             on_call,
             progress: Mutex::default(),
-            sending: tokio::sync::Mutex::default(),
             relay: Relay::default(),
             parked: Parked::default(),
         }
@@ -89,15 +85,8 @@ impl Calls {
     }
 
     /// The upstream's progress, to the call that asked for it.
-    pub(super) async fn progress(&self, params: ProgressNotificationParam) {
-        let _gate = self.sending.lock().await;
-        let route = (self.progress.lock().expect("progress routes lock"))
-            .get(&params.progress_token)
-            .cloned();
-        if let Some(route) = route {
-            // A call that does not keep up loses progress, never blocks the connection.
-            let _ = route.try_send(params);
-        }
+    pub(super) fn progress(&self, params: ProgressNotificationParam) {
+        (self.progress.lock().expect("progress routes lock")).deliver(params);
     }
 }
 
@@ -153,25 +142,18 @@ impl Forward {
         let (asks_tx, asks) = mpsc::channel(ASKS_QUEUE);
         let slot = calls.relay.open(member, asks_tx);
         let (route, progress) = mpsc::channel(PROGRESS_QUEUE);
-        // rmcp picks the progress token as it sends; progress waits for the
-        // gate until this call's route is in, so its first cannot miss it.
-        let handle = {
-            let _gate = calls.sending.lock().await;
-            let sent = peer
-                .send_cancellable_request(request, PeerRequestOptions::no_options())
-                .await;
-            match sent {
-                Ok(handle) => {
-                    let mut routes = calls.progress.lock().expect("progress routes lock");
-                    routes.insert(handle.progress_token.clone(), route);
-                    handle
-                }
-                Err(error) => {
-                    calls.relay.close(slot);
-                    return Err(error);
-                }
+        let sent = peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await;
+        let handle = match sent {
+            Ok(handle) => handle,
+            Err(error) => {
+                calls.relay.close(slot);
+                return Err(error);
             }
         };
+        (calls.progress.lock().expect("progress routes lock"))
+            .open(handle.progress_token.clone(), route);
         calls.relay.settle(slot, handle.id.clone());
         Ok(Self {
             calls: calls.clone(),
@@ -361,7 +343,7 @@ impl Drop for Forward {
             .progress
             .lock()
             .expect("progress routes lock")
-            .remove(&self.token);
+            .close(&self.token);
         let Some((peer, id)) = self.request.take() else {
             return;
         };

@@ -22,6 +22,7 @@ mod oauth;
 mod offer;
 mod parked;
 mod pins;
+mod progress;
 mod prompts;
 mod relay;
 mod request;
@@ -32,10 +33,8 @@ mod task_wait;
 mod tools;
 mod uris;
 
-use std::{
-    collections::HashMap,
-    sync::{Arc, Mutex, OnceLock},
-};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;

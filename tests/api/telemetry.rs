@@ -233,3 +233,23 @@ async fn a_scrape_token_and_a_separate_listener_are_honoured() {
     assert!(text.contains("teamgate_"), "{text}");
     app.stop().await;
 }
+
+/// The real binary (jemalloc is its allocator) reports its heap: live
+/// objects apart from what the allocator keeps in RAM.
+#[tokio::test]
+async fn the_binary_reports_its_heap_in_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("empty.toml");
+    std::fs::write(&config, "").unwrap();
+    let served = crate::binary::serve(&config, &[]);
+    let base = served.url.trim_end_matches("/mcp").to_owned();
+    let (status, text) = scrape(&base, None).await;
+    assert_eq!(status, 200, "{text}");
+    let allocated = sample(&text, "teamgate_memory_bytes", &["kind=\"allocated\""]);
+    let resident = sample(&text, "teamgate_memory_bytes", &["kind=\"resident\""]);
+    let (allocated, resident) = (allocated.expect(&text), resident.expect(&text));
+    // A serving process holds at least a megabyte of live objects, in RAM.
+    assert!(allocated > 1_048_576.0, "{allocated}");
+    assert!(resident >= allocated, "{resident} < {allocated}");
+    assert!(sample(&text, "teamgate_memory_bytes", &["kind=\"metadata\""]).is_some());
+}
