@@ -104,6 +104,7 @@ mod upstream_policies;
 mod upstream_relay;
 mod upstream_remote;
 mod upstream_resources;
+mod upstream_stateless;
 mod upstream_supervision;
 mod upstream_tasks;
 mod upstream_uris;

@@ -31,7 +31,7 @@ use crate::{
 };
 
 /// The upstream over HTTP, on a port of its own: it outlives a replica.
-struct Served(Child, String);
+pub(crate) struct Served(Child, pub(crate) String);
 
 impl Drop for Served {
     fn drop(&mut self) {
@@ -40,7 +40,7 @@ impl Drop for Served {
     }
 }
 
-fn over_http(python: &str) -> Served {
+pub(crate) fn over_http(python: &str) -> Served {
     let mut child = Command::new(python)
         .arg(repo_path("tests/interop/tasks_upstream_py.py"))
         .arg("http")

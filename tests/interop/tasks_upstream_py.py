@@ -10,6 +10,9 @@ extension's methods and turns a tools/call into a task, on 2026-07-28 connection
 Tools: slow(seconds) says "built after Ns"; hang runs until cancelled; seen() lists the status of
 every task it made, oldest first ("working", "completed", "cancelled"). A call of slow or hang declaring
 io.modelcontextprotocol/tasks becomes a task; one that does not runs to its end in the call.
+steps(count) reports progress count times (its reply an SSE stream), then says done; block runs in
+the call until its request ends, and blocked() lists how each block call ended ("running",
+"cancelled": on 2026-07-28 a client cancels by closing the reply's stream).
 """
 
 import argparse
@@ -23,6 +26,7 @@ from typing import Any
 import anyio
 import uvicorn
 from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
 from mcp_types import RequestParams
@@ -30,6 +34,8 @@ from mcp_types import RequestParams
 TASKS = "io.modelcontextprotocol/tasks"
 # Task id -> the task's wire fields, plus "job" (its asyncio task): every task lives here.
 JOBS: dict[str, dict[str, Any]] = {}
+# How each call of block stands or ended, oldest first.
+BLOCKS: list[str] = []
 
 
 class TaskId(RequestParams):
@@ -126,6 +132,31 @@ async def hang() -> str:
 @server.tool(description="The status of every task this server made, oldest first, one per line.")
 async def seen() -> str:
     return "\n".join(job["status"] for job in JOBS.values())
+
+
+@server.tool(description="Reports progress `count` times, then says done.")
+async def steps(ctx: Context, count: int = 3) -> str:
+    for step in range(1, count + 1):
+        await ctx.report_progress(step, count, f"step {step} of {count}")
+        await asyncio.sleep(0.05)
+    return f"done after {count} steps"
+
+
+@server.tool(description="Runs in the call until its request ends.")
+async def block() -> str:
+    BLOCKS.append("running")
+    mine = len(BLOCKS) - 1
+    try:
+        await asyncio.sleep(3600)
+    except BaseException:  # anyio's cancellation of the request's handler
+        BLOCKS[mine] = "cancelled"
+        raise
+    return "unblocked"
+
+
+@server.tool(description="How each call of block stands or ended, oldest first, one per line.")
+async def blocked() -> str:
+    return "\n".join(BLOCKS)
 
 
 async def serve_http(port: int) -> None:
