@@ -63,11 +63,10 @@ measure_proxied_cpu() {
 # FLAT_SECS each back to back (2 minutes in a full run), the audit trail on; the first and last
 # windows' req/s and the database's growth.
 measure_flat() {
-  local name="$1" w result rps first="" last="" db size0 size1
+  local name="$1" w result rps first="" last="" size0 size1
   set_headers stateless
   check "$MODERN_BODY" "$TEXT" || { record "$name" note "flatness: tools/call refused"; return; }
-  db="${TEAMGATE__STORE__URL#sqlite://}"
-  size0="$(du -sk "$db"* 2>/dev/null | awk '{s+=$1} END{print s+0}')"
+  size0="$(db_kib)"
   for w in $(seq "$FLAT_WINDOWS"); do
     result="$(load "flat-$name-$w" 64 "$FLAT_SECS" "$MODERN_BODY" "$TEXT")"
     read -r rps _ _ _ _ _ <<<"$result"
@@ -75,12 +74,20 @@ measure_flat() {
     last="$rps"
     record "$name" "flat_rps_$w" "$rps"
   done
-  size1="$(du -sk "$db"* 2>/dev/null | awk '{s+=$1} END{print s+0}')"
+  size1="$(db_kib)"
   say "$name: flat c=64: first ${FLAT_SECS}s $first req/s, last $last req/s"
   record "$name" flat_first_rps "$first"
   record "$name" flat_last_rps "$last"
+  record "$name" flat_db_growth_mib "$(awk -v a="$size0" -v b="$size1" 'BEGIN{printf "%.1f", (b-a)/1024}')"
+}
+
+# db_kib: the store's size in KiB: the SQLite file with its WAL, or the PostgreSQL database.
+db_kib() {
   if [[ "$TEAMGATE__STORE__URL" == sqlite://* ]]; then
-    record "$name" flat_db_growth_mib "$(awk -v a="$size0" -v b="$size1" 'BEGIN{printf "%.1f", (b-a)/1024}')"
+    { du -sk "${TEAMGATE__STORE__URL#sqlite://}"* 2>/dev/null || true; } | awk '{s+=$1} END{print s+0}'
+  else
+    psql -qtA -h 127.0.0.1 -U postgres -d postgres \
+      -c "select pg_database_size('$PGDB') / 1024" 2>/dev/null || echo 0
   fi
 }
 
