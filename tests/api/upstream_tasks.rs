@@ -282,6 +282,43 @@ async fn a_member_declaring_tasks_gets_a_private_task_of_teamgates_mapped_to_the
     client.cancel().await.unwrap();
 }
 
+/// A mapped task whose tool failed ends `completed` with the upstream's
+/// `isError` result, and is audited `tool_error`, as an own task's is.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mapped_tasks_tool_error_is_audited_as_one() {
+    let Some(python) = python() else { return };
+    let upstream = over_http(&python);
+    let entry = format!(
+        "name = \"builds\"\nurl = \"{}\"\npin = false\nprotocol = \"2026-07-28\"\n",
+        upstream.1
+    );
+    let entry: UpstreamConfig = toml::from_str(&entry).unwrap();
+    let allow = upstream.1.clone();
+    let app = spawn_app_with(move |c| {
+        c.auth.mode = AuthMode::Required;
+        c.tools.http_allowlist = vec![allow];
+        c.upstreams = vec![entry];
+    })
+    .await;
+    let alice = token(&app, "alice", &["*"]).await;
+    let client = connected(&app, &alice).await;
+    let args = json!({"name": "builds_slow", "arguments": {"seconds": -1}});
+    let created = call(&app, &alice, "tools/call", args).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let done = settled(&app, &alice, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let records = trail(&app, "builds_slow", 2).await;
+    let end = (records.iter())
+        .find(|r| r.target == "builds_slow" && r.method == "tasks/end")
+        .expect("the task's end is audited");
+    assert_eq!(end.outcome, format!("tool_error (task {id})"));
+    client.cancel().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_upstream_task_outlives_the_replica_that_created_it() {
     let (Some(python), Some(db)) = (python(), TestDb::postgres().await) else {

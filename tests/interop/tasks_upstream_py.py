@@ -59,6 +59,8 @@ async def work(name: str, args: dict[str, Any]) -> str:
     if name == "hang":
         await asyncio.sleep(3600)
     seconds = float(args.get("seconds", 1))
+    if seconds < 0:
+        raise ValueError("no build takes negative time")
     await asyncio.sleep(seconds)
     return f"built after {seconds:g}s"
 
@@ -69,6 +71,10 @@ async def run(job: dict[str, Any], name: str, args: dict[str, Any]) -> None:
         job.update(status="completed", result={"content": [{"type": "text", "text": text}]})
     except asyncio.CancelledError:
         job.update(status="cancelled")
+    except ValueError as error:
+        # The tool's own error: the task completes with an isError result.
+        content = [{"type": "text", "text": str(error)}]
+        job.update(status="completed", result={"content": content, "isError": True})
     job["lastUpdatedAt"] = now()
 
 

@@ -97,7 +97,7 @@ impl Tasks {
             Err(error) if error.code.0 == codes::INVALID_PARAMS => {
                 let message = "The upstream server no longer has this task.";
                 let outcome = serde_json::to_string(&error).ok();
-                self.end_upstream(&row, ("failed", Some(message)), outcome)
+                self.end_upstream(&row, ("failed", Some(message)), "failed", outcome)
                     .await;
                 let ended = self.row(&row.id, &row.owner).await?;
                 return Ok(GetTaskResult::new(detailed(&ended)));
@@ -112,15 +112,22 @@ impl Tasks {
         let ended = match &got.task.payload {
             TaskPayload::Completed { result } => {
                 let read = serde_json::from_value::<CallToolResult>(result.clone().into());
+                // Audited as an own task's end is: a tool's error is its outcome.
+                let label = match &read {
+                    Ok(result) if result.is_error == Some(true) => "tool_error",
+                    _ => "ok",
+                };
                 let kept = read.map(|result| self.kept(&result)).ok();
-                Some(("completed", kept))
+                Some((("completed", label), kept))
             }
-            TaskPayload::Failed { error } => Some(("failed", serde_json::to_string(error).ok())),
-            TaskPayload::Cancelled => Some(("cancelled", None)),
+            TaskPayload::Failed { error } => {
+                Some((("failed", "failed"), serde_json::to_string(error).ok()))
+            }
+            TaskPayload::Cancelled => Some((("cancelled", "cancelled"), None)),
             _ => None,
         };
-        if let Some((status, outcome)) = ended {
-            self.end_upstream(&row, (status, message.as_deref()), outcome)
+        if let Some(((status, label), outcome)) = ended {
+            self.end_upstream(&row, (status, message.as_deref()), label, outcome)
                 .await;
         }
         Ok(got)
@@ -159,11 +166,13 @@ impl Tasks {
     }
 
     /// Keeps the end of the upstream's task on its row; the replica whose
-    /// write set it audits it (`tasks/end`), so it is audited once.
+    /// write set it audits it (`tasks/end`, outcome `label` and the status
+    /// message), so it is audited once.
     async fn end_upstream(
         &self,
         row: &TaskRow,
         (status, message): (&str, Option<&str>),
+        label: &str,
         outcome: Option<String>,
     ) {
         let write = (self.store).finish_task((&row.id, ""), status, message, outcome.as_deref());
@@ -177,10 +186,10 @@ impl Tasks {
         let Some(sink) = self.audit.as_ref().filter(|_| won) else {
             return;
         };
-        let label = match (status, message) {
-            ("completed", _) => "ok".to_owned(),
-            (status, Some(message)) => format!("{status}: {message}"),
-            (status, None) => status.to_owned(),
+        let label = match (label, message) {
+            ("ok" | "tool_error", _) => label.to_owned(),
+            (label, Some(message)) => format!("{label}: {message}"),
+            (label, None) => label.to_owned(),
         };
         let upstream = row.upstream.as_deref().unwrap_or_default();
         let record = AuditRecord::upstream_task_end(
