@@ -7,8 +7,8 @@
 //! memory, any other from the database. Memory is a cache of the newest
 //! events, not a second copy of the retention: the configured retention of
 //! a busy legacy session's calls held 100,000 events (about 70 MB) in RAM
-//! for ten minutes after the load had stopped. The write queue is bounded: when it is full, streaming waits
-//! rather than dropping events.
+//! for ten minutes after the load had stopped. The write queue is bounded:
+//! when it is full, streaming waits rather than dropping events.
 
 use std::{sync::Arc, time::Duration};
 

@@ -3,9 +3,9 @@
 //! memory the allocator keeps: `allocated` is what live objects take,
 //! `resident` what the allocator has in RAM (RSS minus code, stacks and
 //! the SQLite page cache, which are outside it). Read from jemalloc at each
-//! collection; without the `jemalloc` feature (or where another allocator
-//! serves the process, as in the test binary) nothing meaningful is there,
-//! so nothing is reported.
+//! collection; without the `jemalloc` feature nothing is reported (where
+//! jemalloc is linked but not the process's allocator, as in the test
+//! binary, the figures are its own few pages).
 
 #[cfg(feature = "jemalloc")]
 use opentelemetry::KeyValue;
