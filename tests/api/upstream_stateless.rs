@@ -8,30 +8,18 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use teamgate::config::UpstreamConfig;
 
 use crate::{
-    helpers::{TestApp, messages, spawn_app_with},
+    helpers::{TestApp, messages},
     sec44_upreg::python,
-    upstream_tasks::{Served, over_http},
+    upstream_tasks::{self, Served},
     upstreams::listed,
 };
 
 /// teamgate in front of the Python upstream on a 2026-07-28 link, its
 /// tools listed; the upstream kept alive with it.
 async fn fronted(python: &str) -> (TestApp, Served) {
-    let upstream = over_http(python);
-    let entry = format!(
-        "name = \"builds\"\nurl = \"{}\"\npin = false\nprotocol = \"2026-07-28\"\n",
-        upstream.1
-    );
-    let entry: UpstreamConfig = toml::from_str(&entry).unwrap();
-    let allow = upstream.1.clone();
-    let app = spawn_app_with(move |c| {
-        c.tools.http_allowlist = vec![allow];
-        c.upstreams = vec![entry];
-    })
-    .await;
+    let (app, upstream) = upstream_tasks::fronted(python, |_| {}).await;
     let names = listed(&app, None, "builds_blocked").await;
     assert!(names.iter().any(|n| n == "builds_steps"), "{names:?}");
     (app, upstream)

@@ -65,6 +65,25 @@ fn remote(url: &str) -> String {
     )
 }
 
+/// teamgate (`adjust`ed) in front of the upstream over HTTP on a
+/// 2026-07-28 link; the upstream lives as long as the `Served`.
+pub(crate) async fn fronted(
+    python: &str,
+    adjust: impl FnOnce(&mut teamgate::config::Config),
+) -> (TestApp, Served) {
+    let upstream = over_http(python);
+    let table: toml::Table = toml::from_str(&remote(&upstream.1)).unwrap();
+    let entry: UpstreamConfig = table["upstreams"][0].clone().try_into().unwrap();
+    let allow = upstream.1.clone();
+    let app = spawn_app_with(move |c| {
+        c.tools.http_allowlist = vec![allow];
+        c.upstreams = vec![entry];
+        adjust(c);
+    })
+    .await;
+    (app, upstream)
+}
+
 fn upstream(python: &str, protocol: &str) -> UpstreamConfig {
     let script = repo_path("tests/interop/tasks_upstream_py.py")
         .display()
@@ -196,19 +215,10 @@ fn protocol_takes_the_two_revisions_only() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_member_declaring_tasks_gets_a_private_task_of_teamgates_mapped_to_the_upstreams() {
     let Some(python) = python() else { return };
-    let upstream = over_http(&python);
-    let entry = format!(
-        "name = \"builds\"\nurl = \"{}\"\npin = false\nprotocol = \"2026-07-28\"\n",
-        upstream.1
-    );
-    let entry: UpstreamConfig = toml::from_str(&entry).unwrap();
-    let allow = upstream.1.clone();
-    let app = spawn_app_with(move |c| {
+    let (app, _upstream) = fronted(&python, |c| {
         c.auth.mode = AuthMode::Required;
         c.tasks.heartbeat_timeout = Duration::from_secs(2);
         c.tasks.poll_interval = Duration::from_millis(200);
-        c.tools.http_allowlist = vec![allow];
-        c.upstreams = vec![entry];
     })
     .await;
     let alice = token(&app, "alice", &["*"]).await;
@@ -287,19 +297,7 @@ async fn a_member_declaring_tasks_gets_a_private_task_of_teamgates_mapped_to_the
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mapped_tasks_tool_error_is_audited_as_one() {
     let Some(python) = python() else { return };
-    let upstream = over_http(&python);
-    let entry = format!(
-        "name = \"builds\"\nurl = \"{}\"\npin = false\nprotocol = \"2026-07-28\"\n",
-        upstream.1
-    );
-    let entry: UpstreamConfig = toml::from_str(&entry).unwrap();
-    let allow = upstream.1.clone();
-    let app = spawn_app_with(move |c| {
-        c.auth.mode = AuthMode::Required;
-        c.tools.http_allowlist = vec![allow];
-        c.upstreams = vec![entry];
-    })
-    .await;
+    let (app, _upstream) = fronted(&python, |c| c.auth.mode = AuthMode::Required).await;
     let alice = token(&app, "alice", &["*"]).await;
     let client = connected(&app, &alice).await;
     let args = json!({"name": "builds_slow", "arguments": {"seconds": -1}});
