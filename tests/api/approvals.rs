@@ -16,12 +16,12 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use teamgate::{
     config::Config,
-    store::{ApprovalRepo, ApprovalRow, Clock, ManualClock, SystemClock},
+    store::{ApprovalRepo, ApprovalRow, AuditRecord, Clock, ManualClock, SystemClock},
 };
 
 use crate::{
     command_tools::command,
-    helpers::TestApp,
+    helpers::{TestApp, audit_until},
     pin_review::audited,
     portal_idp::{Browser, Idp, hidden, portal_app_with},
     sdk::{self, text},
@@ -184,17 +184,9 @@ async fn a_lead_approves_a_call_which_runs_with_exactly_the_arguments_shown() {
     );
     // The call's own record is written in the audit writer's next batch
     // after its reply: waited for (bounded).
-    let mut ran = None;
-    for _ in 0..100 {
-        let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
-        ran = (trail.into_iter())
-            .find(|r| r.method == "tools/call" && r.target == "deploy")
-            .map(|r| (r.user, r.outcome));
-        if ran.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let ran = |r: &AuditRecord| r.method == "tools/call" && r.target == "deploy";
+    let trail = audit_until(&app.store, None, |t| t.iter().any(ran)).await;
+    let ran = trail.into_iter().find(ran).map(|r| (r.user, r.outcome));
     assert_eq!(ran, Some(("eve".to_owned(), "ok".to_owned())));
     app.stop().await;
 }

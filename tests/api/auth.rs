@@ -10,7 +10,7 @@ use teamgate::{
 };
 
 use crate::{
-    helpers::{TestApp, messages, spawn_app_with},
+    helpers::{TestApp, audit_until, messages, spawn_app_with},
     idp::Idp,
 };
 
@@ -266,14 +266,7 @@ async fn scopes_filter_lists_and_refuse_calls_with_403() {
     assert_eq!(modern.status(), 403);
 
     // The refusal is audited, with a digest of the arguments, never the arguments.
-    let mut records = Vec::new();
-    for _ in 0..50 {
-        records = app.store.audit_tail(Some("carol"), 0, 100).await.unwrap();
-        if records.len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let records = audit_until(&app.store, Some("carol"), |r| r.len() >= 2).await;
     let denied = records
         .iter()
         .find(|r| r.outcome.starts_with("denied"))

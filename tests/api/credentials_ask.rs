@@ -8,6 +8,7 @@ use teamgate::store::CredentialRepo;
 
 use crate::{
     credentials::{ANN_KEY, call_tool, call_with, credentials_app, crm, set_crm},
+    helpers::audit_until,
     portal_idp::Browser,
     sdk::{self, Heard},
 };
@@ -127,18 +128,14 @@ async fn an_empty_slot_with_a_fallback_uses_the_shared_value() {
     assert_eq!(quoted["result"]["isError"], true, "{quoted}");
     let home = std::env::var("HOME").unwrap();
     assert!(!quoted.to_string().contains(&home) && quoted.to_string().contains("[redacted]"));
-    let mut kinds = Vec::new();
-    for _ in 0..40 {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
-        kinds = (trail.into_iter())
-            .filter(|r| r.target == "crm_team")
-            .map(|r| r.credential)
-            .collect();
-        if !kinds.is_empty() {
-            break;
-        }
-    }
+    let kinds: Vec<_> = audit_until(&app.store, None, |t| {
+        t.iter().any(|r| r.target == "crm_team")
+    })
+    .await
+    .into_iter()
+    .filter(|r| r.target == "crm_team")
+    .map(|r| r.credential)
+    .collect();
     assert_eq!(kinds, ["fallback"]);
 }
 

@@ -6,10 +6,11 @@
 use std::{path::Path, time::Duration};
 
 use serde_json::{Value, json};
+use teamgate::store::AuditRecord;
 
 use crate::{
     command_tools::command,
-    helpers::{Sse, TestApp, messages, spawn_app_with},
+    helpers::{Sse, TestApp, audit_until, messages, spawn_app_with},
 };
 
 /// Writes an executable script (run directly through its `#!` line).
@@ -54,18 +55,9 @@ async fn call(app: &TestApp, session: &str, id: i64, tool: &str) -> Sse {
 
 /// The audit record of the call of `tool`, once written.
 async fn audited(app: &TestApp, tool: &str) -> teamgate::store::AuditRecord {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let rows = app.store.audit_tail(None, 0, 100).await.unwrap();
-        if let Some(row) = rows
-            .into_iter()
-            .find(|r| r.method == "tools/call" && r.target == tool)
-        {
-            return row;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{tool} audited");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let of_it = |r: &AuditRecord| r.method == "tools/call" && r.target == tool;
+    let rows = audit_until(&app.store, None, |r| r.iter().any(of_it)).await;
+    (rows.into_iter().find(of_it)).unwrap_or_else(|| panic!("{tool} not audited"))
 }
 
 #[tokio::test]

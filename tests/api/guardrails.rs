@@ -3,15 +3,16 @@
 //! redact, log), audited by rule and never with the value; and a webhook
 //! filter that allows, refuses, and is down (closed and open).
 
-use std::{
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::sync::{Arc, Mutex};
 
 use axum::{Json, Router, body::Bytes, extract::State, http::HeaderMap, routing::post};
 use serde_json::{Value, json};
+use teamgate::store::AuditRecord;
 
-use crate::{command_tools::command, helpers::spawn_app_with};
+use crate::{
+    command_tools::command,
+    helpers::{audit_until, spawn_app_with},
+};
 
 const CARD: &str = "4111 1111 1111 1111";
 const IBAN: &str = "GB82 WEST 1234 5698 7654 32";
@@ -42,21 +43,12 @@ async fn audited_calls(
     app: &crate::helpers::TestApp,
     n: usize,
 ) -> Vec<teamgate::store::AuditRecord> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let mut rows = app.store.audit_tail(None, 0, 100).await.unwrap();
-        rows.retain(|r| r.method == "tools/call");
-        if rows.len() >= n {
-            rows.sort_by(|a, b| a.id.cmp(&b.id));
-            return rows;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{} of {n} calls audited",
-            rows.len()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let calls = |r: &[AuditRecord]| r.iter().filter(|r| r.method == "tools/call").count();
+    let mut rows = audit_until(&app.store, None, |r| calls(r) >= n).await;
+    rows.retain(|r| r.method == "tools/call");
+    assert!(rows.len() >= n, "{} of {n} calls audited", rows.len());
+    rows.sort_by(|a, b| a.id.cmp(&b.id));
+    rows
 }
 
 /// A refusal's text, or what the command printed.

@@ -8,7 +8,7 @@ use teamgate::{
     App, Config,
     app::Reloader,
     config::{AuthMode, ConfigSources, DatabaseUrl},
-    store::{Clock, SystemClock},
+    store::{AuditRecord, Clock, Store, SystemClock},
 };
 use tokio::sync::oneshot;
 
@@ -16,7 +16,7 @@ pub(crate) const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 pub(crate) const MODERN: &str = "2026-07-28";
 
 pub(crate) struct TestApp {
-    pub store: teamgate::store::Store,
+    pub store: Store,
     pub sessions: Arc<teamgate::mcp::Sessions>,
     _dir: tempfile::TempDir,
     pub addr: SocketAddr,
@@ -55,6 +55,25 @@ pub(crate) async fn build_app(mut config: Config) -> anyhow::Result<(App, tempfi
     let dir = tempfile::tempdir().expect("temp dir");
     config.store.url = DatabaseUrl::new(format!("sqlite://{}/teamgate.db", dir.path().display()));
     Ok((App::build(config).await?, dir))
+}
+
+/// The newest audit records (of `user`, or everyone's) once `ready` holds
+/// for them. Records are written in batches after the reply, so a test
+/// polls: every 50 ms, for at most 10 s. Returns the last read either way,
+/// so the caller's assertion shows what was missing.
+pub(crate) async fn audit_until(
+    store: &Store,
+    user: Option<&str>,
+    ready: impl Fn(&[AuditRecord]) -> bool,
+) -> Vec<AuditRecord> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let records = store.audit_tail(user, 0, 1000).await.unwrap();
+        if ready(&records) || tokio::time::Instant::now() >= deadline {
+            return records;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 pub(crate) async fn spawn_app() -> TestApp {

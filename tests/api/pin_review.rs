@@ -17,7 +17,7 @@ use teamgate::{
 };
 
 use crate::{
-    helpers::{TestApp, spawn_app_with},
+    helpers::{TestApp, audit_until, spawn_app_with},
     portal_idp::{Browser, Idp, portal_app_with},
     sdk::{self, call, text},
     upstream_oauth::token,
@@ -78,14 +78,10 @@ pub(crate) async fn pin_until(app: &TestApp, tool: &str, done: impl Fn(&PinRow) 
 /// The target and user of the first audit record of `method` (written in
 /// batches: bounded at 10 s).
 pub(crate) async fn audited(app: &TestApp, method: &str) -> (String, String) {
-    for _ in 0..100 {
-        let trail = app.store.audit_tail(None, 0, 500).await.unwrap();
-        if let Some(r) = trail.iter().find(|r| r.method == method) {
-            return (r.target.clone(), r.user.clone());
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("no {method} audited");
+    let trail = audit_until(&app.store, None, |t| t.iter().any(|r| r.method == method)).await;
+    let r = (trail.iter().find(|r| r.method == method))
+        .unwrap_or_else(|| panic!("no {method} audited"));
+    (r.target.clone(), r.user.clone())
 }
 
 pub(crate) const ORIGINAL: &str = "Echoes the text.";

@@ -16,7 +16,7 @@ mod revocation;
 
 use crate::{
     docs_source::docs,
-    helpers::{MODERN, TestApp, spawn_app_with},
+    helpers::{MODERN, TestApp, audit_until, spawn_app_with},
 };
 
 /// The text of the restricted document: it must never reach a caller
@@ -264,14 +264,7 @@ async fn resources_read_is_decided_on_the_uri_whatever_else_the_params_carry() {
         .unwrap_or_else(|| panic!("{metrics}"));
     assert!(refused >= 4.0, "{metrics}");
     // What the scope refused is audited as refused, never as read.
-    let mut records = Vec::new();
-    for _ in 0..100 {
-        records = app.store.audit_tail(Some("rita"), 0, 100).await.unwrap();
-        if records.len() >= 4 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let records = audit_until(&app.store, Some("rita"), |r| r.len() >= 4).await;
     assert!(records.len() >= 4, "{records:?}");
     assert!(
         records.iter().all(|r| r.outcome.starts_with("denied")),

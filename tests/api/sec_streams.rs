@@ -13,7 +13,7 @@ use teamgate::{
 
 use crate::{
     databases::TestDb,
-    helpers::{Sse, TestApp, header, messages, spawn_app_with},
+    helpers::{Sse, TestApp, audit_until, header, messages, spawn_app_with},
 };
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-sec-streams-replicas";
@@ -309,14 +309,7 @@ async fn a_2025_03_26_session_takes_batches_each_element_checked_alone() {
     let invalid = answers.iter().find(|a| a["id"].is_null()).unwrap();
     assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
     // Each element left its audit record as a lone call does.
-    let mut records = Vec::new();
-    for _ in 0..50 {
-        records = app.store.audit_tail(Some("dana"), 0, 100).await.unwrap();
-        if records.len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let records = audit_until(&app.store, Some("dana"), |r| r.len() >= 2).await;
     let outcome = |target: &str| {
         let record = records.iter().find(|r| r.target == target);
         record.map(|r| r.outcome.clone()).unwrap_or_default()

@@ -7,11 +7,12 @@
 use std::{path::Path, time::Duration};
 
 use serde_json::{Value, json};
+use teamgate::store::AuditRecord;
 
 use crate::{
     binary::{Served, serve},
     databases::TestDb,
-    helpers::test_config,
+    helpers::{audit_until, test_config},
 };
 
 const MODERN: &str = "2026-07-28";
@@ -150,19 +151,12 @@ async fn a_retried_task_runs_again_on_the_other_replica_when_its_replica_is_kill
     let store = db
         .store(std::sync::Arc::new(teamgate::store::ManualClock::new(0)))
         .await;
-    let mut methods = Vec::new();
-    for _ in 0..50 {
-        let records = store.audit_tail(Some("alice"), 0, 100).await.unwrap();
-        let of_it: Vec<_> = records.iter().filter(|r| r.target == "migrate").collect();
-        methods = of_it
-            .iter()
-            .map(|r| (r.method.clone(), r.outcome.clone()))
-            .collect();
-        if methods.iter().any(|(m, _)| m == "tasks/end") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let ended = |r: &AuditRecord| r.target == "migrate" && r.method == "tasks/end";
+    let records = audit_until(&store, Some("alice"), |r| r.iter().any(ended)).await;
+    let methods: Vec<_> = (records.iter())
+        .filter(|r| r.target == "migrate")
+        .map(|r| (r.method.clone(), r.outcome.clone()))
+        .collect();
     let outcome = |method: &str| {
         (methods.iter())
             .find(|(m, _)| m == method)

@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 use teamgate::{
     auth::PersonalTokens,
     config::AuthMode,
-    store::{ManualClock, TaskRepo, TaskRow},
+    store::{AuditRecord, ManualClock, TaskRepo, TaskRow},
 };
 
 use crate::{
     command_tools::command,
-    helpers::{MODERN, TestApp, messages, spawn_app_clocked},
+    helpers::{MODERN, TestApp, audit_until, messages, spawn_app_clocked},
 };
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
@@ -254,16 +254,9 @@ async fn a_task_whose_replica_stopped_beating_is_failed() {
             .contains("heartbeat_timeout")
     );
     // Its end is audited by the replica that found it, as `tasks/end`.
-    let mut end = None;
-    for _ in 0..50 {
-        let records = app.store.audit_tail(Some("alice"), 0, 100).await.unwrap();
-        end = records.into_iter().find(|r| r.method == "tasks/end");
-        if end.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let end = end.expect("a tasks/end record");
+    let ended = |r: &AuditRecord| r.method == "tasks/end";
+    let records = audit_until(&app.store, Some("alice"), |r| r.iter().any(ended)).await;
+    let end = records.into_iter().find(ended).expect("a tasks/end record");
     assert_eq!(end.target, "build");
     assert!(
         end.outcome

@@ -17,7 +17,7 @@ use prost::Message;
 use serde_json::json;
 use teamgate::config::Secret;
 
-use crate::helpers::{repo_path, spawn_app, spawn_app_with};
+use crate::helpers::{audit_until, repo_path, spawn_app, spawn_app_with};
 
 mod otlp;
 
@@ -154,14 +154,7 @@ async fn a_traceparent_header_continues_into_the_audit_record() {
         )
         .await;
     assert_eq!(response.status(), 200);
-    let mut records = Vec::new();
-    for _ in 0..100 {
-        records = app.store.audit_tail(None, 0, 10).await.unwrap();
-        if !records.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let records = audit_until(&app.store, None, |r| !r.is_empty()).await;
     let record = records.first().expect("the call is audited");
     assert_eq!(
         record.trace_id, trace_id,

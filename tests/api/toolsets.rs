@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use teamgate::config::{AuthMode, Config, ToolsetConfig};
 
 use crate::{
-    helpers::{TestApp, messages, repo_path, spawn_app_with, test_config},
+    helpers::{TestApp, audit_until, messages, repo_path, spawn_app_with, test_config},
     portal_browser::ts_script,
 };
 
@@ -165,14 +165,10 @@ async fn a_toolset_endpoint_offers_only_its_tools_to_whom_it_admits() {
     }
 
     // The audit record names the endpoint.
-    let mut records = Vec::new();
-    for _ in 0..200 {
-        records = app.store.audit_tail(Some("ada"), 0, 100).await.unwrap();
-        if records.iter().any(|r| r.target == "test_simple_text") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let records = audit_until(&app.store, Some("ada"), |r| {
+        r.iter().any(|r| r.target == "test_simple_text")
+    })
+    .await;
     let called = records
         .iter()
         .find(|r| r.target == "test_simple_text")

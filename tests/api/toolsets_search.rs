@@ -9,10 +9,13 @@ use std::{collections::BTreeSet, time::Duration};
 
 use reqwest::StatusCode;
 use serde_json::json;
-use teamgate::config::{AuthMode, Discovery, UpstreamConfig};
+use teamgate::{
+    config::{AuthMode, Discovery, UpstreamConfig},
+    store::AuditRecord,
+};
 
 use crate::{
-    helpers::{TestApp, repo_path, spawn_app_with},
+    helpers::{TestApp, audit_until, repo_path, spawn_app_with},
     toolsets::{call, names, token},
     upstreams::everything,
 };
@@ -161,19 +164,12 @@ async fn search_mode_lists_meta_tools_and_ranks_only_what_the_caller_may_call() 
     let (_, reply) = call(&app, "/mcp", &admin, 7, "tools/call",
         json!({"name": "call_tool", "arguments": {"name": "fs_list_directory", "arguments": {"path": files.path()}}})).await;
     assert!(reply["result"].to_string().contains("notes.txt"), "{reply}");
-    let mut audited = false;
-    for _ in 0..200 {
-        let records = app.store.audit_tail(Some("ada"), 0, 200).await.unwrap();
-        if records
-            .iter()
-            .any(|r| r.target == "fs_list_directory" && r.outcome == "ok")
-        {
-            audited = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(audited, "the call is audited under the real tool's name");
+    let ran = |r: &AuditRecord| r.target == "fs_list_directory" && r.outcome == "ok";
+    let records = audit_until(&app.store, Some("ada"), |r| r.iter().any(ran)).await;
+    assert!(
+        records.iter().any(ran),
+        "the call is audited under the real tool's name: {records:?}"
+    );
 
     // The toolset `ops` searches only its own tools.
     let found = search(&app, "/mcp/ops", &admin, "echo a message back").await;

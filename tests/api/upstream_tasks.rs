@@ -23,7 +23,7 @@ use teamgate::{
 use crate::{
     binary::serve,
     databases::TestDb,
-    helpers::{TestApp, repo_path, spawn_app_with},
+    helpers::{TestApp, audit_until, repo_path, spawn_app_with},
     sdk,
     sec44_upreg::python,
     tasks::{call, call_as, settled},
@@ -107,15 +107,10 @@ async fn app(python: &str, protocol: &str) -> TestApp {
 /// alice's audit records once `count` of them name `target`: the audit
 /// writer writes in batches after the replies (bounded wait).
 async fn trail(app: &TestApp, target: &str, count: usize) -> Vec<teamgate::store::AuditRecord> {
-    let mut records = Vec::new();
-    for _ in 0..100 {
-        records = app.store.audit_tail(Some("alice"), 0, 200).await.unwrap();
-        if records.iter().filter(|r| r.target == target).count() >= count {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    records
+    audit_until(&app.store, Some("alice"), |records| {
+        records.iter().filter(|r| r.target == target).count() >= count
+    })
+    .await
 }
 
 /// The SDK client once the upstream's tools are listed (bounded).

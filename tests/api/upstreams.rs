@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use teamgate::config::{AuthMode, Config, UpstreamConfig};
 
 use crate::{
-    helpers::{TestApp, messages, repo_path, spawn_app_with},
+    helpers::{TestApp, audit_until, messages, repo_path, spawn_app_with},
     sec_authz::{reply, send},
 };
 
@@ -146,18 +146,14 @@ async fn an_upstream_stdio_servers_tools_are_offered_prefixed_filtered_and_scrub
         "the upstream's secret never leaves teamgate"
     );
     // Its audit record names the credential kind, never the value.
-    let mut served = Vec::new();
-    for _ in 0..40 {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
-        served = (trail.into_iter())
-            .filter(|r| r.target == "everything_get-env")
-            .map(|r| (r.upstream, r.credential))
-            .collect();
-        if !served.is_empty() {
-            break;
-        }
-    }
+    let served: Vec<_> = audit_until(&app.store, None, |t| {
+        t.iter().any(|r| r.target == "everything_get-env")
+    })
+    .await
+    .into_iter()
+    .filter(|r| r.target == "everything_get-env")
+    .map(|r| (r.upstream, r.credential))
+    .collect();
     assert_eq!(served, [("everything".to_owned(), "shared".to_owned())]);
 
     // An unknown name under the prefix is refused with the id.

@@ -1,11 +1,9 @@
 //! Item 8: a `resources/read` of a URI no provider owns, and a `tools/call`
 //! of a name no provider has, leave an audit row: probing shows.
 
-use std::time::Duration;
-
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use crate::helpers::{audit_until, spawn_app};
 
 #[tokio::test]
 async fn reading_an_unowned_uri_or_calling_an_unknown_tool_is_audited_as_refused() {
@@ -26,14 +24,7 @@ async fn reading_an_unowned_uri_or_calling_an_unknown_tool_is_audited_as_refused
         .await;
     assert!(replies.last().unwrap()["error"].is_object(), "{replies:?}");
 
-    let mut records = Vec::new();
-    for _ in 0..200 {
-        records = app.store.audit_tail(None, 0, 100).await.unwrap();
-        if records.len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let records = audit_until(&app.store, None, |r| r.len() >= 2).await;
     let read = records
         .iter()
         .find(|r| r.method == "resources/read" && r.target == probe)

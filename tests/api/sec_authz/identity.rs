@@ -1,12 +1,10 @@
 //! One member name, two identities (issue 30, item 4): an OAuth user is not
 //! the personal-token user of the same name unless configured to be.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use super::{Fixture, legacy, open_session};
-use crate::idp::Idp;
+use crate::{helpers::audit_until, idp::Idp};
 
 /// An issuer served by `idp` whose users are named by `preferred_username`,
 /// with `extra` keys of `[[auth.oauth.issuers]]`.
@@ -68,14 +66,10 @@ async fn an_oauth_user_is_not_the_personal_token_user_of_the_same_name() {
     )
     .await;
     assert!(info["result"].is_object(), "{info}");
-    let mut records = Vec::new();
-    for _ in 0..100 {
-        records = app.store.audit_tail(None, 0, 100).await.unwrap();
-        if records.iter().any(|r| r.target == "teamgate_info") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let records = audit_until(&app.store, None, |r| {
+        r.iter().any(|r| r.target == "teamgate_info")
+    })
+    .await;
     let call = records
         .iter()
         .find(|r| r.target == "teamgate_info")
