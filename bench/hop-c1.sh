@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # bench/hop-c1.sh: where the upstream hop's latency goes at c=1 (BENCHMARKS.md, issue 67, third
-# session). Raw rmcp (bench-server) as a 2026-07-28 upstream; ROUNDS rounds of SECS seconds each of
-# the direct call, teamgate's own tool and the call through teamgate, printing each run's
-# "rps p50_ms p99_ms ok failed secs" and the voluntary context switches per call of teamgate's and
-# the upstream's threads. Not part of bench/run: a by-hand probe, on binaries already built.
+# session). Raw rmcp (bench-server) as a 2026-07-28 upstream; ROUNDS rounds of the direct call,
+# teamgate's own tool and the call through teamgate (5 s each, bench/lib.sh's load), printing each
+# run's "rps p50_ms p99_ms ok failed secs" and the voluntary context switches per call of
+# teamgate's and the upstream's threads. Not part of bench/run: a by-hand probe, on binaries
+# already built.
 #   BIN=target/dist bench/hop-c1.sh                          # the default runtime
 #   TG_ENV=TOKIO_WORKER_THREADS=1 bench/hop-c1.sh            # teamgate on one worker thread
 #   PERF=1 bench/hop-c1.sh                                   # also a perf record of teamgate (4 s)
-# Env: BIN (teamgate and bench-server; target/dist), SECS (4), ROUNDS (3), CS ("1"), TG_ENV.
+# Env: BIN (teamgate and bench-server; target/dist), ROUNDS (3), CS ("1"), TG_ENV.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-BIN="${BIN:-target/dist}" SECS="${SECS:-4}" ROUNDS="${ROUNDS:-3}" CS="${CS:-1}"
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+need_wrk
+BIN="${BIN:-target/dist}" ROUNDS="${ROUNDS:-3}" CS="${CS:-1}"
 W="$(mktemp -d)"
-META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-body() { echo '{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"name":"'"$1"'","arguments":{},'"$META"'}}'; }
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 UP="$(port)" TGP="$(port)"
 "$BIN/bench-server" rmcp "127.0.0.1:$UP" >"$W/up.log" 2>&1 &
@@ -29,30 +31,28 @@ TGPID=$!
 trap 'kill $TGPID $UPPID 2>/dev/null; wait $TGPID $UPPID 2>/dev/null; rm -rf "$W"' EXIT
 sleep 1
 TOKEN="$("$BIN/teamgate" token "${CFG[@]}" create --user bench --name bench 2>/dev/null | tail -n 1)"
-H=(-H "Content-Type: application/json" -H "Accept: application/json, text/event-stream"
-  -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call")
+AUTH=(-H "Authorization: Bearer $TOKEN")
+UPCALL="${TOOLS_CALL_BODY/test_simple_text/up_test_simple_text}"
 for _ in $(seq 50); do
-  curl -s -X POST "${H[@]}" -H "Authorization: Bearer $TOKEN" -H "Mcp-Name: up_test_simple_text" \
-    -d "$(body up_test_simple_text | sed s/__ID__/1/)" "http://127.0.0.1:$TGP/mcp" | grep -q simple && break
+  curl -s -X POST -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" \
+    -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: up_test_simple_text" \
+    "${AUTH[@]}" -d "${UPCALL/__ID__/1}" "http://127.0.0.1:$TGP/mcp" | grep -q simple && break
   sleep 0.2
 done
-run() { # URL TOOL C [extra wrk arguments]
-  local url="$1" name="$2" c="$3" t=2; shift 3; (( c < 2 )) && t=1
-  BENCH_BODY="$(body "$name")" BENCH_EXPECT="This is a simple text" BENCH_LIMIT=10000000 \
-    BENCH_THREAD_BASE=$RANDOM timeout $((SECS + 20)) wrk -t "$t" -c "$c" -d "${SECS}s" --timeout 10s \
-    -s bench/load.lua "${H[@]}" -H "Mcp-Name: $name" "$@" "$url" >"$W/wrk.txt" 2>&1
+run() { # PORT TOOL C [extra wrk arguments]: "rps p50_ms p99_ms ok failed secs"
+  local port="$1" tool="$2" c="$3"; shift 3
+  BENCH_TOOL="$tool" wrk_tools_call "$port" "$c" "$W/wrk.txt" "$@"
   python3 bench/report.py wrk "$W/wrk.txt"
 }
 ctx() { cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt_switches/{s+=$2} END{print s}'; }
 per() { awk -v a="$1" -v n="$2" 'BEGIN{if (n > 0) printf "%.1f", a/n}'; }
-AUTH=(-H "Authorization: Bearer $TOKEN")
 for c in $CS; do
   for _ in $(seq "$ROUNDS"); do
-    d="$(run "http://127.0.0.1:$UP/mcp" test_simple_text "$c")"
+    d="$(run "$UP" test_simple_text "$c")"
     t0="$(ctx $TGPID)"
-    o="$(run "http://127.0.0.1:$TGP/mcp" test_simple_text "$c" "${AUTH[@]}")"
+    o="$(run "$TGP" test_simple_text "$c" "${AUTH[@]}")"
     t1="$(ctx $TGPID)" u1="$(ctx $UPPID)"
-    v="$(run "http://127.0.0.1:$TGP/mcp" up_test_simple_text "$c" "${AUTH[@]}")"
+    v="$(run "$TGP" up_test_simple_text "$c" "${AUTH[@]}")"
     t2="$(ctx $TGPID)" u2="$(ctx $UPPID)"
     on="$(awk '{print $4}' <<<"$o")" vn="$(awk '{print $4}' <<<"$v")"
     echo "c=$c direct: $d | own: $o | via: $v | switches/call: own $(per $((t1 - t0)) "$on")," \
@@ -62,7 +62,7 @@ done
 if [[ -n "${PERF:-}" ]]; then
   perf record -q -F 2999 -g -p "$TGPID" -o perf-hop.data -- sleep 4 >/dev/null 2>&1 &
   PERFPID=$!
-  v="$(run "http://127.0.0.1:$TGP/mcp" up_test_simple_text 1 "${AUTH[@]}")"
+  v="$(run "$TGP" up_test_simple_text 1 "${AUTH[@]}")"
   wait "$PERFPID"
   echo "under perf: $v (perf report -i perf-hop.data --no-children --sort dso,sym)"
 fi

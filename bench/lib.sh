@@ -10,13 +10,14 @@ need_wrk() {
 }
 
 # wrk_tools_call PORT CONNECTIONS OUT [WRK_ARGS...]: 5 s of tools/call against 127.0.0.1:PORT/mcp,
-# wrk's output in OUT; bounded by wrk -d and timeout.
+# wrk's output in OUT; bounded by wrk -d and timeout. The tool is $BENCH_TOOL (test_simple_text
+# unless set: an upstream's copy of it is named with its prefix).
 wrk_tools_call() {
-  local port=$1 connections=$2 out=$3; shift 3
-  BENCH_BODY="$TOOLS_CALL_BODY" BENCH_EXPECT='simple text' BENCH_LIMIT=2000000 \
+  local port=$1 connections=$2 out=$3 tool="${BENCH_TOOL:-test_simple_text}"; shift 3
+  BENCH_BODY="${TOOLS_CALL_BODY/test_simple_text/$tool}" BENCH_EXPECT='simple text' BENCH_LIMIT=2000000 \
     timeout 30 wrk -t1 -c"$connections" -d5s "$@" -s bench/load.lua \
     -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-    -H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text' \
+    -H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H "Mcp-Name: $tool" \
     "http://127.0.0.1:$port/mcp" > "$out" 2>&1
 }
 
