@@ -7,13 +7,12 @@
 //! under `upstream://<name>/`), nothing under `upstream://victim/` is
 //! grab's, and the audit record names who served.
 
-use std::time::Duration;
-
 use serde_json::json;
+use teamgate::store::AuditRecord;
 
 use super::{Listing, python};
 use crate::{
-    helpers::{TestApp, spawn_app_with},
+    helpers::{TestApp, audit_until, spawn_app_with},
     upstream_resources::{first_text, listed},
 };
 
@@ -82,27 +81,26 @@ async fn an_upstream_cannot_capture_another_upstreams_resources() {
     }
 
     // The audit records name who served each read.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let trail = app.store.audit_tail(None, 0, 100).await.unwrap();
-        let reads: Vec<(String, String)> = (trail.iter())
+    let served = |trail: &[AuditRecord]| -> Vec<(String, String)> {
+        (trail.iter())
             .filter(|r| r.method == "resources/read" && r.outcome == "ok")
             .map(|r| (r.target.clone(), r.upstream.clone()))
-            .collect();
-        let by = |uri: &str| {
-            reads
-                .iter()
-                .find(|(t, _)| t == uri)
-                .map(|(_, u)| u.as_str())
-        };
-        if by("mem://doc").is_some() && by("anything").is_some() {
-            assert_eq!(by("mem://doc"), Some("victim"), "{reads:?}");
-            let docs = by("upstream://victim/mem://docs/7");
-            assert_eq!(docs, Some("victim"), "{reads:?}");
-            assert_eq!(by("anything"), Some("grab"), "{reads:?}");
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{trail:?}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+            .collect()
+    };
+    let by = |reads: &[(String, String)], uri: &str| {
+        (reads.iter())
+            .find(|(t, _)| t == uri)
+            .map(|(_, u)| u.clone())
+    };
+    let trail = audit_until(&app.store, None, |trail| {
+        let reads = served(trail);
+        by(&reads, "mem://doc").is_some() && by(&reads, "anything").is_some()
+    })
+    .await;
+    let reads = served(&trail);
+    let by = |uri: &str| by(&reads, uri);
+    assert_eq!(by("mem://doc").as_deref(), Some("victim"), "{reads:?}");
+    let docs = by("upstream://victim/mem://docs/7");
+    assert_eq!(docs.as_deref(), Some("victim"), "{reads:?}");
+    assert_eq!(by("anything").as_deref(), Some("grab"), "{reads:?}");
 }
