@@ -44,7 +44,7 @@ pub(crate) fn read(loaded: Result<Config, ConfigError>) -> anyhow::Result<Read> 
 
 impl Read {
     /// `check-config`'s further checks: what must exist on disk, and every
-    /// provider built (secrets read, docs indexed, roots opened, templates
+    /// provider built (secrets read, docs read, roots opened, templates
     /// checked) when the rules across keys hold, which the build assumes.
     pub(crate) fn build(&mut self) {
         let missing = self.config.missing_on_disk();
@@ -52,8 +52,9 @@ impl Read {
         if self.config.validate().is_err() {
             return;
         }
-        // Each docs source is indexed once here, in memory: a watcher would
-        // outlive the check, and a running server may be writing its index_dir.
+        // Each docs source is read once here, its index left in memory (and
+        // so unbuilt): a watcher would outlive the check, and a running
+        // server may be writing its index_dir.
         let mut built = self.config.clone();
         for docs in &mut built.sources.docs {
             docs.watch = false;

@@ -238,7 +238,7 @@ pub struct DocsSourceConfig {
     #[serde(default)]
     pub scopes: Vec<String>,
     /// Keeps the index on disk in `<index_dir>/<name>/`, so a restart re-indexes only the files
-    /// that changed; unset, the index lives in memory and is rebuilt at every start.
+    /// that changed; unset, the index lives in memory, built by the first search after a start.
     #[serde(default)]
     pub index_dir: Option<String>,
     /// Skills (SEP-2640): each folder under its folders holding a `SKILL.md` served as the

@@ -4,8 +4,10 @@
 //! `#anchor` or of `?lines=a-b`). With `watch`, edits re-index the source
 //! and raise `resources/updated` and `resources/list_changed`. With
 //! `index_dir`, the index is kept on disk and a start re-indexes only the
-//! files that changed.
+//! files that changed; without, it is built in RAM on the first search.
 
+mod build;
+mod document;
 mod index;
 mod read;
 mod search;
@@ -51,7 +53,8 @@ pub struct DocsSource {
 }
 
 impl DocsSource {
-    /// Indexes the source now; starts watching it when configured.
+    /// Reads the source now (and opens its index when kept on disk);
+    /// starts watching it when configured.
     pub fn new(config: DocsSourceConfig, bus: ChangeBus) -> anyhow::Result<Arc<Self>> {
         let folder = store::folder(config.index_dir.as_deref(), &config.name);
         let snapshot = Snapshot::open(&index::scan(&config), folder.as_deref())?;

@@ -4,7 +4,10 @@
 
 use serde_json::json;
 
-use super::{Inner, index::Document};
+use super::{
+    Inner,
+    document::{Document, Documents},
+};
 use crate::protocol::McpError;
 
 /// What a URI inside the source asks for.
@@ -77,7 +80,7 @@ impl Inner {
     /// name in front, which URIs carried before they became relative to it.
     pub(super) fn document<'a>(
         &self,
-        documents: &'a std::collections::BTreeMap<String, std::sync::Arc<Document>>,
+        documents: &'a Documents,
         path: &str,
     ) -> Option<&'a Document> {
         let found = documents.get(path).or_else(|| {

@@ -110,12 +110,13 @@ impl Snapshot {
     /// one document while others match. Words only, no query syntax: what
     /// an assistant sends is a question.
     pub(super) fn search(&self, text: &str, limit: usize) -> anyhow::Result<Vec<Hit>> {
-        let searcher = self.reader.searcher();
-        let f = self.fields;
         let words = words(text);
         if words.is_empty() {
             return Ok(Vec::new());
         }
+        let searchable = self.searchable()?;
+        let searcher = searchable.reader.searcher();
+        let f = searchable.fields;
         let query = query(f, &words);
         let top = searcher.search(&query, &TopDocs::with_limit(CANDIDATES).order_by_score())?;
         // Each candidate's document, from a fast field (no stored fields read yet).
@@ -237,5 +238,47 @@ mod tests {
         assert_eq!(order, [0, 1, 3]);
         let order: Vec<u32> = grouped(ranked, 10).iter().map(|(_, a)| a.doc_id).collect();
         assert_eq!(order, [0, 1, 3, 2]);
+    }
+
+    fn paths(hits: anyhow::Result<Vec<Hit>>) -> Vec<String> {
+        hits.unwrap().into_iter().map(|h| h.path).collect()
+    }
+
+    #[test]
+    fn an_index_in_ram_waits_for_the_first_search_and_then_follows_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("guide.md");
+        std::fs::write(&file, "# Guide\n\nDeploying the gateway.\n").unwrap();
+        let files = vec![("guide.md".to_owned(), file.clone())];
+
+        let first = Snapshot::open(&files, None).unwrap();
+        assert!(first.built().is_none(), "no index before a search");
+        // An edit before any search: the next snapshot waits too.
+        std::fs::write(&file, "# Guide\n\nRotating the signing keys.\n").unwrap();
+        let second = first.update(&files).unwrap();
+        assert!(second.built().is_none());
+        assert_eq!(paths(second.search("rotating keys", 5)), ["guide.md"]);
+        assert!(second.built().is_some(), "the search built it");
+        assert!(paths(second.search("deploying", 5)).is_empty());
+
+        // Once built, an edit brings the same index up to date at once.
+        std::fs::write(&file, "# Guide\n\nDeploying again.\n").unwrap();
+        let third = second.update(&files).unwrap();
+        assert!(third.built().is_some());
+        assert_eq!(paths(third.search("deploying", 5)), ["guide.md"]);
+        assert!(paths(third.search("rotating", 5)).is_empty());
+    }
+
+    #[test]
+    fn an_index_on_disk_is_opened_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("guide.md");
+        std::fs::write(&file, "# Guide\n\nDeploying the gateway.\n").unwrap();
+        let folder = dir.path().join("index");
+        let files = vec![("guide.md".to_owned(), file)];
+        let snapshot = Snapshot::open(&files, Some(&folder)).unwrap();
+        assert!(snapshot.built().is_some());
+        assert!(folder.join("meta.json").is_file());
+        assert_eq!(paths(snapshot.search("deploying", 5)), ["guide.md"]);
     }
 }
