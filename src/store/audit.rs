@@ -241,10 +241,13 @@ impl Store {
         let error = query_error("append audit records");
         let mut tx = self.writer().begin().await.map_err(error)?;
         for chunk in batch::chunks(records, MAX_ROWS) {
-            let sql = format!(
-                "insert into audit ({COLUMNS}) values {}",
-                batch::values(self.backend(), chunk.len(), FIELDS)
-            );
+            static INSERT: batch::Texts = batch::Texts::new();
+            let sql = INSERT.get(self.backend(), chunk.len(), || {
+                format!(
+                    "insert into audit ({COLUMNS}) values {}",
+                    batch::values(self.backend(), chunk.len(), FIELDS)
+                )
+            });
             let mut insert = sqlx::query(&sql);
             for field in chunk.iter().flat_map(AuditRecord::fields) {
                 insert = match field {

@@ -2,11 +2,49 @@
 //!
 //! - Statement text depends only on the row count, and batches are cut into
 //!   power-of-two row counts, so each connection prepares at most a handful
-//!   of statements once and reuses them (sqlx caches them by text).
+//!   of statements once and reuses them (sqlx caches them by text). The
+//!   texts themselves are built once per process too (`Texts`): a batch
+//!   writer that formats its statement anew for every batch spends more on
+//!   the text than on its rows when batches are small.
 //! - SQLite gets anonymous `?` placeholders: it resolves each numbered `$n`
 //!   by scanning every parameter name, which is quadratic in a wide insert.
 
+use std::{borrow::Cow, sync::OnceLock};
+
 use super::Backend;
+
+/// Row counts a `Texts` keeps a text for: 1 to 128.
+const SLOTS: usize = 8;
+
+/// One statement's texts by backend and row count, each built the first
+/// time it is needed. Chunks are powers of two (`chunks`), so there are a
+/// handful per statement.
+pub(crate) struct Texts([[OnceLock<String>; SLOTS]; 2]);
+
+impl Texts {
+    pub(crate) const fn new() -> Self {
+        Self([const { [const { OnceLock::new() }; SLOTS] }; 2])
+    }
+
+    /// The text for `rows` rows on `backend`, made by `build` the first
+    /// time; a row count that is no power of two up to 128 is built anew.
+    pub(crate) fn get(
+        &self,
+        backend: Backend,
+        rows: usize,
+        build: impl FnOnce() -> String,
+    ) -> Cow<'_, str> {
+        let slot = rows.trailing_zeros() as usize;
+        if !rows.is_power_of_two() || slot >= SLOTS {
+            return Cow::Owned(build());
+        }
+        let texts = match backend {
+            Backend::Sqlite => &self.0[0],
+            Backend::Postgres => &self.0[1],
+        };
+        Cow::Borrowed(texts[slot].get_or_init(build))
+    }
+}
 
 /// `rows` cut into the chunks `chunk_sizes` gives, one insert statement each.
 pub(crate) fn chunks<T>(rows: &[T], max: usize) -> impl Iterator<Item = &[T]> {
@@ -80,6 +118,31 @@ mod tests {
         let lens: Vec<usize> = chunks.iter().map(|c| c.len()).collect();
         assert_eq!(lens, [64, 32, 4]);
         assert_eq!(chunks.concat(), rows);
+    }
+
+    #[test]
+    fn texts_are_built_once_per_backend_and_row_count() {
+        static TEXTS: Texts = Texts::new();
+        let built = std::cell::Cell::new(0);
+        let text = |backend, rows| {
+            TEXTS
+                .get(backend, rows, || {
+                    built.set(built.get() + 1);
+                    values(backend, rows, 2)
+                })
+                .into_owned()
+        };
+        assert_eq!(text(Backend::Sqlite, 2), "(?, ?), (?, ?)");
+        assert_eq!(text(Backend::Sqlite, 2), "(?, ?), (?, ?)");
+        assert_eq!(built.get(), 1);
+        assert_eq!(text(Backend::Postgres, 2), "($1, $2), ($3, $4)");
+        assert_eq!(text(Backend::Sqlite, 1), "(?, ?)");
+        assert_eq!(built.get(), 3);
+        // Not a power of two, or past the slots: built every time, still right.
+        assert_eq!(text(Backend::Sqlite, 3), "(?, ?), (?, ?), (?, ?)");
+        assert_eq!(text(Backend::Sqlite, 3).len(), 22);
+        assert_eq!(text(Backend::Sqlite, 256).matches('?').count(), 512);
+        assert_eq!(built.get(), 6);
     }
 
     #[test]

@@ -271,11 +271,14 @@ async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), s
     }
     let mut tx = store.writer().begin().await?;
     for chunk in batch::chunks(batch, MAX_ROWS) {
-        let sql = format!(
-            "insert into stream_events (id, stream_id, replica, position, payload, created_ms) \
-             values {} on conflict (id) do nothing",
-            batch::values(store.backend(), chunk.len(), 6)
-        );
+        static INSERT: batch::Texts = batch::Texts::new();
+        let sql = INSERT.get(store.backend(), chunk.len(), || {
+            format!(
+                "insert into stream_events (id, stream_id, replica, position, payload, created_ms) \
+                 values {} on conflict (id) do nothing",
+                batch::values(store.backend(), chunk.len(), 6)
+            )
+        });
         let mut query = sqlx::query(&sql);
         for pending in chunk {
             query = query

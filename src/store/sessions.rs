@@ -98,10 +98,13 @@ impl SessionRepo for Store {
         let error = query_error("record sessions");
         let mut tx = self.writer().begin().await.map_err(error)?;
         for chunk in batch::chunks(rows, MAX_ROWS) {
-            let sql = format!(
-                "insert into sessions ({COLUMNS}) values {}",
-                batch::values(self.backend(), chunk.len(), FIELDS)
-            );
+            static INSERT: batch::Texts = batch::Texts::new();
+            let sql = INSERT.get(self.backend(), chunk.len(), || {
+                format!(
+                    "insert into sessions ({COLUMNS}) values {}",
+                    batch::values(self.backend(), chunk.len(), FIELDS)
+                )
+            });
             let mut insert = sqlx::query(&sql);
             for row in chunk {
                 insert = bind_row(insert, row);

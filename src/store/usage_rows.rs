@@ -79,17 +79,19 @@ impl Store {
         tx: &mut Transaction<'_, Any>,
         records: &[AuditRecord],
     ) -> Result<(), sqlx::Error> {
+        static UPSERT: batch::Texts = batch::Texts::new();
         let rows: Vec<(RowKey, Tally)> = rollup(records).into_iter().collect();
-        let columns: Vec<String> = histogram_columns().collect();
         let shard = (NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % self.audit_writers()) as i64;
         for chunk in batch::chunks(&rows, MAX_ROWS) {
-            let sql = format!(
-                "insert into usage_rollups ({KEY}, shard, calls, errors, {}) \
-                 values {} on conflict ({KEY}, shard) do update set {}",
-                columns.join(", "),
-                batch::values(self.backend(), chunk.len(), FIELDS),
-                additions(),
-            );
+            let sql = UPSERT.get(self.backend(), chunk.len(), || {
+                format!(
+                    "insert into usage_rollups ({KEY}, shard, calls, errors, {}) \
+                     values {} on conflict ({KEY}, shard) do update set {}",
+                    histogram_columns().collect::<Vec<_>>().join(", "),
+                    batch::values(self.backend(), chunk.len(), FIELDS),
+                    additions(),
+                )
+            });
             let mut upsert = sqlx::query(&sql);
             for ((grain, bucket, dimension, key, sub), tally) in chunk {
                 upsert = upsert
