@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Instructions per tools/call, counted by callgrind (repeatable whatever else the machine is
+# doing, unlike a rate): the server runs under `valgrind --tool=callgrind` with instrumentation off,
+# is warmed with WARM calls, then N calls are counted (one client, one keep-alive connection,
+# calls one after another) and the profile is dumped for `callgrind_annotate`.
+#
+#   bench/callgrind.sh teamgate|raw-rmcp [stateless|legacy] [N]
+#
+# BIN (default target/release) holds teamgate and bench-server; the teamgate run uses the
+# benchmark's configuration (config/conformance.toml + bench/teamgate.toml, SQLite). CONC (default
+# 8) connections share the N calls, so the audit writer's batches are more than one record, as
+# under the benchmark's loads. glibc's memcpy is kept off `rep movsb`, which callgrind counts as
+# one instruction per byte: a large copy then weighs its vector loop's instructions instead.
+# Prints Ir per call; the profile is .cache/callgrind/<server>-<mode>.out.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SERVER="${1:?teamgate or raw-rmcp}" MODE="${2:-stateless}" N="${3:-2000}" WARM="${WARM:-300}" CONC="${CONC:-8}"
+BIN="${BIN:-target/release}"
+OUT=.cache/callgrind; mkdir -p "$OUT"
+WORK="$(mktemp -d)"; trap 'kill "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+URL="http://127.0.0.1:$PORT/mcp" TOKEN=- PROFILE="$OUT/$SERVER-$MODE.out"
+TG=(--config config/conformance.toml --config bench/teamgate.toml)
+CG=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=4294967295 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$PROFILE")
+case "$SERVER" in
+  teamgate)
+    export TEAMGATE__STORE__URL="sqlite://$WORK/tg.db"
+    "$BIN/teamgate" migrate "${TG[@]}" >"$WORK/log" 2>&1
+    TOKEN="$("$BIN/teamgate" token "${TG[@]}" create --user bench --name bench 2>>"$WORK/log" | tail -n 1)"
+    "${CG[@]}" "$BIN/teamgate" serve "${TG[@]}" --listen "127.0.0.1:$PORT" >>"$WORK/log" 2>&1 &
+    ;;
+  raw-rmcp) "${CG[@]}" "$BIN/bench-server" rmcp "127.0.0.1:$PORT" >"$WORK/log" 2>&1 & ;;
+  *) echo "unknown server $SERVER" >&2; exit 2 ;;
+esac
+PID=$!
+for _ in $(seq 300); do
+  [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "$URL" -d '{}' || true)" != 000 ]] && break
+  sleep 0.2
+done
+python3 bench/callgrind_calls.py "$URL" "$WARM" "$MODE" "$TOKEN" test_simple_text "$CONC" >/dev/null
+callgrind_control -i on "$PID" >/dev/null 2>&1
+python3 bench/callgrind_calls.py "$URL" "$N" "$MODE" "$TOKEN" test_simple_text "$CONC"
+callgrind_control -d "$PID" >/dev/null 2>&1
+callgrind_control -i off "$PID" >/dev/null 2>&1
+kill -INT "$PID"; wait "$PID" 2>/dev/null || true
+# The dump taken while collecting is the one with the calls (a second file at exit is empty).
+DUMP="$(ls -S "$PROFILE"* | head -n 1)"
+IR="$(callgrind_annotate "$DUMP" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1}')"
+echo "$SERVER $MODE: $((IR / N)) Ir per call ($IR over $N calls on $CONC connections; profile $DUMP)"
