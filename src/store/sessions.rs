@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use sqlx::Row;
 
-use super::{Store, StoreError, batch, query_error};
+use super::{Backend, Store, StoreError, batch, query_error};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
@@ -97,6 +97,18 @@ impl SessionRepo for Store {
         }
         let error = query_error("record sessions");
         let mut tx = self.writer().begin().await.map_err(error)?;
+        if self.backend() == Backend::Postgres {
+            // The commit returns before PostgreSQL flushes it to disk: the
+            // guarantee SQLite's `synchronous = normal` gives every row
+            // here. A crash of the database server (not of teamgate) may
+            // forget the last moment's new sessions, whose clients then get
+            // 404 and initialize again, as when a session ends; the rows
+            // stay consistent, and are seen by every replica at once.
+            sqlx::query("set local synchronous_commit = off")
+                .execute(&mut *tx)
+                .await
+                .map_err(error)?;
+        }
         for chunk in batch::chunks(rows, MAX_ROWS) {
             static INSERT: batch::Texts = batch::Texts::new();
             let sql = INSERT.get(self.backend(), chunk.len(), || {
