@@ -6,7 +6,7 @@
 //! An index kept on disk (`index_dir`) is opened and brought up to date
 //! with the snapshot, so its folder's errors are start-up errors. One in
 //! RAM is built on the snapshot's first search: a server whose members
-//! never search its docs holds no index (about 5 MiB for this project's
+//! never search its docs holds no index (about 7 MiB for this project's
 //! own docs, BENCHMARKS.md).
 
 use std::{
