@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # Instructions per tools/call, counted by callgrind (repeatable whatever else the machine is
 # doing, unlike a rate): the server runs under `valgrind --tool=callgrind` with instrumentation off,
-# is warmed with WARM calls, then N calls are counted (one client, one keep-alive connection,
+# is warmed with WARM calls, then N calls are counted (CONC keep-alive connections, each one's
 # calls one after another) and the profile is dumped for `callgrind_annotate`.
 #
 #   bench/callgrind.sh teamgate|raw-rmcp [stateless|legacy] [N]
 #
 # BIN (default target/release) holds teamgate and bench-server; the teamgate run uses the
 # benchmark's configuration (config/conformance.toml + bench/teamgate.toml, SQLite). CONC (default
-# 8) connections share the N calls, so the audit writer's batches are more than one record, as
+# 32, as BENCHMARKS.md's figures) connections share the N calls, so the audit writer's batches are more than one record, as
 # under the benchmark's loads. glibc's memcpy is kept off `rep movsb`, which callgrind counts as
 # one instruction per byte: a large copy then weighs its vector loop's instructions instead.
 # Prints Ir per call; the profile is .cache/callgrind/<server>-<mode>.out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SERVER="${1:?teamgate or raw-rmcp}" MODE="${2:-stateless}" N="${3:-2000}" WARM="${WARM:-300}" CONC="${CONC:-8}"
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+SERVER="${1:?teamgate or raw-rmcp}" MODE="${2:-stateless}" N="${3:-2000}" WARM="${WARM:-300}" CONC="${CONC:-32}"
 BIN="${BIN:-target/release}"
 OUT=.cache/callgrind; mkdir -p "$OUT"
 WORK="$(mktemp -d)"; trap 'kill "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 URL="http://127.0.0.1:$PORT/mcp" TOKEN=- PROFILE="$OUT/$SERVER-$MODE.out"
 TG=(--config config/conformance.toml --config bench/teamgate.toml)
 CG=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=4294967295 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$PROFILE")

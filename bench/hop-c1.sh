@@ -16,8 +16,7 @@ source bench/lib.sh
 need_wrk
 BIN="${BIN:-target/dist}" ROUNDS="${ROUNDS:-3}" CS="${CS:-1}"
 W="$(mktemp -d)"
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-UP="$(port)" TGP="$(port)"
+UP="$(free_port)" TGP="$(free_port)"
 "$BIN/bench-server" rmcp "127.0.0.1:$UP" >"$W/up.log" 2>&1 &
 UPPID=$!
 printf '[server]\nlisten = "127.0.0.1:%s"\n[tools]\nhttp_allowlist = ["http://127.0.0.1:%s/"]\n[[upstreams]]\nname = "raw"\nurl = "http://127.0.0.1:%s/mcp"\nprefix = "up_"\npin = false\nprotocol = "2026-07-28"\n' \

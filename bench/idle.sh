@@ -8,6 +8,8 @@
 #   bench/idle.sh [BIN] [STARTS]      BIN: the teamgate binary (default target/dist/teamgate)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 BIN="$(realpath "${1:-target/dist/teamgate}")" STARTS="${2:-3}"
 WORK="$(mktemp -d)"; PID=""
 trap '[[ -n "$PID" ]] && kill -9 "$PID" 2>/dev/null; rm -rf "$WORK"' EXIT
@@ -27,7 +29,7 @@ for folder in docs empty; do
   "$BIN" migrate --config empty.toml >/dev/null 2>&1
   token="$("$BIN" token --config empty.toml create --user bench --name bench 2>/dev/null | tail -n 1)"
   for _ in $(seq "$STARTS"); do
-    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+    port="$(free_port)"
     "$BIN" serve --config empty.toml --listen "127.0.0.1:$port" >>serve.log 2>&1 &
     PID=$!
     sleep 5
