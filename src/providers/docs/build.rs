@@ -38,11 +38,7 @@ impl Searchable {
     /// The same index brought up to `documents`: only documents whose
     /// content changed are re-indexed, gone ones deleted.
     pub(super) fn update(&self, documents: &Documents) -> anyhow::Result<Self> {
-        let manifest = Manifest {
-            format: FORMAT,
-            next: self.manifest.next,
-            hashes: self.manifest.hashes.clone(),
-        };
+        let manifest = self.manifest.clone();
         Self::index(documents, self.index.clone(), self.fields, manifest)
     }
 

@@ -48,7 +48,7 @@ pub(super) struct Fields {
 }
 
 /// What the last commit indexed.
-#[derive(Default, Serialize, Deserialize)]
+#[derive(Clone, Default, Serialize, Deserialize)]
 pub(super) struct Manifest {
     pub format: u32,
     /// The number the last indexed document got (the `doc` fast field).
