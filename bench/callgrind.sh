@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Instructions per tools/call, counted by callgrind (repeatable whatever else the machine is
+# Instructions per tools/call (or per initialize), counted by callgrind (repeatable whatever else the machine is
 # doing, unlike a rate): the server runs under `valgrind --tool=callgrind` with instrumentation off,
 # is warmed with WARM calls, then N calls are counted (CONC keep-alive connections, each one's
 # calls one after another) and the profile is dumped for `callgrind_annotate`.
 #
-#   bench/callgrind.sh teamgate|raw-rmcp [stateless|legacy] [N]
+#   bench/callgrind.sh teamgate|teamgate-upstream|raw-rmcp [stateless|legacy|initialize] [N]
 #
 # BIN (default target/release) holds teamgate and bench-server; the teamgate run uses the
 # benchmark's configuration (config/conformance.toml + bench/teamgate.toml, SQLite). CONC (default
@@ -24,8 +24,24 @@ PORT="$(free_port)"
 URL="http://127.0.0.1:$PORT/mcp" TOKEN=- PROFILE="$OUT/$SERVER-$MODE.out"
 TG=(--config config/conformance.toml --config bench/teamgate.toml)
 CG=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=4294967295 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$PROFILE")
+TOOL=test_simple_text
+if [[ $SERVER == teamgate-upstream ]]; then
+  # teamgate in front of raw rmcp (not counted: its own process), as bench/run's upstream rows.
+  UP_PORT="$(free_port)"
+  "$BIN/bench-server" rmcp "127.0.0.1:$UP_PORT" >"$WORK/upstream.log" 2>&1 &
+  UP_PID=$!
+  for _ in $(seq 100); do
+    [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "http://127.0.0.1:$UP_PORT/mcp" -d '{}' || true)" != 000 ]] && break
+    sleep 0.1
+  done
+  trap 'kill "$PID" "$UP_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+  printf '[tools]\nhttp_allowlist = ["http://127.0.0.1:%s/"]\n[[upstreams]]\nname = "raw"\nurl = "http://127.0.0.1:%s/mcp"\nprefix = "up_"\npin = false\nprotocol = "2026-07-28"\n' \
+    "$UP_PORT" "$UP_PORT" >"$WORK/upstream.toml"
+  TG+=(--config "$WORK/upstream.toml")
+  TOOL=up_test_simple_text
+fi
 case "$SERVER" in
-  teamgate)
+  teamgate|teamgate-upstream)
     export TEAMGATE__STORE__URL="sqlite://$WORK/tg.db"
     "$BIN/teamgate" migrate "${TG[@]}" >"$WORK/log" 2>&1
     TOKEN="$("$BIN/teamgate" token "${TG[@]}" create --user bench --name bench 2>>"$WORK/log" | tail -n 1)"
@@ -39,9 +55,9 @@ for _ in $(seq 300); do
   [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "$URL" -d '{}' || true)" != 000 ]] && break
   sleep 0.2
 done
-python3 bench/callgrind_calls.py "$URL" "$WARM" "$MODE" "$TOKEN" test_simple_text "$CONC" >/dev/null
+python3 bench/callgrind_calls.py "$URL" "$WARM" "$MODE" "$TOKEN" "$TOOL" "$CONC" >/dev/null
 callgrind_control -i on "$PID" >/dev/null 2>&1
-python3 bench/callgrind_calls.py "$URL" "$N" "$MODE" "$TOKEN" test_simple_text "$CONC"
+python3 bench/callgrind_calls.py "$URL" "$N" "$MODE" "$TOKEN" "$TOOL" "$CONC"
 callgrind_control -d "$PID" >/dev/null 2>&1
 callgrind_control -i off "$PID" >/dev/null 2>&1
 kill -INT "$PID"; wait "$PID" 2>/dev/null || true

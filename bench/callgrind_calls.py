@@ -1,7 +1,8 @@
 """Sends N tools/call requests over CONC keep-alive connections (default 1), each connection's
-calls one after another: bench/callgrind.sh's client.
+calls one after another: bench/callgrind.sh's client. `initialize` sends N initialize requests
+instead (a 2025-06-18 session opened by each, as the benchmark's initialize load does).
 
-    callgrind_calls.py URL N stateless|legacy TOKEN|- TOOL [CONC]
+    callgrind_calls.py URL N stateless|legacy|initialize TOKEN|- TOOL [CONC]
 """
 import http.client, json, sys, threading, urllib.parse
 url, n, mode, token, tool = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
@@ -17,6 +18,17 @@ def run(n, out):
         headers.update({"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool})
         params["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                            "io.modelcontextprotocol/clientCapabilities": {}}
+    elif mode == "initialize":
+        body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cg", "version": "0"}}})
+        bad = 0
+        for _ in range(n):
+            conn.request("POST", u.path, body, headers)
+            r = conn.getresponse(); data = r.read()
+            if r.status != 200 or not r.getheader("Mcp-Session-Id") or b'"error"' in data:
+                bad += 1
+                if bad < 3: print(r.status, data[:300], file=sys.stderr)
+        out.append(bad)
+        return
     else:
         # a 2025 session
         body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cg", "version": "0"}}}
