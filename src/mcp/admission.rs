@@ -37,7 +37,7 @@ impl Admission {
     ) -> Self {
         Self {
             sessions,
-            tally: Tally::new(repo.clone()),
+            tally: Tally::new(repo.clone(), (max_sessions, max_sessions_per_owner)),
             repo,
             auditor,
             max_sessions,
