@@ -37,7 +37,7 @@ impl Admission {
     ) -> Self {
         Self {
             sessions,
-            tally: Tally::new(repo.clone(), (max_sessions, max_sessions_per_owner)),
+            tally: Tally::new(repo.clone()),
             repo,
             auditor,
             max_sessions,
