@@ -31,7 +31,7 @@ if [[ $SERVER == teamgate-upstream ]]; then
   "$BIN/bench-server" rmcp "127.0.0.1:$UP_PORT" >"$WORK/upstream.log" 2>&1 &
   UP_PID=$!
   for _ in $(seq 100); do
-    [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "http://127.0.0.1:$UP_PORT/mcp" -d '{}' || true)" != 000 ]] && break
+    answers "http://127.0.0.1:$UP_PORT/mcp" && break
     sleep 0.1
   done
   trap 'kill "$PID" "$UP_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
@@ -52,7 +52,7 @@ case "$SERVER" in
 esac
 PID=$!
 for _ in $(seq 300); do
-  [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "$URL" -d '{}' || true)" != 000 ]] && break
+  answers "$URL" && break
   sleep 0.2
 done
 python3 bench/callgrind_calls.py "$URL" "$WARM" "$MODE" "$TOKEN" "$TOOL" "$CONC" >/dev/null

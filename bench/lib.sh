@@ -7,6 +7,9 @@ TOOLS_CALL_BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"n
 # A free loopback port.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# answers URL: whether an HTTP server answers a POST at URL at all (any status).
+answers() { [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "$1" -d '{}' || true)" != 000 ]]; }
+
 # wrk, from Debian, when it is missing.
 need_wrk() {
   command -v wrk >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null
