@@ -3,25 +3,16 @@
 //! They answer whatever the `Host`: the kubelet sends the pod's address, and
 //! a status word gives a DNS-rebinding page nothing to read.
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::{Duration, Instant},
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
 };
-
-use tokio::sync::Mutex;
 
 use super::limits::QuotaStatus;
 use crate::store::Store;
 
 use axum::{Json, extract::State, http::StatusCode, response::IntoResponse};
 use serde_json::json;
-
-/// How long a store probe result is reused: probes arrive every few
-/// seconds from several places, the database need not see each one.
-const PROBE_TTL: Duration = Duration::from_secs(1);
 
 /// The probes' paths, answered ahead of the Host check.
 pub(super) const PROBES: [&str; 2] = ["/healthz", "/readyz"];
@@ -31,7 +22,6 @@ pub(super) const PROBES: [&str; 2] = ["/healthz", "/readyz"];
 pub struct Health {
     draining: Arc<AtomicBool>,
     store: Option<Store>,
-    last_probe: Arc<Mutex<Option<(Instant, bool)>>>,
     /// Shared quotas' state, when they are on.
     quotas: Option<QuotaStatus>,
 }
@@ -41,7 +31,6 @@ impl Health {
         Self {
             draining: Arc::default(),
             store,
-            last_probe: Arc::default(),
             quotas: None,
         }
     }
@@ -64,18 +53,12 @@ impl Health {
         })
     }
 
+    /// The store's answer, probed at most once a second (`store/probe.rs`).
     async fn store_ok(&self) -> bool {
-        let Some(store) = &self.store else {
-            return true;
-        };
-        if let Some((at, ok)) = *self.last_probe.lock().await
-            && at.elapsed() < PROBE_TTL
-        {
-            return ok;
+        match &self.store {
+            Some(store) => store.reachable().await,
+            None => true,
         }
-        let ok = store.ping().await;
-        *self.last_probe.lock().await = Some((Instant::now(), ok));
-        ok
     }
 
     /// Called when shutdown starts: load balancers stop sending new work.

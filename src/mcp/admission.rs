@@ -37,7 +37,7 @@ impl Admission {
     ) -> Self {
         Self {
             sessions,
-            tally: Tally::new(repo.clone()),
+            tally: Tally::new(repo.clone(), (max_sessions, max_sessions_per_owner)),
             repo,
             auditor,
             max_sessions,
@@ -71,6 +71,13 @@ impl Admission {
     /// Whether `caller` may open one more session.
     async fn room_for(&self, caller: &Caller) -> Result<(), EngineError> {
         let owner = &caller.user;
+        // The counts may be trusted for a while (`tally.rs`); the database
+        // must answer now, or the session would live on this replica only.
+        if !self.repo.reachable().await {
+            return Err(EngineError::Unavailable(
+                "the session store is unavailable: the database does not answer".into(),
+            ));
+        }
         let (all, mine) = match self.tally.counts(owner).await {
             Ok(counts) => counts,
             // Without the store no session could be kept: say so.

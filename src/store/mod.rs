@@ -19,6 +19,7 @@ mod oauth_purge;
 mod pins;
 mod pins_confirmed;
 mod portal;
+mod probe;
 mod quotas;
 mod serve_lock;
 mod sessions;
@@ -129,6 +130,8 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     /// How long a request waits for a connection (`store.timeout`).
     timeout: Duration,
+    /// Whether the database answers, shared by the clones (`probe.rs`).
+    probe: Arc<probe::Probe>,
 }
 
 /// `store.timeout`'s default, for the commands that connect without it.
@@ -187,6 +190,7 @@ impl Store {
             backend,
             clock,
             timeout,
+            probe: Arc::default(),
         })
     }
 

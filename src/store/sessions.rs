@@ -37,10 +37,14 @@ pub struct SessionRow {
 /// - `delete` returns whether a row was removed.
 /// - `count` counts live (unexpired) sessions, of one owner or of everyone.
 /// - `purge_expired` removes expired rows and returns how many.
+/// - `reachable` is false while the database does not answer; it asks the
+///   database at most once a second.
 #[async_trait]
 pub trait SessionRepo: Send + Sync {
     /// Now, by the clock expiry decisions use.
     fn clock_ms(&self) -> i64;
+    /// Whether the database answers, as `/readyz` reports it (`probe.rs`).
+    async fn reachable(&self) -> bool;
     async fn create(&self, row: &SessionRow) -> Result<(), StoreError>;
     async fn create_many(&self, rows: &[SessionRow]) -> Result<(), StoreError>;
     async fn get(&self, id: &str) -> Result<Option<SessionRow>, StoreError>;
@@ -78,6 +82,10 @@ fn from_row(row: &sqlx::any::AnyRow) -> Result<SessionRow, sqlx::Error> {
 impl SessionRepo for Store {
     fn clock_ms(&self) -> i64 {
         self.now_ms()
+    }
+
+    async fn reachable(&self) -> bool {
+        Store::reachable(self).await
     }
 
     async fn create(&self, row: &SessionRow) -> Result<(), StoreError> {

@@ -327,6 +327,7 @@ async fn the_store_contract_holds_on_every_backend() {
         events_contract(&store, &clock, db.name).await;
         audit_contract(&store, db.name).await;
         assert!(store.ping().await);
+        assert!(SessionRepo::reachable(&store).await, "{}", db.name);
         // Migrating twice is a no-op (replicas start together).
         store.migrate().await.unwrap();
         db.cleanup().await;
