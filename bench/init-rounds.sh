@@ -3,7 +3,8 @@
 # issue 67, fifth and sixth sessions). One teamgate (bench configuration, SQLite unless
 # TEAMGATE__STORE__URL says otherwise), ROUNDS rounds of `initialize` at c=16 (wrk -t2, 5 s, each
 # request a new 2025-era session) with 5 s between them, printing each round's
-# "round rps failed cpu_ticks rss_mib". Not part of bench/run: a by-hand probe on a built binary.
+# "round rps failed cpu_ticks rss_mib" (RSS read 5 s after the round). Not part of bench/run: a by-hand probe on a binary built with
+# `cargo build --release --features conformance` (the fixtures of config/conformance.toml).
 #   BIN=target/release bench/init-rounds.sh
 # Env: BIN (target/release), ROUNDS (6).
 set -uo pipefail
@@ -23,6 +24,7 @@ TGPID=$!
 trap 'kill $TGPID 2>/dev/null; wait $TGPID 2>/dev/null; rm -rf "$W"' EXIT
 URL="http://127.0.0.1:$PORT/mcp"
 for _ in $(seq 50); do answers "$URL" && break; sleep 0.2; done
+answers "$URL" || { echo "teamgate did not start:" >&2; tail -n 5 "$W/tg.log" >&2; exit 1; }
 TOKEN="$("$BIN/teamgate" token "${CFG[@]}" create --user bench --name bench 2>/dev/null | tail -n 1)"
 BODY='{"jsonrpc":"2.0","id":__ID__,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}'
 ticks() { awk '{print $14 + $15}' "/proc/$TGPID/stat"; }
@@ -33,7 +35,9 @@ for round in $(seq "$ROUNDS"); do
     -H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
     "$URL" >"$W/wrk.txt" 2>&1
   failed="$(bench_json "$W/wrk.txt" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("failed", "?"))')"
-  rss="$(awk '/^VmRSS/{printf "%.1f", $2 / 1024}' "/proc/$TGPID/status")"
-  echo "$round $(requests_per_second "$W/wrk.txt") $failed $(($(ticks) - before)) $rss"
+  cpu=$(($(ticks) - before))
+  # Read after the pause: the round's sessions have left memory (session_memory_idle, 1 s).
   sleep 5
+  rss="$(awk '/^VmRSS/{printf "%.1f", $2 / 1024}' "/proc/$TGPID/status")"
+  echo "$round $(requests_per_second "$W/wrk.txt") $failed $cpu $rss"
 done
