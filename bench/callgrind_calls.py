@@ -18,35 +18,30 @@ def run(n, out):
         headers.update({"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool})
         params["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                            "io.modelcontextprotocol/clientCapabilities": {}}
-    elif mode == "initialize":
-        body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cg", "version": "0"}}})
-        bad = 0
-        for _ in range(n):
-            conn.request("POST", u.path, body, headers)
-            r = conn.getresponse(); data = r.read()
-            if r.status != 200 or not r.getheader("Mcp-Session-Id") or b'"error"' in data:
-                bad += 1
-                if bad < 3: print(r.status, data[:300], file=sys.stderr)
-        out.append(bad)
-        return
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cg", "version": "0"}}}
+    if mode == "initialize":
+        # each request opens a session: the same body every time, a good reply names its session
+        body_of = lambda i: json.dumps(init)
+        ok = lambda r, data: r.getheader("Mcp-Session-Id") and b'"error"' not in data
     else:
-        # a 2025 session
-        body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "cg", "version": "0"}}}
-        conn.request("POST", u.path, json.dumps(body), headers)
-        r = conn.getresponse(); r.read()
-        headers["Mcp-Session-Id"] = r.getheader("Mcp-Session-Id")
-        headers["MCP-Protocol-Version"] = "2025-06-18"
-        conn.request("POST", u.path, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers)
-        conn.getresponse().read()
+        if mode != "stateless":
+            # a 2025 session
+            conn.request("POST", u.path, json.dumps(init), headers)
+            r = conn.getresponse(); r.read()
+            headers["Mcp-Session-Id"] = r.getheader("Mcp-Session-Id")
+            headers["MCP-Protocol-Version"] = "2025-06-18"
+            conn.request("POST", u.path, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), headers)
+            conn.getresponse().read()
+        body_of = lambda i: json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params})
+        ok = lambda r, data: b'"isError":true' not in data and b'"error"' not in data
     bad = 0
     for i in range(n):
-        conn.request("POST", u.path, json.dumps({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call", "params": params}), headers)
+        conn.request("POST", u.path, body_of(i), headers)
         r = conn.getresponse(); data = r.read()
-        if r.status != 200 or b'"isError":true' in data or b'"error"' in data:
+        if r.status != 200 or not ok(r, data):
             bad += 1
             if bad < 3: print(r.status, data[:300], file=sys.stderr)
     out.append(bad)
-
 
 results = []
 threads = [threading.Thread(target=run, args=(n // conc + (1 if k < n % conc else 0), results)) for k in range(conc)]
