@@ -35,8 +35,7 @@ if [[ $SERVER == teamgate-upstream ]]; then
     sleep 0.1
   done
   trap 'kill "$PID" "$UP_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-  printf '[tools]\nhttp_allowlist = ["http://127.0.0.1:%s/"]\n[[upstreams]]\nname = "raw"\nurl = "http://127.0.0.1:%s/mcp"\nprefix = "up_"\npin = false\nprotocol = "2026-07-28"\n' \
-    "$UP_PORT" "$UP_PORT" >"$WORK/upstream.toml"
+  upstream_overlay "$UP_PORT" >"$WORK/upstream.toml"
   TG+=(--config "$WORK/upstream.toml")
   TOOL=up_test_simple_text
 fi

@@ -19,8 +19,7 @@ W="$(mktemp -d)"
 UP="$(free_port)" TGP="$(free_port)"
 "$BIN/bench-server" rmcp "127.0.0.1:$UP" >"$W/up.log" 2>&1 &
 UPPID=$!
-printf '[server]\nlisten = "127.0.0.1:%s"\n[tools]\nhttp_allowlist = ["http://127.0.0.1:%s/"]\n[[upstreams]]\nname = "raw"\nurl = "http://127.0.0.1:%s/mcp"\nprefix = "up_"\npin = false\nprotocol = "2026-07-28"\n' \
-  "$TGP" "$UP" "$UP" >"$W/up.toml"
+{ printf '[server]\nlisten = "127.0.0.1:%s"\n' "$TGP"; upstream_overlay "$UP"; } >"$W/up.toml"
 export TEAMGATE__STORE__URL="sqlite://$W/tg.db"
 CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/up.toml")
 "$BIN/teamgate" migrate "${CFG[@]}" >/dev/null 2>&1

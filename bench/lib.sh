@@ -10,6 +10,14 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # answers URL: whether an HTTP server answers a POST at URL at all (any status).
 answers() { [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "$1" -d '{}' || true)" != 000 ]]; }
 
+# upstream_overlay PORT [PROTOCOL]: the configuration overlay that puts the raw rmcp bench-server at
+# 127.0.0.1:PORT behind teamgate as upstream "raw" (its tools prefixed up_, unpinned), on a
+# PROTOCOL link (2026-07-28 unless given: stateless, as the direct load is).
+upstream_overlay() {
+  printf '[tools]\nhttp_allowlist = ["http://127.0.0.1:%s/"]\n[[upstreams]]\nname = "raw"\nurl = "http://127.0.0.1:%s/mcp"\nprefix = "up_"\npin = false\nprotocol = "%s"\n' \
+    "$1" "$1" "${2:-2026-07-28}"
+}
+
 # wrk, from Debian, when it is missing.
 need_wrk() {
   command -v wrk >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk >/dev/null
