@@ -14,8 +14,13 @@
 //! sank from 6,700 to 5,200 per second over 25 s (BENCHMARKS.md, fifth
 //! session). One request reads a stale count again while the others go on
 //! with it, so a count's expiry is one scan, not one per waiting request.
+//! A count is shared and counted up in place (atomics), so openings admitted
+//! together are all counted and an opening costs no cache insert.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{
+    Arc, Mutex,
+    atomic::{AtomicI64, Ordering},
+};
 
 use moka::sync::Cache;
 
@@ -30,28 +35,34 @@ const FAR_MS: i64 = 30_000;
 const CLAIM_MS: i64 = 5_000;
 /// Owners whose counts are kept at once; more are read again.
 const OWNERS: u64 = 10_000;
+/// `claimed_ms` when no request is reading the count again.
+const UNCLAIMED: i64 = i64::MIN;
 
-/// A count as read from the store at `read_ms` (openings added since do not
-/// make it fresher), and since when a request has been reading it again.
-#[derive(Clone, Copy)]
+/// A count as read from the store at `read_ms` plus this replica's openings
+/// since (which do not make it fresher), and since when a request has been
+/// reading it again. A new read replaces it.
 struct Count {
-    sessions: i64,
+    sessions: AtomicI64,
     read_ms: i64,
-    claimed_ms: Option<i64>,
+    claimed_ms: AtomicI64,
 }
 
 impl Count {
-    fn read(sessions: i64, now_ms: i64) -> Self {
-        Self {
-            sessions,
+    fn read(sessions: i64, now_ms: i64) -> Arc<Self> {
+        Arc::new(Self {
+            sessions: AtomicI64::new(sessions),
             read_ms: now_ms,
-            claimed_ms: None,
-        }
+            claimed_ms: AtomicI64::new(UNCLAIMED),
+        })
+    }
+
+    fn sessions(&self) -> i64 {
+        self.sessions.load(Ordering::Relaxed)
     }
 
     /// Whether the count still holds at `now_ms` against `cap`.
     fn fresh(&self, cap: i64, now_ms: i64) -> bool {
-        let trusted = if self.sessions.saturating_mul(2) < cap {
+        let trusted = if self.sessions().saturating_mul(2) < cap {
             FAR_MS
         } else {
             NEAR_MS
@@ -59,25 +70,30 @@ impl Count {
         now_ms - self.read_ms < trusted
     }
 
-    /// Whether another request is reading it again right now.
-    fn claimed(&self, now_ms: i64) -> bool {
-        self.claimed_ms.is_some_and(|at| now_ms - at < CLAIM_MS)
+    /// Claims the re-read for the calling request: false while another
+    /// request's claim holds.
+    fn claim(&self, now_ms: i64) -> bool {
+        let held = self.claimed_ms.load(Ordering::Acquire);
+        if held != UNCLAIMED && now_ms.saturating_sub(held) < CLAIM_MS {
+            return false;
+        }
+        (self.claimed_ms)
+            .compare_exchange(held, now_ms, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
     }
-}
 
-/// What a stale count calls for: read it (this request claimed it), or go
-/// on with it while another request reads.
-enum Next {
-    Use(i64),
-    Read,
+    /// Lets the next request try again (this one's read failed).
+    fn unclaim(&self) {
+        self.claimed_ms.store(UNCLAIMED, Ordering::Release);
+    }
 }
 
 pub(super) struct Tally {
     repo: Arc<dyn SessionRepo>,
     /// `max_sessions` and `max_sessions_per_owner`: how near a count is.
     caps: (i64, i64),
-    owners: Cache<String, Count>,
-    all: Mutex<Option<Count>>,
+    owners: Cache<String, Arc<Count>>,
+    all: Mutex<Option<Arc<Count>>>,
 }
 
 impl Tally {
@@ -90,88 +106,64 @@ impl Tally {
         }
     }
 
+    fn all(&self) -> Option<Arc<Count>> {
+        self.all.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// The live sessions of everyone and of `owner`, as far as this replica
     /// knows.
     pub(super) async fn counts(&self, owner: &str) -> Result<(i64, i64), StoreError> {
         let now = self.repo.clock_ms();
-        let all = match self.next_all(now) {
-            Next::Use(all) => all,
-            Next::Read => {
-                let read = self.repo.count(None).await;
-                let mut all = self.all.lock().unwrap_or_else(|p| p.into_inner());
-                match read {
-                    Ok(count) => *all = Some(Count::read(count, now)),
-                    // Unclaimed, so the next request tries again.
-                    Err(error) => {
-                        if let Some(stale) = all.as_mut() {
-                            stale.claimed_ms = None;
-                        }
-                        return Err(error);
-                    }
-                }
-                all.map_or(0, |count| count.sessions)
-            }
-        };
-        let mine = match self.next_owner(owner, now) {
-            Next::Use(mine) => mine,
-            Next::Read => match self.repo.count(Some(owner)).await {
-                Ok(mine) => {
-                    self.owners.insert(owner.to_owned(), Count::read(mine, now));
-                    mine
-                }
-                Err(error) => {
-                    self.owners.invalidate(owner);
-                    return Err(error);
-                }
-            },
-        };
+        let all = self.current(self.all(), None, now).await?;
+        let mine = (self.current(self.owners.get(owner), Some(owner), now)).await?;
         Ok((all, mine))
     }
 
-    fn next_all(&self, now: i64) -> Next {
-        let mut all = self.all.lock().unwrap_or_else(|p| p.into_inner());
-        match all.as_mut() {
-            Some(count) if count.fresh(self.caps.0, now) || count.claimed(now) => {
-                Next::Use(count.sessions)
+    /// `held` (everyone's count, or `owner`'s) if it is fresh or another
+    /// request is reading it again; else read from the store and kept.
+    async fn current(
+        &self,
+        held: Option<Arc<Count>>,
+        owner: Option<&str>,
+        now: i64,
+    ) -> Result<i64, StoreError> {
+        let cap = if owner.is_some() {
+            self.caps.1
+        } else {
+            self.caps.0
+        };
+        if let Some(count) = &held
+            && (count.fresh(cap, now) || !count.claim(now))
+        {
+            return Ok(count.sessions());
+        }
+        match self.repo.count(owner).await {
+            Ok(sessions) => {
+                let count = Count::read(sessions, now);
+                match owner {
+                    Some(owner) => self.owners.insert(owner.to_owned(), count),
+                    None => *self.all.lock().unwrap_or_else(|p| p.into_inner()) = Some(count),
+                }
+                Ok(sessions)
             }
-            Some(count) => {
-                count.claimed_ms = Some(now);
-                Next::Read
+            Err(error) => {
+                if let Some(stale) = held {
+                    stale.unclaim();
+                }
+                Err(error)
             }
-            None => Next::Read,
         }
     }
 
-    fn next_owner(&self, owner: &str, now: i64) -> Next {
-        match self.owners.get(owner) {
-            Some(count) if count.fresh(self.caps.1, now) || count.claimed(now) => {
-                Next::Use(count.sessions)
-            }
-            Some(count) => {
-                let claimed = Count {
-                    claimed_ms: Some(now),
-                    ..count
-                };
-                self.owners.insert(owner.to_owned(), claimed);
-                Next::Read
-            }
-            None => Next::Read,
-        }
-    }
-
-    /// Counts one more session of `owner` (admitted by this replica).
+    /// Counts one more session of `owner` (admitted by this replica). Keeps
+    /// the time it was read: a stale count is read again, and the store has
+    /// this session by then.
     pub(super) fn opened(&self, owner: &str) {
-        if let Some(all) = self.all.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-            all.sessions += 1;
+        if let Some(all) = self.all() {
+            all.sessions.fetch_add(1, Ordering::Relaxed);
         }
-        // Keeps the time it was read: a stale count is read again, and the
-        // store has this session by then.
         if let Some(mine) = self.owners.get(owner) {
-            let opened = Count {
-                sessions: mine.sessions + 1,
-                ..mine
-            };
-            self.owners.insert(owner.to_owned(), opened);
+            mine.sessions.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

@@ -92,3 +92,21 @@ async fn a_count_reaching_half_its_cap_is_read_again_as_near() {
     clock.advance(NEAR_MS);
     assert_eq!(tally.counts("ann").await.unwrap().1, 3);
 }
+
+#[tokio::test]
+async fn openings_admitted_together_are_all_counted() {
+    let clock = Arc::new(ManualClock::new(START_MS));
+    let (_dir, store) = store(clock.clone()).await;
+    let tally = Arc::new(Tally::new(Arc::new(store.clone()), (1_000_000, 1_000_000)));
+    assert_eq!(tally.counts("ann").await.unwrap(), (0, 0));
+    let openers: Vec<_> = (0..8)
+        .map(|_| {
+            let tally = tally.clone();
+            std::thread::spawn(move || (0..1_000).for_each(|_| tally.opened("ann")))
+        })
+        .collect();
+    for opener in openers {
+        opener.join().unwrap();
+    }
+    assert_eq!(tally.counts("ann").await.unwrap(), (8_000, 8_000));
+}
