@@ -63,6 +63,17 @@ impl Store {
         let _probing = Probing(&probe.probing);
         let ok = self.ping().await;
         *probe.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), ok));
+        // Once per change, by the one caller probing: what the operator acts on.
+        match (last.is_none_or(|(_, was)| was), ok) {
+            (true, false) => tracing::error!(
+                backend = ?self.backend(),
+                "the database does not answer: /readyz reports 503 and new sessions are refused"
+            ),
+            (false, true) => {
+                tracing::info!(backend = ?self.backend(), "the database answers again")
+            }
+            _ => {}
+        }
         ok
     }
 }

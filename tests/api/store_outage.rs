@@ -138,6 +138,7 @@ async fn with_the_database_stopped_calls_complete_or_get_a_clear_503_within_the_
     pg.stop();
     let noticed = until_ready_is(&base, 503, Duration::from_secs(5)).await;
     assert!(noticed < Duration::from_secs(3), "readyz took {noticed:?}");
+    served.logged("the database does not answer");
     // Held in memory: served as before.
     for id in 10..15 {
         let (status, _, reply, took) = modern(&served.url, &warm, id).await;
@@ -168,6 +169,7 @@ async fn with_the_database_stopped_calls_complete_or_get_a_clear_503_within_the_
 
     pg.start_again();
     until_ready_is(&base, 200, Duration::from_secs(15)).await;
+    served.logged("the database answers again");
     let (status, _, reply, _) = modern(&served.url, &cold, 40).await;
     assert_eq!(status, 200, "{reply}");
     // The calls served during the outage have their rows once it is back.
