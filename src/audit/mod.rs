@@ -254,12 +254,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_stopped_writer_finishes_only_once_the_queue_is_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}/audit.db", dir.path().display());
-        let store = Store::connect(&url, std::sync::Arc::new(crate::store::SystemClock))
-            .await
-            .unwrap();
-        store.migrate().await.unwrap();
+        let (_dir, store) = Store::scratch(std::sync::Arc::new(crate::store::SystemClock)).await;
         let stop = CancellationToken::new();
         let auditor = Auditor::start(store.clone(), 10_000, stop.clone());
         let at_ms = store.now_ms();

@@ -194,6 +194,17 @@ impl Store {
         })
     }
 
+    /// A migrated SQLite store in a new temporary folder, which must outlive
+    /// it: the unit tests' store.
+    #[cfg(test)]
+    pub(crate) async fn scratch(clock: Arc<dyn Clock>) -> (tempfile::TempDir, Self) {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/scratch.db", dir.path().display());
+        let store = Self::connect(&url, clock).await.unwrap();
+        store.migrate().await.unwrap();
+        (dir, store)
+    }
+
     /// How long a request waits for the database (`store.timeout`).
     pub fn timeout(&self) -> Duration {
         self.timeout

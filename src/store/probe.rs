@@ -57,14 +57,15 @@ impl Store {
         {
             return ok;
         }
+        let was_ok = last.is_none_or(|(_, ok)| ok);
         if probe.probing.swap(true, Ordering::AcqRel) {
-            return last.is_none_or(|(_, ok)| ok);
+            return was_ok;
         }
         let _probing = Probing(&probe.probing);
         let ok = self.ping().await;
         *probe.last.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), ok));
         // Once per change, by the one caller probing: what the operator acts on.
-        match (last.is_none_or(|(_, was)| was), ok) {
+        match (was_ok, ok) {
             (true, false) => tracing::error!(
                 backend = ?self.backend(),
                 "the database does not answer: /readyz reports 503 and new sessions are refused"
@@ -86,9 +87,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_closed_database_is_unreachable_and_the_answer_is_reused() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}/probe.db", dir.path().display());
-        let store = Store::connect(&url, Arc::new(SystemClock)).await.unwrap();
+        let (_dir, store) = Store::scratch(Arc::new(SystemClock)).await;
         assert!(store.reachable().await);
         // Within the second the answer is reused, even though the pool has
         // closed meanwhile; after it the database is asked again.

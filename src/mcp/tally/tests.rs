@@ -7,12 +7,12 @@ use crate::store::{ManualClock, SessionRepo, SessionRow, Store};
 
 const START_MS: i64 = 1_000_000;
 
-async fn store(clock: Arc<ManualClock>) -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}/tally.db", dir.path().display());
-    let store = Store::connect(&url, clock).await.unwrap();
-    store.migrate().await.unwrap();
-    (dir, store)
+/// A tally with `caps` over a scratch store on a manual clock; the folder
+/// must outlive the store.
+async fn tally(caps: (i64, i64)) -> (Tally, Store, Arc<ManualClock>, tempfile::TempDir) {
+    let clock = Arc::new(ManualClock::new(START_MS));
+    let (dir, store) = Store::scratch(clock.clone()).await;
+    (Tally::new(Arc::new(store.clone()), caps), store, clock, dir)
 }
 
 /// `n` sessions of `owner`, as another replica would store them.
@@ -38,9 +38,7 @@ async fn elsewhere(store: &Store, owner: &str, n: usize) {
 
 #[tokio::test]
 async fn a_count_near_its_cap_is_read_again_within_a_second() {
-    let clock = Arc::new(ManualClock::new(START_MS));
-    let (_dir, store) = store(clock.clone()).await;
-    let tally = Tally::new(Arc::new(store.clone()), (10, 4));
+    let (tally, store, clock, _dir) = tally((10, 4)).await;
     elsewhere(&store, "ann", 2).await;
     assert_eq!(tally.counts("ann").await.unwrap(), (2, 2));
     tally.opened("ann");
@@ -63,9 +61,7 @@ async fn a_count_near_its_cap_is_read_again_within_a_second() {
 
 #[tokio::test]
 async fn a_count_far_below_its_cap_is_trusted_longer() {
-    let clock = Arc::new(ManualClock::new(START_MS));
-    let (_dir, store) = store(clock.clone()).await;
-    let tally = Tally::new(Arc::new(store.clone()), (1_000, 100));
+    let (tally, store, clock, _dir) = tally((1_000, 100)).await;
     elsewhere(&store, "ann", 3).await;
     assert_eq!(tally.counts("ann").await.unwrap(), (3, 3));
     tally.opened("ann");
@@ -81,9 +77,7 @@ async fn a_count_far_below_its_cap_is_trusted_longer() {
 
 #[tokio::test]
 async fn a_count_reaching_half_its_cap_is_read_again_as_near() {
-    let clock = Arc::new(ManualClock::new(START_MS));
-    let (_dir, store) = store(clock.clone()).await;
-    let tally = Tally::new(Arc::new(store.clone()), (1_000, 4));
+    let (tally, store, clock, _dir) = tally((1_000, 4)).await;
     elsewhere(&store, "ann", 1).await;
     assert_eq!(tally.counts("ann").await.unwrap().1, 1);
     // This replica's own openings bring it to half of the cap.
@@ -95,9 +89,8 @@ async fn a_count_reaching_half_its_cap_is_read_again_as_near() {
 
 #[tokio::test]
 async fn openings_admitted_together_are_all_counted() {
-    let clock = Arc::new(ManualClock::new(START_MS));
-    let (_dir, store) = store(clock.clone()).await;
-    let tally = Arc::new(Tally::new(Arc::new(store.clone()), (1_000_000, 1_000_000)));
+    let (tally, _store, _clock, _dir) = tally((1_000_000, 1_000_000)).await;
+    let tally = Arc::new(tally);
     assert_eq!(tally.counts("ann").await.unwrap(), (0, 0));
     let openers: Vec<_> = (0..8)
         .map(|_| {
