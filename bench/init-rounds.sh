@@ -27,17 +27,16 @@ for _ in $(seq 50); do answers "$URL" && break; sleep 0.2; done
 answers "$URL" || { echo "teamgate did not start:" >&2; tail -n 5 "$W/tg.log" >&2; exit 1; }
 TOKEN="$("$BIN/teamgate" token "${CFG[@]}" create --user bench --name bench 2>/dev/null | tail -n 1)"
 BODY='{"jsonrpc":"2.0","id":__ID__,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}'
-ticks() { awk '{print $14 + $15}' "/proc/$TGPID/stat"; }
 for round in $(seq "$ROUNDS"); do
-  before="$(ticks)"
+  before="$(proc_ticks "$TGPID")"
   BENCH_BODY="$BODY" BENCH_EXPECT=protocolVersion BENCH_LIMIT=2000000 BENCH_THREAD_BASE=$((round * 10)) \
     timeout 30 wrk -t2 -c16 -d5s -s bench/load.lua -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $TOKEN" \
     "$URL" >"$W/wrk.txt" 2>&1
   failed="$(bench_json "$W/wrk.txt" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("failed", "?"))')"
-  cpu=$(($(ticks) - before))
+  cpu=$(($(proc_ticks "$TGPID") - before))
   # Read after the pause: the round's sessions have left memory (session_memory_idle, 1 s).
   sleep 5
-  rss="$(awk '/^VmRSS/{printf "%.1f", $2 / 1024}' "/proc/$TGPID/status")"
+  rss="$(awk -v k="$(proc_rss_kib "$TGPID")" 'BEGIN{printf "%.1f", k / 1024}')"
   echo "$round $(requests_per_second "$W/wrk.txt") $failed $cpu $rss"
 done

@@ -7,6 +7,11 @@ TOOLS_CALL_BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"n
 # A free loopback port.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# proc_ticks PID: the process's CPU time (user + system) in clock ticks; the command name, which
+# may hold spaces, is cut off first. proc_rss_kib PID: its resident memory in KiB.
+proc_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+proc_rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
+
 # answers URL: whether an HTTP server answers a POST at URL at all (any status).
 answers() { [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "$1" -d '{}' || true)" != 000 ]]; }
 
