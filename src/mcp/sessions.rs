@@ -21,9 +21,7 @@ use std::{sync::Arc, time::Duration};
 
 use futures::Stream;
 use rmcp::{
-    model::{
-        ClientJsonRpcMessage, ClientRequest, GetExtensions, ServerJsonRpcMessage, ServerResult,
-    },
+    model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage},
     transport::streamable_http_server::session::{
         RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionRestoreMarker,
         SessionState, SessionStore, SessionStoreError,
@@ -39,12 +37,9 @@ use super::{
     departure::Departures,
     known::{self, Known, Presence},
     resume::{self, Scoped},
-    session_rows::SessionRows,
+    session_rows::{Opening, SessionRows},
 };
-use crate::{
-    registry::{Caller, RequestFacts},
-    store::{SessionRepo, SessionRow, StreamEvents},
-};
+use crate::store::{SessionRepo, StreamEvents};
 
 /// How long a "this session still exists" answer is trusted before the
 /// store is asked again; bounds how long an ended session lingers elsewhere.
@@ -143,51 +138,6 @@ impl Sessions {
         self.inner.sessions.read().await.len()
     }
 
-    /// Records a fresh session (committed with the others opened meanwhile:
-    /// `session_rows.rs`). Failing to store it is logged, not fatal: the
-    /// session then works on this replica until it idles out.
-    async fn record(
-        &self,
-        id: &SessionId,
-        message: &ClientJsonRpcMessage,
-        response: &ServerJsonRpcMessage,
-    ) {
-        let ClientJsonRpcMessage::Request(request) = message else {
-            return;
-        };
-        let ClientRequest::InitializeRequest(init) = &request.request else {
-            return;
-        };
-        let ServerJsonRpcMessage::Response(response) = response else {
-            return;
-        };
-        let ServerResult::InitializeResult(result) = &response.result else {
-            return;
-        };
-        let owner = request
-            .request
-            .extensions()
-            .get::<http::request::Parts>()
-            .and_then(RequestFacts::of)
-            .map(|facts| facts.caller.user.clone())
-            .unwrap_or_else(|| Caller::anonymous().user.clone());
-        let now = self.repo.clock_ms();
-        let row = SessionRow {
-            id: id.to_string(),
-            owner,
-            protocol_version: result.protocol_version.to_string(),
-            client_name: init.params.client_info.name.clone(),
-            client_version: init.params.client_info.version.clone(),
-            init_params: serde_json::to_string(&init.params).unwrap_or_default(),
-            server_capabilities: serde_json::to_string(&result.capabilities).unwrap_or_default(),
-            state: "{}".into(),
-            created_ms: now,
-            last_seen_ms: now,
-            expires_ms: now + self.idle_ttl_ms,
-        };
-        self.rows.store(row).await;
-    }
-
     /// A worker for session `id` whose events are recorded under the session.
     /// rmcp's manager gives every worker its one event store, so each worker
     /// is made by a manager of its own, whose handle then joins `inner`.
@@ -245,10 +195,19 @@ impl SessionManager for Sessions {
                 .is_some(),
             _ => false,
         };
-        let copy = (!restoring).then(|| message.clone());
+        // A fresh session's row, committed with the others opened meanwhile
+        // (`session_rows.rs`). Failing to store it is logged, not fatal: the
+        // session then works on this replica until it idles out.
+        let opening = if restoring {
+            None
+        } else {
+            Opening::of(&message)
+        };
         let response = self.inner.initialize_session(id, message).await?;
-        if let Some(message) = copy {
-            self.record(id, &message, &response).await;
+        if let Some(opening) = opening {
+            self.rows
+                .opened(id, opening, &response, self.idle_ttl_ms)
+                .await;
         }
         Ok(response)
     }
