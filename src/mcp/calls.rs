@@ -19,8 +19,13 @@ use crate::{
 
 /// The request's facts (`registry::RequestFacts`), over HTTP.
 pub(super) fn facts_of(context: &RequestContext<RoleServer>) -> Option<&Arc<RequestFacts>> {
-    context
-        .extensions
+    facts_in(&context.extensions)
+}
+
+/// The facts of the request whose `extensions` rmcp carries (a handler's
+/// context, or a message before rmcp takes it).
+pub(super) fn facts_in(extensions: &rmcp::model::Extensions) -> Option<&Arc<RequestFacts>> {
+    extensions
         .get::<http::request::Parts>()
         .and_then(RequestFacts::of)
 }

@@ -18,8 +18,9 @@ use rmcp::model::{
 };
 use tokio::sync::{mpsc, oneshot};
 
+use super::calls::facts_in;
 use crate::{
-    registry::{Caller, RequestFacts},
+    registry::Caller,
     store::{SessionRepo, SessionRow, StoreError},
 };
 
@@ -59,13 +60,10 @@ impl Opening {
         let ClientRequest::InitializeRequest(init) = &request.request else {
             return None;
         };
-        let owner = request
-            .request
-            .extensions()
-            .get::<http::request::Parts>()
-            .and_then(RequestFacts::of)
-            .map(|facts| facts.caller.user.clone())
-            .unwrap_or_else(|| Caller::anonymous().user.clone());
+        let owner = facts_in(request.request.extensions()).map_or_else(
+            || Caller::anonymous().user.clone(),
+            |facts| facts.caller.user.clone(),
+        );
         Some(Self {
             owner,
             client_name: init.params.client_info.name.clone(),
