@@ -7,6 +7,8 @@
 mod catalog;
 mod methods;
 mod retry;
+#[cfg(test)]
+mod sizes;
 mod skills;
 mod support;
 mod tasks;
@@ -28,7 +30,7 @@ use super::{
     stamp::Stamp,
     subscriptions,
 };
-use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};
+use crate::protocol::is_modern;
 use crate::registry::{Caller, Identity, Kind};
 use rmcp::{
     ServerHandler,
@@ -93,10 +95,10 @@ impl McpHandler {
     }
 }
 
-/// The methods that await a provider (call_tool, read_resource, get_prompt)
-/// and `listen` box their bodies: rmcp's per-request task holds the largest
-/// handler future inline and moves it as it starts, ends and is read; a box
-/// keeps that task small.
+/// Every method that awaits a provider or the store boxes what it awaits:
+/// rmcp's per-request task holds the largest handler future inline and moves
+/// it as it starts, ends and is read; a box keeps that task small
+/// (`sizes.rs` holds each method to it).
 impl ServerHandler for McpHandler {
     fn get_info(&self) -> InitializeResult {
         let mut info = self.shared.current_info();
@@ -180,7 +182,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let slot = outcome_slot(&context);
-        ended(slot.as_ref(), self.call_tool_in(request, context).await)
+        let result = Box::pin(self.call_tool_in(request, context)).await;
+        ended(slot.as_ref(), result)
     }
 
     async fn list_resources(
@@ -229,7 +232,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let slot = outcome_slot(&context);
-        ended(slot.as_ref(), self.read_resource_in(request, context).await)
+        let result = Box::pin(self.read_resource_in(request, context)).await;
+        ended(slot.as_ref(), result)
     }
 
     async fn subscribe(
@@ -253,7 +257,7 @@ impl ServerHandler for McpHandler {
         }
         // The resource's provider first: an upstream subscribes in turn.
         let held = subscriptions::Held::hold(&self.session.held, &registry, &request.uri);
-        if let Err(error) = held.await {
+        if let Err(error) = Box::pin(held).await {
             return ended(slot.as_ref(), Err(error));
         }
         self.session
@@ -275,7 +279,8 @@ impl ServerHandler for McpHandler {
             .lock()
             .expect("subscriptions lock")
             .remove(&request.uri);
-        subscriptions::Held::release(&self.session.held, &request.uri).await;
+        let held = &self.session.held;
+        Box::pin(subscriptions::Held::release(held, &request.uri)).await;
         Ok(())
     }
 
@@ -322,7 +327,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let slot = outcome_slot(&context);
-        ended(slot.as_ref(), self.get_prompt_in(request, context).await)
+        let result = Box::pin(self.get_prompt_in(request, context)).await;
+        ended(slot.as_ref(), result)
     }
 
     async fn complete(
@@ -331,7 +337,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let slot = outcome_slot(&context);
-        ended(slot.as_ref(), self.complete_in(request, context).await)
+        let result = Box::pin(self.complete_in(request, context)).await;
+        ended(slot.as_ref(), result)
     }
 
     async fn list_skills(
@@ -339,7 +346,7 @@ impl ServerHandler for McpHandler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListSkillsResult, McpError> {
-        self.list_skills_in(request, context).await
+        Box::pin(self.list_skills_in(request, context)).await
     }
 
     async fn get_skill(
@@ -347,7 +354,7 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetSkillResult, McpError> {
-        self.get_skill_in(request, context).await
+        Box::pin(self.get_skill_in(request, context)).await
     }
 
     async fn get_task(
@@ -356,7 +363,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
         let slot = outcome_slot(&context);
-        ended(slot.as_ref(), self.get_task_in(request, &context).await)
+        let result = Box::pin(self.get_task_in(request, &context)).await;
+        ended(slot.as_ref(), result)
     }
 
     async fn update_task(
@@ -365,7 +373,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let slot = outcome_slot(&context);
-        ended(slot.as_ref(), self.update_task_in(request, &context).await)
+        let result = Box::pin(self.update_task_in(request, &context)).await;
+        ended(slot.as_ref(), result)
     }
 
     async fn cancel_task(
@@ -374,7 +383,8 @@ impl ServerHandler for McpHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let slot = outcome_slot(&context);
-        ended(slot.as_ref(), self.cancel_task_in(request, &context).await)
+        let result = Box::pin(self.cancel_task_in(request, &context)).await;
+        ended(slot.as_ref(), result)
     }
 
     /// rmcp routes unknown methods here, and also known methods whose params
@@ -384,17 +394,7 @@ impl ServerHandler for McpHandler {
         request: rmcp::model::CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, McpError> {
-        let method = request.method.as_str();
-        let removed_in_modern = REMOVED_IN_2026.contains(&method) && is_modern(&context);
-        let error = if STANDARD_METHODS.contains(&method) && !removed_in_modern {
-            McpError::invalid_params(format!("Invalid params for {}", request.method), None)
-        } else {
-            McpError::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                format!("Method not found: {}", request.method),
-                None,
-            )
-        };
+        let error = support::unserved(&request.method, is_modern(&context));
         ended(outcome_slot(&context).as_ref(), Err(error))
     }
 }

@@ -4,9 +4,9 @@
 use rmcp::model::{CacheScope, PaginatedRequestParams};
 
 use super::{
-    InputResponses, LoggingLevel, McpHandler, Mrtr, RequestContext, RoleServer, caller_of,
+    InputResponses, LoggingLevel, McpError, McpHandler, Mrtr, RequestContext, RoleServer, caller_of,
 };
-use crate::protocol::is_modern;
+use crate::protocol::{REMOVED_IN_2026, STANDARD_METHODS, is_modern};
 use crate::registry::{CallContext, Registry};
 
 impl McpHandler {
@@ -69,6 +69,19 @@ pub(super) async fn within<T>(
 /// for older clients). Lists are filtered by the caller's scopes: private.
 pub(super) fn list_hints(registry: &Registry) -> (Option<u64>, Option<CacheScope>) {
     (Some(registry.list_ttl_ms()), Some(CacheScope::Private))
+}
+
+/// The error for a request rmcp did not route to a method: a known method
+/// whose params did not parse (unless 2026-07-28 removed it), else an
+/// unknown one.
+pub(super) fn unserved(method: &str, modern: bool) -> McpError {
+    let removed_in_modern = REMOVED_IN_2026.contains(&method) && modern;
+    if STANDARD_METHODS.contains(&method) && !removed_in_modern {
+        McpError::invalid_params(format!("Invalid params for {method}"), None)
+    } else {
+        let code = rmcp::model::ErrorCode::METHOD_NOT_FOUND;
+        McpError::new(code, format!("Method not found: {method}"), None)
+    }
 }
 
 pub(super) fn cursor(request: &Option<PaginatedRequestParams>) -> Option<&str> {
