@@ -101,21 +101,10 @@ measure_rss_return() {
   # Where it lives: the allocator's own account (teamgate_memory_bytes) against the RSS.
   local kind
   for kind in allocated resident metadata; do
-    record "$name" "heap_${kind}_after_wait_mib" "$(memory_mib "$kind")"
+    record "$name" "heap_${kind}_after_wait_mib" "$(memory_mib "$URL" "$kind")"
   done
   # The rest by kind of page: the binary's and libraries' (file-backed) against anonymous memory.
   record "$name" rss_file_after_wait_mib "$(smaps_mib "$PID" file)"
   record "$name" rss_anon_after_wait_mib "$(smaps_mib "$PID" anon)"
 }
 
-# smaps_mib PID file|anon: the process's resident pages backed by files, or anonymous, in MiB.
-smaps_mib() {
-  awk -v want="$2" '/^Rss:/{rss=$2} /^Anonymous:/{anon=$2}
-    END{printf "%.1f", (want == "anon" ? anon : rss - anon) / 1024}' "/proc/$1/smaps_rollup"
-}
-
-# memory_mib KIND: teamgate_memory_bytes{kind=KIND} from /metrics (served on the listen address), MiB.
-memory_mib() {
-  curl -s --max-time 5 "${URL%/mcp}/metrics" \
-    | awk -v k="kind=\"$1\"" '/^teamgate_memory_bytes/ && index($0, k) {printf "%.1f", $NF/1048576}'
-}

@@ -1,6 +1,7 @@
-# Sourced by the paired benchmarks (bench/paired.sh, quotas.sh, scrub.sh, durable.sh): the load they
-# share, tools/call on the conformance fixture `test_simple_text` (2026-07-28, stateless) driven by
-# wrk and bench/load.lua, and what they read from wrk's output. Each script starts its own servers.
+# Sourced by bench/run, bench/rss-after.sh and the paired benchmarks (bench/paired.sh, quotas.sh,
+# scrub.sh, durable.sh): the load the paired ones share, tools/call on the conformance fixture
+# `test_simple_text` (2026-07-28, stateless) driven by wrk and bench/load.lua, what they read from
+# wrk's output, and a process's CPU and memory. Each script starts its own servers.
 
 TOOLS_CALL_BODY='{"jsonrpc":"2.0","id":__ID__,"method":"tools/call","params":{"name":"test_simple_text","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"1"}}}}'
 
@@ -11,6 +12,19 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # may hold spaces, is cut off first. proc_rss_kib PID: its resident memory in KiB.
 proc_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
 proc_rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
+
+# smaps_mib PID file|anon: the process's resident pages backed by files, or anonymous, in MiB.
+smaps_mib() {
+  awk -v want="$2" '/^Rss:/{rss=$2} /^Anonymous:/{anon=$2}
+    END{printf "%.1f", (want == "anon" ? anon : rss - anon) / 1024}' "/proc/$1/smaps_rollup"
+}
+
+# memory_mib URL KIND: teamgate_memory_bytes{kind=KIND} from the /metrics beside the MCP endpoint
+# URL (served on the listen address), MiB.
+memory_mib() {
+  curl -s --max-time 5 "${1%/mcp}/metrics" \
+    | awk -v k="kind=\"$2\"" '/^teamgate_memory_bytes/ && index($0, k) {printf "%.1f", $NF/1048576}'
+}
 
 # answers URL: whether an HTTP server answers a POST at URL at all (any status).
 answers() { [[ "$(curl -s -o /dev/null -w '%{http_code}' -m 5 -X POST "$1" -d '{}' || true)" != 000 ]]; }

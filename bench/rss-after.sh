@@ -29,13 +29,13 @@ HEADERS=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/
 STATELESS=(-H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text')
 
 show() { # LABEL: RSS split by kind of page, and jemalloc's account, in MiB
-  local heap
-  heap="$(curl -s --max-time 5 "${URL%/mcp}/metrics" | awk '/^teamgate_memory_bytes/ {
-    match($0, /kind="[a-z]+"/); printf "%s %.1f  ", substr($0, RSTART + 6, RLENGTH - 7), $NF / 1048576 }')"
-  awk -v l="$1" '/^Rss:/{r=$2} /^Anonymous:/{a=$2}
-    END{printf "%-10s RSS %.1f (file-backed %.1f, anonymous %.1f) | ", l, r/1024, (r-a)/1024, a/1024}' \
-    "/proc/$PID/smaps_rollup"
-  echo "jemalloc: $heap"
+  local kind heap=""
+  for kind in allocated active resident metadata retained; do
+    heap+=" $kind $(memory_mib "$URL" "$kind")"
+  done
+  printf '%-10s RSS %.1f (file-backed %s, anonymous %s) | jemalloc:%s\n' "$1" \
+    "$(awk -v k="$(proc_rss_kib "$PID")" 'BEGIN{printf "%.1f", k/1024}')" \
+    "$(smaps_mib "$PID" file)" "$(smaps_mib "$PID" anon)" "$heap"
 }
 load() { # CONNECTIONS BODY EXPECT [HEADERS...]
   local c="$1" body="$2" expect="$3"; shift 3
