@@ -171,6 +171,7 @@ impl App {
                 memory_idle: config.store.session_memory_idle,
                 sse_retry: config.mcp.sse_retry,
                 disconnect_grace: config.mcp.disconnect_grace,
+                max_in_memory: config.store.max_sessions_in_memory,
             },
         ));
         let metrics = Metrics::new(&config.telemetry)?;

@@ -259,6 +259,9 @@ pub struct StoreConfig {
     /// Live legacy sessions allowed in total and per owner.
     pub max_sessions: i64,
     pub max_sessions_per_owner: i64,
+    /// Idle legacy sessions' workers kept in memory at most; past it the
+    /// least recently used leaves, to be restored by its next request.
+    pub max_sessions_in_memory: usize,
     /// How often expired sessions and old stream events are deleted.
     #[serde(with = "self::duration")]
     pub purge_interval: Duration,

@@ -131,10 +131,16 @@ impl Config {
                 "must not exceed store.session_idle_ttl".into(),
             ));
         }
-        if store.max_sessions < 1 || store.max_sessions_per_owner < 1 || store.events_max < 1 {
+        if store.max_sessions < 1
+            || store.max_sessions_per_owner < 1
+            || store.max_sessions_in_memory < 1
+            || store.events_max < 1
+        {
             return Err(invalid(
                 "store",
-                "max_sessions, max_sessions_per_owner and events_max must be at least 1".into(),
+                "max_sessions, max_sessions_per_owner, max_sessions_in_memory and events_max \
+                 must be at least 1"
+                    .into(),
             ));
         }
         if store.purge_interval.is_zero() {

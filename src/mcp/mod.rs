@@ -15,6 +15,7 @@ mod known;
 mod listing;
 mod refusal;
 mod reply;
+mod resident;
 mod resume;
 mod serving;
 mod session_rows;

@@ -84,19 +84,19 @@ impl SessionRows {
 
     /// Stores the row of session `id`, opened by `opening` and answered with
     /// `response` (nothing when the answer is not an initialize result);
-    /// the row expires `idle_ttl_ms` from now.
+    /// the row expires `idle_ttl_ms` from now. True once it is committed.
     pub(super) async fn opened(
         &self,
         id: &str,
         opening: Opening,
         response: &ServerJsonRpcMessage,
         idle_ttl_ms: i64,
-    ) {
+    ) -> bool {
         let ServerJsonRpcMessage::Response(response) = response else {
-            return;
+            return false;
         };
         let ServerResult::InitializeResult(result) = &response.result else {
-            return;
+            return false;
         };
         let now = self.repo.clock_ms();
         let row = SessionRow {
@@ -112,7 +112,7 @@ impl SessionRows {
             last_seen_ms: now,
             expires_ms: now + idle_ttl_ms,
         };
-        self.store(row).await;
+        self.store(row).await
     }
 
     fn capabilities_json(&self, capabilities: &ServerCapabilities) -> String {
@@ -127,10 +127,10 @@ impl SessionRows {
         json
     }
 
-    /// Stores `row`, returning once it is committed or failed. A failure is
-    /// logged, not fatal: the session then works on this replica until it
-    /// idles out.
-    async fn store(&self, row: SessionRow) {
+    /// Stores `row`, returning once it is committed (true) or failed. A
+    /// failure is logged, not fatal: the session then works on this replica
+    /// until it idles out.
+    async fn store(&self, row: SessionRow) -> bool {
         let queue = self.queue.get_or_init(|| {
             let (queue, receiver) = mpsc::channel(QUEUE);
             tokio::spawn(write(self.repo.clone(), receiver));
@@ -138,16 +138,20 @@ impl SessionRows {
         });
         let (done, committed) = oneshot::channel();
         let result = match queue.send((row, done)).await {
-            Ok(()) => committed.await.unwrap_or_else(|_| {
-                tracing::error!("the session writer stopped while writing this session");
-                Ok(())
-            }),
+            Ok(()) => match committed.await {
+                Ok(result) => result,
+                Err(_) => {
+                    tracing::error!("the session writer stopped while writing this session");
+                    return false;
+                }
+            },
             // The writer is gone (it panicked): write alone.
             Err(mpsc::error::SendError((row, _))) => self.repo.create(&row).await,
         };
-        if let Err(error) = result {
+        if let Err(error) = &result {
             tracing::error!(%error, "session not stored; it will not survive a restart");
         }
+        result.is_ok()
     }
 }
 

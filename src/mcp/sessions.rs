@@ -6,7 +6,9 @@
 //!   capabilities) is written; rmcp replays the stored `initialize` to bring
 //!   the session back wherever its next request lands (`StoredSessions`).
 //! - A worker idle for `store.session_memory_idle` is dropped from memory by
-//!   rmcp; its row stays until `store.session_idle_ttl` passes.
+//!   rmcp; its row stays until `store.session_idle_ttl` passes. Past
+//!   `store.max_sessions_in_memory` workers, the least recently used idle one
+//!   leaves at once (`resident.rs`).
 //! - A session whose row is gone (ended, expired, purged) is closed here too,
 //!   so every replica answers 404 for it.
 //! - The event store stays private: rmcp would also persist 2026-07-28
@@ -17,7 +19,10 @@
 //! - A request's stream that ends before its answer and is not resumed
 //!   within `mcp.disconnect_grace` has its call cancelled (`departure.rs`).
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use futures::Stream;
 use rmcp::{
@@ -36,6 +41,7 @@ use super::{
     EventStore, StreamCloser,
     departure::Departures,
     known::{self, Known, Presence},
+    resident::{Resident, holding},
     resume::{self, Scoped},
     session_rows::{Opening, SessionRows},
 };
@@ -57,6 +63,8 @@ pub struct SessionSettings {
     /// How long a request's dropped stream waits to be resumed before its
     /// call is cancelled.
     pub disconnect_grace: Duration,
+    /// Idle workers kept in memory at most (`resident.rs`).
+    pub max_in_memory: usize,
 }
 
 pub struct Sessions {
@@ -71,6 +79,8 @@ pub struct Sessions {
     idle_ttl_ms: i64,
     known: Known,
     departures: Departures,
+    /// Which workers stay in memory past the cap.
+    resident: Resident,
 }
 
 impl Sessions {
@@ -98,6 +108,7 @@ impl Sessions {
             repo,
             idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
             known: Known::new(PRESENCE_TTL, TOUCH_EVERY),
+            resident: Resident::new(settings.max_in_memory),
         }
     }
 
@@ -159,6 +170,14 @@ impl Sessions {
         Ok((handle.expect("the worker just made"), transport))
     }
 
+    /// Closes the workers dropped for the cap; each session's row stays, and
+    /// its next request restores it.
+    async fn drop_workers(&self, leaving: Vec<SessionId>) {
+        for id in leaving {
+            let _ = self.inner.close_session(&id).await;
+        }
+    }
+
     /// Refreshes the session's expiry, at most once per `TOUCH_EVERY`.
     async fn touch(&self, id: &SessionId) {
         if !self.known.claim_touch(id) {
@@ -179,6 +198,8 @@ impl SessionManager for Sessions {
         let id: SessionId = uuid::Uuid::new_v4().to_string().into();
         let (handle, transport) = self.spawn_worker(&id).await?;
         self.inner.sessions.write().await.insert(id.clone(), handle);
+        let leaving = self.resident.admit(&id, false, Instant::now());
+        self.drop_workers(leaving).await;
         Ok((id, transport))
     }
 
@@ -205,9 +226,11 @@ impl SessionManager for Sessions {
         };
         let response = self.inner.initialize_session(id, message).await?;
         if let Some(opening) = opening {
-            self.rows
+            let stored = self
+                .rows
                 .opened(id, opening, &response, self.idle_ttl_ms)
                 .await;
+            self.resident.opened(id, stored);
         }
         Ok(response)
     }
@@ -229,11 +252,18 @@ impl SessionManager for Sessions {
             let _ = self.inner.close_session(id).await;
             return Ok(false);
         }
+        // Held in memory until the request reaches the worker.
+        self.resident.claim(id, Instant::now());
         Ok(true)
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         self.known.forget(id);
+        if !self.resident.closed(id) {
+            // rmcp's close of a worker dropped for the cap, after it ended:
+            // the one in memory now, if any, was restored since.
+            return Ok(());
+        }
         self.inner.close_session(id).await
     }
 
@@ -247,6 +277,7 @@ impl SessionManager for Sessions {
         // the means to end its own stream early (`StreamCloser`).
         let handle = self.inner.sessions.read().await.get(id).cloned();
         let handle = handle.ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let in_use = self.resident.in_use(id);
         let receiver = handle.establish_request_wise_channel().await?;
         let mut message = message;
         let stream = tokio_stream::wrappers::ReceiverStream::new(receiver.inner);
@@ -259,10 +290,13 @@ impl SessionManager for Sessions {
                 // A stream that ends before its answer may cancel its call.
                 let (stream, left) = self.departures.watch(stream, handle.clone(), &request.id);
                 request.request.extensions_mut().insert(left);
+                // The worker stays while the handler holds the request.
+                request.request.extensions_mut().insert(in_use.clone());
                 stream
             }
             _ => Departures::unwatched(stream),
         };
+        let stream = holding(stream, in_use);
         handle
             .push_message(message, receiver.http_request_id)
             .await?;
@@ -275,6 +309,13 @@ impl SessionManager for Sessions {
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
         self.touch(id).await;
+        // A restore's replayed `notifications/initialized` is not the request
+        // that claimed the worker.
+        let replayed = matches!(&message, ClientJsonRpcMessage::Notification(n)
+            if n.notification.extensions().get::<SessionRestoreMarker>().is_some());
+        if !replayed {
+            self.resident.release(id);
+        }
         self.inner.accept_message(id, message).await
     }
 
@@ -283,7 +324,9 @@ impl SessionManager for Sessions {
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id).await;
-        self.inner.create_standalone_stream(id).await
+        let in_use = self.resident.in_use(id);
+        let stream = self.inner.create_standalone_stream(id).await?;
+        Ok(holding(stream, in_use))
     }
 
     async fn resume(
@@ -292,6 +335,8 @@ impl SessionManager for Sessions {
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id).await;
+        // Read from the store, not the worker (a call still running holds it).
+        self.resident.release(id);
         // Only ids of this session's own streams resume (`resume.rs`).
         let scope = resume::scope_of(id);
         let from = last_event_id.clone();
@@ -313,7 +358,10 @@ impl SessionManager for Sessions {
             return Ok(RestoreOutcome::AlreadyPresent);
         }
         let (handle, transport) = self.spawn_worker(&id).await?;
-        sessions.insert(id, handle);
+        sessions.insert(id.clone(), handle);
+        drop(sessions);
+        let leaving = self.resident.admit(&id, true, Instant::now());
+        self.drop_workers(leaving).await;
         Ok(RestoreOutcome::Restored(transport))
     }
 

@@ -14,7 +14,7 @@ use crate::{
 };
 
 /// Writes an executable script (run directly through its `#!` line).
-fn script(dir: &Path, name: &str, body: &str) -> String {
+pub(crate) fn script(dir: &Path, name: &str, body: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
@@ -41,7 +41,7 @@ pub(crate) fn running(argv: &[&str]) -> Vec<i32> {
 }
 
 /// A session's call of `tool` with a progress token, as its open stream.
-async fn call(app: &TestApp, session: &str, id: i64, tool: &str) -> Sse {
+pub(crate) async fn call(app: &TestApp, session: &str, id: i64, tool: &str) -> Sse {
     let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": tool, "_meta": {"progressToken": format!("p{id}")}}});
     let headers = [

@@ -58,6 +58,7 @@ mod readme_python;
 mod readme_statuses;
 mod reload;
 mod replicas;
+mod resident;
 mod safety;
 mod sandbox;
 mod sdk;

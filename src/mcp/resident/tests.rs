@@ -1,0 +1,127 @@
+//! Which worker leaves past the cap, on instants the tests choose.
+
+use std::time::{Duration, Instant};
+
+use rmcp::transport::streamable_http_server::session::SessionId;
+
+use super::{CLAIM_TTL, Resident};
+
+fn id(n: usize) -> SessionId {
+    format!("s{n}").into()
+}
+
+/// `n` sessions opened in turn, handshakes done, rows stored.
+fn opened(resident: &Resident, n: usize, now: Instant) -> Vec<SessionId> {
+    (0..n)
+        .flat_map(|i| {
+            let leaving = resident.admit(&id(i), false, now);
+            resident.opened(&id(i), true);
+            leaving
+        })
+        .collect()
+}
+
+#[test]
+fn past_the_cap_the_least_recently_used_idle_worker_leaves() {
+    let resident = Resident::new(3);
+    let now = Instant::now();
+    assert!(opened(&resident, 3, now).is_empty());
+    // s0 is used again: s1 is now the least recently used.
+    resident.claim(&id(0), now);
+    resident.release(&id(0));
+    assert_eq!(opened_more(&resident, 3, now), vec![id(1)]);
+    assert_eq!(resident.len(), 3);
+}
+
+/// Session `n` opened after the others.
+fn opened_more(resident: &Resident, n: usize, now: Instant) -> Vec<SessionId> {
+    let leaving = resident.admit(&id(n), false, now);
+    resident.opened(&id(n), true);
+    leaving
+}
+
+#[test]
+fn busy_workers_stay_and_the_idle_ones_leave_down_to_the_cap() {
+    let resident = Resident::new(2);
+    let now = Instant::now();
+    opened(&resident, 2, now);
+    // s0 has a request in flight, s1 a request rmcp found it for.
+    resident.claim(&id(0), now);
+    let in_flight = resident.in_use(&id(0)).expect("s0 is in memory");
+    resident.claim(&id(1), now);
+    assert!(
+        opened_more(&resident, 2, now).is_empty(),
+        "nothing idle: the cap is exceeded"
+    );
+    assert_eq!(resident.len(), 3);
+    // s2 is idle once its handshake is done; s0 and s1 are still busy.
+    assert_eq!(opened_more(&resident, 3, now), vec![id(2)]);
+    drop(in_flight);
+    assert_eq!(sorted(opened_more(&resident, 4, now)), vec![id(0), id(3)]);
+    assert_eq!(resident.len(), 2, "s1 (claimed) and s4");
+}
+
+fn sorted(mut ids: Vec<SessionId>) -> Vec<SessionId> {
+    ids.sort();
+    ids
+}
+
+#[test]
+fn a_stream_holds_its_worker_until_every_clone_is_dropped() {
+    let resident = Resident::new(1);
+    let now = Instant::now();
+    opened(&resident, 1, now);
+    resident.claim(&id(0), now);
+    let stream = resident.in_use(&id(0)).unwrap();
+    let in_extensions = stream.clone();
+    drop(stream);
+    assert!(opened_more(&resident, 1, now).is_empty());
+    drop(in_extensions);
+    assert_eq!(sorted(opened_more(&resident, 2, now)), vec![id(0), id(1)]);
+}
+
+#[test]
+fn a_claim_never_followed_by_its_stream_lapses() {
+    let resident = Resident::new(1);
+    let start = Instant::now();
+    opened(&resident, 1, start);
+    resident.claim(&id(0), start);
+    let soon = start + CLAIM_TTL - Duration::from_millis(1);
+    assert!(opened_more(&resident, 1, soon).is_empty());
+    let later = start + CLAIM_TTL;
+    assert_eq!(sorted(opened_more(&resident, 2, later)), vec![id(0), id(1)]);
+}
+
+#[test]
+fn a_worker_mid_handshake_or_without_its_row_stays() {
+    let resident = Resident::new(1);
+    let now = Instant::now();
+    // s0's row failed to store: the worker is all there is of it.
+    resident.admit(&id(0), false, now);
+    resident.opened(&id(0), false);
+    // s1 and s2 are still in their handshakes (or a restore's replay).
+    assert!(resident.admit(&id(1), true, now).is_empty());
+    assert!(resident.admit(&id(2), true, now).is_empty());
+    assert_eq!(resident.len(), 3);
+    // s1's first request after the replay reaches its worker without a stream.
+    resident.release(&id(1));
+    assert_eq!(opened_more(&resident, 3, now), vec![id(1)]);
+    assert_eq!(resident.len(), 3, "s0, s2 and s3 stay");
+}
+
+#[test]
+fn the_late_close_of_a_dropped_worker_spares_its_restored_successor() {
+    let resident = Resident::new(1);
+    let now = Instant::now();
+    opened(&resident, 1, now);
+    assert_eq!(opened_more(&resident, 1, now), vec![id(0)]);
+    // s0's next request restores it before rmcp closes the dropped worker.
+    resident.admit(&id(0), true, now);
+    assert!(!resident.closed(&id(0)), "the dropped worker's close");
+    assert!(
+        resident.in_use(&id(0)).is_some(),
+        "the restored worker stays counted"
+    );
+    assert!(resident.closed(&id(0)), "the restored worker's own close");
+    assert!(resident.in_use(&id(0)).is_none());
+}

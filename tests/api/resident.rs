@@ -1,0 +1,134 @@
+//! `store.max_sessions_in_memory`: past it the least recently used idle
+//! session leaves memory at once and its next request restores it; a session
+//! whose call is in flight stays, even with its stream dropped.
+
+use std::{path::Path, time::Duration};
+
+use serde_json::{Value, json};
+
+use crate::{
+    command_tools::command,
+    disconnect::{call, script},
+    helpers::{TestApp, is_simple_text, messages, spawn_app_with},
+};
+
+#[tokio::test]
+async fn past_the_cap_idle_sessions_leave_memory_and_come_back() {
+    let app = spawn_app_with(|c| c.store.max_sessions_in_memory = 2).await;
+    let mut sessions = Vec::new();
+    for _ in 0..5 {
+        sessions.push(app.initialize("2025-11-25").await);
+        assert!(app.sessions.in_memory().await <= 2, "held to the cap");
+    }
+    assert_eq!(app.sessions.in_memory().await, 2);
+    // Each, the dropped ones first, is served again (restored from its row).
+    for (id, session) in (1..).zip(&sessions) {
+        let reply = app
+            .session_call(
+                session,
+                id,
+                "tools/call",
+                json!({"name": "test_simple_text"}),
+            )
+            .await;
+        assert!(is_simple_text(&reply), "{reply}");
+        assert_eq!(app.sessions.in_memory().await, 2);
+    }
+}
+
+/// A script that says "started", then waits (30 s at most) for `gate` to
+/// exist before it says "finished".
+fn gated(dir: &Path, gate: &Path) -> String {
+    let gate = gate.display();
+    script(
+        dir,
+        "gated.sh",
+        &format!(
+            "echo started\ni=0\nwhile [ ! -e {gate} ] && [ $i -lt 600 ]; do \
+             /bin/sleep 0.05; i=$((i+1)); done\necho finished"
+        ),
+    )
+}
+
+async fn app_with_gated(dir: &Path, gate: &Path) -> TestApp {
+    let program = gated(dir, gate);
+    spawn_app_with(|c| {
+        c.store.max_sessions_in_memory = 1;
+        c.mcp.sse_retry = Duration::from_millis(200);
+        c.mcp.disconnect_grace = Duration::from_secs(20);
+        c.tools.command = vec![command(json!({"name": "gated", "description": "waits",
+            "program": program, "timeout": "60s"}))];
+    })
+    .await
+}
+
+fn finished(reply: &Value) -> bool {
+    let stdout = reply["result"]["structuredContent"]["stdout"].as_str();
+    reply["result"]["isError"] == false && stdout.is_some_and(|s| s.contains("finished"))
+}
+
+#[tokio::test]
+async fn a_session_with_a_call_in_flight_stays_past_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    let app = app_with_gated(dir.path(), &gate).await;
+    let busy = app.initialize("2025-11-25").await;
+    let mut stream = call(&app, &busy, 3, "gated").await;
+    stream.until("started", Duration::from_secs(10)).await;
+    for _ in 0..3 {
+        app.initialize("2025-11-25").await;
+    }
+    assert_eq!(
+        app.sessions.in_memory().await,
+        2,
+        "the busy session and the newest idle one"
+    );
+    std::fs::write(&gate, "").unwrap();
+    // Its answer comes on the stream it opened: its worker was never closed.
+    stream.until(r#""id":3"#, Duration::from_secs(30)).await;
+    let reply = (stream.seen.lines())
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .find(|message| message["id"] == 3)
+        .expect("the call's answer");
+    assert!(finished(&reply), "{reply}");
+}
+
+#[tokio::test]
+async fn a_call_whose_stream_was_dropped_keeps_its_session_until_resumed() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    let app = app_with_gated(dir.path(), &gate).await;
+    let busy = app.initialize("2025-11-25").await;
+    let mut stream = call(&app, &busy, 4, "gated").await;
+    stream.until("started", Duration::from_secs(10)).await;
+    let last_id = (stream.seen.lines())
+        .rev()
+        .find_map(|l| l.strip_prefix("id:"))
+        .map(|id| id.trim().to_owned())
+        .expect("events carry ids");
+    // The client drops the stream; its call runs on in the session's worker.
+    drop(stream);
+    for _ in 0..3 {
+        app.initialize("2025-11-25").await;
+    }
+    assert_eq!(app.sessions.in_memory().await, 2);
+    std::fs::write(&gate, "").unwrap();
+    let resumed = app
+        .client
+        .get(&app.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &busy)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("last-event-id", &last_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let replayed = tokio::time::timeout(Duration::from_secs(30), messages(resumed))
+        .await
+        .expect("the resumed stream ends with the result");
+    let reply = replayed.last().expect("a message");
+    assert_eq!(reply["id"], 4, "{replayed:?}");
+    assert!(finished(reply), "{reply}");
+}
