@@ -15,12 +15,15 @@ use crate::{
     telemetry::Metrics,
 };
 
-/// Keeps the active-sessions gauge current until `stop`.
+/// Keeps the active-sessions gauge current until `stop`, and counts the
+/// workers dropped for `store.max_sessions_in_memory`.
 pub(super) async fn sessions_gauge(
     sessions: Arc<Sessions>,
     metrics: Metrics,
     stop: CancellationToken,
 ) {
+    let counted = sessions.clone();
+    metrics.watch_sessions_dropped(Arc::new(move || counted.dropped_for_cap()));
     let mut ticks = tokio::time::interval(SESSIONS_GAUGE_EVERY);
     loop {
         tokio::select! {

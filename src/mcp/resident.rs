@@ -12,13 +12,19 @@
 
 use std::{
     num::NonZeroUsize,
-    sync::{Arc, Mutex, PoisonError},
+    sync::{
+        Arc, Mutex, PoisonError,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
 use futures::{Stream, StreamExt};
 use lru::LruCache;
-use rmcp::transport::streamable_http_server::session::SessionId;
+use rmcp::{
+    model::{ClientJsonRpcMessage, GetExtensions},
+    transport::streamable_http_server::session::{SessionId, SessionRestoreMarker},
+};
 
 /// How long a request rmcp found its session for holds the worker at most
 /// before its stream is made: bounds a claim whose request was refused in
@@ -66,6 +72,8 @@ struct Workers {
 pub(super) struct Resident {
     cap: usize,
     workers: Mutex<Workers>,
+    /// Workers dropped for the cap since the start (a metric).
+    dropped: AtomicU64,
 }
 
 impl Resident {
@@ -79,6 +87,7 @@ impl Resident {
                 live: LruCache::unbounded(),
                 dropped: LruCache::new(dropped),
             }),
+            dropped: AtomicU64::new(0),
         }
     }
 
@@ -117,7 +126,14 @@ impl Resident {
                 workers.live.promote(&oldest);
             }
         }
+        self.dropped
+            .fetch_add(leaving.len() as u64, Ordering::Relaxed);
         leaving
+    }
+
+    /// Workers dropped for the cap since the start.
+    pub(super) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 
     /// A new session's `initialize` is answered, its row stored or not.
@@ -172,6 +188,13 @@ impl Resident {
     fn len(&self) -> usize {
         self.lock().live.len()
     }
+}
+
+/// Whether `message` is a restore's replayed `notifications/initialized`
+/// (rmcp marks it), not a request that claimed the worker.
+pub(super) fn replayed(message: &ClientJsonRpcMessage) -> bool {
+    matches!(message, ClientJsonRpcMessage::Notification(n)
+        if n.notification.extensions().get::<SessionRestoreMarker>().is_some())
 }
 
 /// `stream`, keeping its worker in memory until it ends.

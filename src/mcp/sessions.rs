@@ -6,9 +6,8 @@
 //!   capabilities) is written; rmcp replays the stored `initialize` to bring
 //!   the session back wherever its next request lands (`StoredSessions`).
 //! - A worker idle for `store.session_memory_idle` is dropped from memory by
-//!   rmcp; its row stays until `store.session_idle_ttl` passes. Past
-//!   `store.max_sessions_in_memory` workers, the least recently used idle one
-//!   leaves at once (`resident.rs`).
+//!   rmcp, its row kept until `store.session_idle_ttl`; past
+//!   `store.max_sessions_in_memory`, the least recently used idle one at once.
 //! - A session whose row is gone (ended, expired, purged) is closed here too,
 //!   so every replica answers 404 for it.
 //! - The event store stays private: rmcp would also persist 2026-07-28
@@ -41,7 +40,7 @@ use super::{
     EventStore, StreamCloser,
     departure::Departures,
     known::{self, Known, Presence},
-    resident::{Resident, holding},
+    resident::{self, Resident, holding},
     resume::{self, Scoped},
     session_rows::{Opening, SessionRows},
 };
@@ -149,6 +148,11 @@ impl Sessions {
         self.inner.sessions.read().await.len()
     }
 
+    /// Workers dropped for `store.max_sessions_in_memory` since the start.
+    pub fn dropped_for_cap(&self) -> u64 {
+        self.resident.dropped()
+    }
+
     /// A worker for session `id` whose events are recorded under the session.
     /// rmcp's manager gives every worker its one event store, so each worker
     /// is made by a manager of its own, whose handle then joins `inner`.
@@ -170,11 +174,11 @@ impl Sessions {
         Ok((handle.expect("the worker just made"), transport))
     }
 
-    /// Closes the workers dropped for the cap; each session's row stays, and
-    /// its next request restores it.
-    async fn drop_workers(&self, leaving: Vec<SessionId>) {
-        for id in leaving {
-            let _ = self.inner.close_session(&id).await;
+    /// Counts `id`'s new worker in, closing those dropped for the cap (each
+    /// session's row stays; its next request restores it).
+    async fn admit(&self, id: &SessionId, stored: bool) {
+        for leaving in self.resident.admit(id, stored, Instant::now()) {
+            let _ = self.inner.close_session(&leaving).await;
         }
     }
 
@@ -198,8 +202,7 @@ impl SessionManager for Sessions {
         let id: SessionId = uuid::Uuid::new_v4().to_string().into();
         let (handle, transport) = self.spawn_worker(&id).await?;
         self.inner.sessions.write().await.insert(id.clone(), handle);
-        let leaving = self.resident.admit(&id, false, Instant::now());
-        self.drop_workers(leaving).await;
+        self.admit(&id, false).await;
         Ok((id, transport))
     }
 
@@ -311,9 +314,7 @@ impl SessionManager for Sessions {
         self.touch(id).await;
         // A restore's replayed `notifications/initialized` is not the request
         // that claimed the worker.
-        let replayed = matches!(&message, ClientJsonRpcMessage::Notification(n)
-            if n.notification.extensions().get::<SessionRestoreMarker>().is_some());
-        if !replayed {
+        if !resident::replayed(&message) {
             self.resident.release(id);
         }
         self.inner.accept_message(id, message).await
@@ -360,8 +361,7 @@ impl SessionManager for Sessions {
         let (handle, transport) = self.spawn_worker(&id).await?;
         sessions.insert(id.clone(), handle);
         drop(sessions);
-        let leaving = self.resident.admit(&id, true, Instant::now());
-        self.drop_workers(leaving).await;
+        self.admit(&id, true).await;
         Ok(RestoreOutcome::Restored(transport))
     }
 

@@ -278,6 +278,17 @@ impl Metrics {
         self.inner.sessions.store(live as i64, Ordering::Relaxed);
     }
 
+    /// Counts the 2025-era session workers dropped for
+    /// `store.max_sessions_in_memory`, as `read` tells.
+    pub fn watch_sessions_dropped(&self, read: Arc<dyn Fn() -> u64 + Send + Sync>) {
+        self.inner
+            .meter
+            .u64_observable_counter("teamgate.sessions.dropped")
+            .with_description("2025-era session workers dropped from memory past store.max_sessions_in_memory; each is restored by its next request")
+            .with_callback(move |counter| counter.observe(read(), &[]))
+            .build();
+    }
+
     /// The Prometheus text exposition of every instrument.
     pub fn render(&self) -> String {
         let families = self.inner.registry.gather();

@@ -21,6 +21,19 @@ async fn past_the_cap_idle_sessions_leave_memory_and_come_back() {
         assert!(app.sessions.in_memory().await <= 2, "held to the cap");
     }
     assert_eq!(app.sessions.in_memory().await, 2);
+    assert_eq!(app.sessions.dropped_for_cap(), 3);
+    let metrics = teamgate::outbound::client()
+        .get(format!("{}/metrics", app.base()))
+        .send()
+        .await
+        .unwrap();
+    let metrics = metrics.text().await.unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "teamgate_sessions_dropped_total 3"),
+        "{metrics}"
+    );
     // Each, the dropped ones first, is served again (restored from its row).
     for (id, session) in (1..).zip(&sessions) {
         let reply = app
