@@ -53,6 +53,28 @@ pub(crate) async fn call(app: &TestApp, session: &str, id: i64, tool: &str) -> S
     Sse::new(response)
 }
 
+/// The id of the last event `stream` has read.
+pub(crate) fn last_event_id(stream: &Sse) -> String {
+    (stream.seen.lines())
+        .rev()
+        .find_map(|l| l.strip_prefix("id:"))
+        .map(|id| id.trim().to_owned())
+        .expect("events carry ids")
+}
+
+/// A GET resuming `session`'s stream after the event `last_id`.
+pub(crate) async fn resume(app: &TestApp, session: &str, last_id: &str) -> reqwest::Response {
+    app.client
+        .get(&app.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("last-event-id", last_id)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// The audit record of the call of `tool`, once written.
 async fn audited(app: &TestApp, tool: &str) -> teamgate::store::AuditRecord {
     let of_it = |r: &AuditRecord| r.method == "tools/call" && r.target == tool;
@@ -129,24 +151,11 @@ async fn a_stream_resumed_within_the_grace_keeps_its_call() {
     let session = app.initialize("2025-11-25").await;
     let mut stream = call(&app, &session, 7, "slow").await;
     stream.until("started", Duration::from_secs(10)).await;
-    let last_id = (stream.seen.lines())
-        .rev()
-        .find_map(|l| l.strip_prefix("id:"))
-        .map(|id| id.trim().to_owned())
-        .expect("events carry ids");
+    let last_id = last_event_id(&stream);
     drop(stream);
     // The client comes back after its retry delay, well within the grace.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let resumed = app
-        .client
-        .get(&app.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("last-event-id", &last_id)
-        .send()
-        .await
-        .unwrap();
+    let resumed = resume(&app, &session, &last_id).await;
     assert_eq!(resumed.status(), 200);
     // The call runs past the grace (3 s against 1 s) to its own end.
     let replayed = tokio::time::timeout(Duration::from_secs(15), messages(resumed))

@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 
 use crate::{
     command_tools::command,
-    disconnect::{call, script},
+    disconnect::{call, last_event_id, resume, script},
     helpers::{TestApp, is_simple_text, messages, spawn_app_with},
+    telemetry::scrape,
 };
 
 #[tokio::test]
@@ -22,12 +23,7 @@ async fn past_the_cap_idle_sessions_leave_memory_and_come_back() {
     }
     assert_eq!(app.sessions.in_memory().await, 2);
     assert_eq!(app.sessions.dropped_for_cap(), 3);
-    let metrics = teamgate::outbound::client()
-        .get(format!("{}/metrics", app.base()))
-        .send()
-        .await
-        .unwrap();
-    let metrics = metrics.text().await.unwrap();
+    let (_, metrics) = scrape(&app.base(), None).await;
     assert!(
         metrics
             .lines()
@@ -115,11 +111,7 @@ async fn a_call_whose_stream_was_dropped_keeps_its_session_until_resumed() {
     let busy = app.initialize("2025-11-25").await;
     let mut stream = call(&app, &busy, 4, "gated").await;
     stream.until("started", Duration::from_secs(10)).await;
-    let last_id = (stream.seen.lines())
-        .rev()
-        .find_map(|l| l.strip_prefix("id:"))
-        .map(|id| id.trim().to_owned())
-        .expect("events carry ids");
+    let last_id = last_event_id(&stream);
     // The client drops the stream; its call runs on in the session's worker.
     drop(stream);
     for _ in 0..3 {
@@ -127,16 +119,7 @@ async fn a_call_whose_stream_was_dropped_keeps_its_session_until_resumed() {
     }
     assert_eq!(app.sessions.in_memory().await, 2);
     std::fs::write(&gate, "").unwrap();
-    let resumed = app
-        .client
-        .get(&app.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &busy)
-        .header("mcp-protocol-version", "2025-11-25")
-        .header("last-event-id", &last_id)
-        .send()
-        .await
-        .unwrap();
+    let resumed = resume(&app, &busy, &last_id).await;
     assert_eq!(resumed.status(), 200);
     let replayed = tokio::time::timeout(Duration::from_secs(30), messages(resumed))
         .await

@@ -21,7 +21,7 @@ use crate::helpers::{audit_until, repo_path, spawn_app, spawn_app_with};
 
 mod otlp;
 
-async fn scrape(base: &str, token: Option<&str>) -> (u16, String) {
+pub(crate) async fn scrape(base: &str, token: Option<&str>) -> (u16, String) {
     let mut request = teamgate::outbound::client().get(format!("{base}/metrics"));
     if let Some(token) = token {
         request = request.bearer_auth(token);
