@@ -15,15 +15,21 @@ use crate::{
     telemetry::Metrics,
 };
 
-/// Keeps the active-sessions gauge current until `stop`, and counts the
-/// workers dropped for `store.max_sessions_in_memory`.
+/// Keeps the active-sessions gauge current until `stop`, counts the
+/// workers dropped for `store.max_sessions_in_memory` and watches the
+/// store's connections.
 pub(super) async fn sessions_gauge(
     sessions: Arc<Sessions>,
+    store: Store,
     metrics: Metrics,
     stop: CancellationToken,
 ) {
     let counted = sessions.clone();
     metrics.watch_sessions_dropped(Arc::new(move || counted.dropped_for_cap()));
+    metrics.watch_store_connections(Arc::new(move || {
+        let now = store.connections();
+        (now.open, now.idle, now.opened)
+    }));
     let mut ticks = tokio::time::interval(SESSIONS_GAUGE_EVERY);
     loop {
         tokio::select! {

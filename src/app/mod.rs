@@ -79,8 +79,7 @@ impl App {
     /// `build` with the clock the store reads (tests move time with it).
     pub async fn build_with_clock(config: Config, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
         let edge = edge_config(&config)?;
-        let store =
-            Store::connect_with(config.store.url.expose(), clock, config.store.timeout).await?;
+        let store = Store::from_config(&config.store, clock).await?;
         store.migrate().await?;
         let bus = ChangeBus::default();
         let engine_shutdown = CancellationToken::new();
@@ -298,6 +297,7 @@ impl App {
         }
         tokio::spawn(sessions_gauge(
             self.sessions.clone(),
+            self.store.clone(),
             self.metrics.clone(),
             self.engine_shutdown.clone(),
         ));

@@ -249,6 +249,11 @@ pub struct StoreConfig {
     /// of a request's lookup) before it gets 503 naming the database.
     #[serde(with = "self::duration")]
     pub timeout: Duration,
+    /// A database connection is closed this long after it opened, once it
+    /// is free (the next request opens another), so what it holds after a
+    /// load leaves memory.
+    #[serde(with = "self::duration")]
+    pub connection_lifetime: Duration,
     /// A legacy session unused this long is deleted.
     #[serde(with = "self::duration")]
     pub session_idle_ttl: Duration,

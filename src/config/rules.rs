@@ -143,6 +143,12 @@ impl Config {
                     .into(),
             ));
         }
+        if store.connection_lifetime < Duration::from_secs(1) {
+            return Err(invalid(
+                "store.connection_lifetime",
+                "must be at least 1s (the pool checks its idle connections this often)".into(),
+            ));
+        }
         if store.purge_interval.is_zero() {
             return Err(invalid(
                 "store.purge_interval",

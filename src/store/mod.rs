@@ -18,6 +18,7 @@ mod oauth;
 mod oauth_purge;
 mod pins;
 mod pins_confirmed;
+mod pool;
 mod portal;
 mod probe;
 mod quotas;
@@ -32,13 +33,9 @@ mod usage;
 mod usage_rows;
 mod vault;
 
-use std::{path::PathBuf, str::FromStr, time::Duration};
+use std::{path::PathBuf, str::FromStr, sync::atomic::AtomicU64, time::Duration};
 
-use sqlx::{
-    AnyPool,
-    any::{AnyConnectOptions, AnyPoolOptions},
-    sqlite::SqliteConnectOptions,
-};
+use sqlx::{AnyPool, any::AnyConnectOptions, sqlite::SqliteConnectOptions};
 
 // Approval by a second person (issue 65 part 2).
 pub use approvals::{ApprovalRepo, ApprovalRow, Decision};
@@ -52,6 +49,8 @@ pub use notify::{RELAY_QUEUE, bridge};
 pub use oauth::{OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthKeyRow, OAuthRepo, Taken};
 pub use pins::{Pending, PinRepo, PinRow};
 pub use pins_confirmed::{ConfirmedBy, confirmed, selects};
+pub use pool::Connections;
+use pool::{Pooling, pool_options};
 pub use portal::{PendingLogin, PortalSession, PortalSessions, SignInClaims};
 // Quotas shared by replicas (issue 64).
 pub use quotas::QuotaRepo;
@@ -130,6 +129,8 @@ pub struct Store {
     clock: Arc<dyn Clock>,
     /// How long a request waits for a connection (`store.timeout`).
     timeout: Duration,
+    /// Connections opened since the start, shared by the clones.
+    opened: Arc<AtomicU64>,
     /// Whether the database answers, shared by the clones (`probe.rs`).
     probe: Arc<probe::Probe>,
 }
@@ -137,19 +138,34 @@ pub struct Store {
 /// `store.timeout`'s default, for the commands that connect without it.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// `store.connection_lifetime`'s default, likewise.
+const DEFAULT_LIFETIME: Duration = Duration::from_secs(30);
+
 impl Store {
     /// Connects (creating a SQLite file and its folder on first start) but
     /// does not migrate.
     pub async fn connect(url: &str, clock: Arc<dyn Clock>) -> Result<Self, StoreError> {
-        Self::connect_with(url, clock, DEFAULT_TIMEOUT).await
+        Self::connect_with(url, clock, DEFAULT_TIMEOUT, DEFAULT_LIFETIME).await
+    }
+
+    /// `connect` as `[store]` says: its URL, `timeout` and
+    /// `connection_lifetime`.
+    pub async fn from_config(
+        config: &crate::config::StoreConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, StoreError> {
+        let (timeout, lifetime) = (config.timeout, config.connection_lifetime);
+        Self::connect_with(config.url.expose(), clock, timeout, lifetime).await
     }
 
     /// `connect`, a request waiting at most `timeout` for a connection
-    /// (`store.timeout`).
-    pub async fn connect_with(
+    /// (`store.timeout`) and a connection closed once free after `lifetime`
+    /// (`store.connection_lifetime`).
+    async fn connect_with(
         url: &str,
         clock: Arc<dyn Clock>,
         timeout: Duration,
+        lifetime: Duration,
     ) -> Result<Self, StoreError> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("sqlite:") {
@@ -169,16 +185,22 @@ impl Store {
             sqlite_file(&url)?;
         }
         let options = AnyConnectOptions::from_str(&url).map_err(connect)?;
+        let opened = Arc::new(AtomicU64::new(0));
+        let pooling = Pooling {
+            timeout,
+            lifetime,
+            opened: opened.clone(),
+        };
         let pool = pool_options(
             backend,
             if backend == Backend::Sqlite { 4 } else { 16 },
-            timeout,
+            pooling.clone(),
         )
         .connect_with(options.clone())
         .await
         .map_err(connect)?;
         let writer = match backend {
-            Backend::Sqlite => pool_options(backend, 1, timeout)
+            Backend::Sqlite => pool_options(backend, 1, pooling)
                 .connect_with(options)
                 .await
                 .map_err(connect)?,
@@ -190,6 +212,7 @@ impl Store {
             backend,
             clock,
             timeout,
+            opened,
             probe: Arc::default(),
         })
     }
@@ -265,33 +288,6 @@ impl Store {
     pub(crate) fn writer(&self) -> &AnyPool {
         &self.writer
     }
-}
-
-/// A pool of at most `connections`, each set up for `backend`, a request
-/// waiting at most `timeout` for one.
-fn pool_options(backend: Backend, connections: u32, timeout: Duration) -> AnyPoolOptions {
-    AnyPoolOptions::new()
-        .max_connections(connections)
-        .acquire_timeout(timeout)
-        .after_connect(move |conn, _meta| {
-            Box::pin(async move {
-                if backend == Backend::Sqlite {
-                    // WAL lets readers run beside the writer; the busy timeout
-                    // waits for the lock (another process's, or a reader
-                    // checkpointing) instead of failing at once.
-                    sqlx::query("pragma journal_mode = wal")
-                        .execute(&mut *conn)
-                        .await?;
-                    sqlx::query("pragma busy_timeout = 5000")
-                        .execute(&mut *conn)
-                        .await?;
-                    sqlx::query("pragma synchronous = normal")
-                        .execute(&mut *conn)
-                        .await?;
-                }
-                Ok(())
-            })
-        })
 }
 
 /// The file a `sqlite:` URL names. An in-memory database is refused: each

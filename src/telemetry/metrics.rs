@@ -19,6 +19,7 @@ use axum::{
 mod audit;
 mod memory;
 mod quotas;
+mod store;
 mod tasks;
 
 use opentelemetry::{

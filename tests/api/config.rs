@@ -75,7 +75,7 @@ fn the_embedded_defaults_are_config_default_toml() {
     );
 }
 
-fn load_snippet(snippet: &str) -> Result<teamgate::Config, ConfigError> {
+pub(crate) fn load_snippet(snippet: &str) -> Result<teamgate::Config, ConfigError> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("overlay.toml");
     std::fs::write(&path, snippet).unwrap();

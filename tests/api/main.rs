@@ -82,6 +82,7 @@ mod sql_members;
 mod sql_source;
 mod stdio;
 mod store;
+mod store_lifetime;
 mod store_oauth;
 mod store_outage;
 mod store_portal;

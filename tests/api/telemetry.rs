@@ -31,7 +31,7 @@ pub(crate) async fn scrape(base: &str, token: Option<&str>) -> (u16, String) {
 }
 
 /// The value of the first sample whose line starts with `name{` and holds every label.
-fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
+pub(crate) fn sample(text: &str, name: &str, labels: &[&str]) -> Option<f64> {
     text.lines()
         .filter(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
         .find(|l| labels.iter().all(|label| l.contains(label)))

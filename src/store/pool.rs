@@ -1,0 +1,93 @@
+//! The store's connection pools: each connection set up for its backend,
+//! replaced once free after `store.connection_lifetime`, and counted for
+//! `/metrics`.
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use sqlx::any::AnyPoolOptions;
+
+use super::{Backend, Store};
+
+impl Store {
+    /// The connections open now, how many of them are idle, and how many
+    /// were opened since the start, over the read and write pools (one pool
+    /// on PostgreSQL).
+    pub fn connections(&self) -> Connections {
+        let mut pools = vec![&self.pool];
+        if self.backend == Backend::Sqlite {
+            pools.push(&self.writer);
+        }
+        let (open, idle) = pools.iter().fold((0, 0), |(open, idle), pool| {
+            (open + pool.size(), idle + pool.num_idle())
+        });
+        Connections {
+            open,
+            idle,
+            opened: self.opened.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The store's connections, as `/metrics` reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Connections {
+    pub open: u32,
+    pub idle: usize,
+    /// Opened since the start (the first ones and every replacement).
+    pub opened: u64,
+}
+
+/// What every pool of the store shares.
+#[derive(Clone)]
+pub(super) struct Pooling {
+    /// How long a request waits for a connection (`store.timeout`).
+    pub(super) timeout: Duration,
+    /// `store.connection_lifetime`.
+    pub(super) lifetime: Duration,
+    /// Counts the connections opened.
+    pub(super) opened: Arc<AtomicU64>,
+}
+
+/// A pool of at most `connections`, each set up for `backend`. A connection
+/// is replaced once free after `lifetime`: a SQLite one holds its page cache
+/// (up to 2 MB) and a thread, a PostgreSQL one its buffers and statements,
+/// and after a load they would stay. Closing idle ones would not do: the
+/// token revocation poll (four times a second) takes the pool's connections
+/// in turn, so none is ever idle for long.
+pub(super) fn pool_options(backend: Backend, connections: u32, pooling: Pooling) -> AnyPoolOptions {
+    let Pooling {
+        timeout,
+        lifetime,
+        opened,
+    } = pooling;
+    AnyPoolOptions::new()
+        .max_connections(connections)
+        .acquire_timeout(timeout)
+        .max_lifetime(lifetime)
+        .after_connect(move |conn, _meta| {
+            opened.fetch_add(1, Ordering::Relaxed);
+            Box::pin(async move {
+                if backend == Backend::Sqlite {
+                    // WAL lets readers run beside the writer; the busy timeout
+                    // waits for the lock (another process's, or a reader
+                    // checkpointing) instead of failing at once.
+                    sqlx::query("pragma journal_mode = wal")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("pragma busy_timeout = 5000")
+                        .execute(&mut *conn)
+                        .await?;
+                    sqlx::query("pragma synchronous = normal")
+                        .execute(&mut *conn)
+                        .await?;
+                }
+                Ok(())
+            })
+        })
+}
