@@ -1,6 +1,6 @@
-//! The server's background loops: the sessions gauge and the purge of
-//! expired rows, events and rate-limit state (shared quotas' old windows
-//! included).
+//! The server's background loops: the gauges (sessions, dropped session
+//! workers, the store's connections) and the purge of expired rows, events
+//! and rate-limit state (shared quotas' old windows included).
 
 use std::sync::Arc;
 
@@ -18,7 +18,7 @@ use crate::{
 /// Keeps the active-sessions gauge current until `stop`, counts the
 /// workers dropped for `store.max_sessions_in_memory` and watches the
 /// store's connections.
-pub(super) async fn sessions_gauge(
+pub(super) async fn gauges(
     sessions: Arc<Sessions>,
     store: Store,
     metrics: Metrics,

@@ -11,7 +11,7 @@ pub mod reload;
 mod router;
 
 use audit::AuditParts;
-use background::{purge_loop, sessions_gauge};
+use background::{gauges, purge_loop};
 
 pub(crate) use registry::build_registry;
 pub use reload::Reloader;
@@ -295,7 +295,7 @@ impl App {
                 }
             });
         }
-        tokio::spawn(sessions_gauge(
+        tokio::spawn(gauges(
             self.sessions.clone(),
             self.store.clone(),
             self.metrics.clone(),
