@@ -70,6 +70,11 @@ pub(super) fn pool_options(backend: Backend, connections: u32, pooling: Pooling)
         .max_connections(connections)
         .acquire_timeout(timeout)
         .max_lifetime(lifetime)
+        // sqlx pings a connection before each use by default: over the
+        // network that finds one the server dropped, but a SQLite connection
+        // is a thread of this process, and its ping was one more hand-off to
+        // that thread per statement group (BENCHMARKS.md, twelfth session).
+        .test_before_acquire(backend == Backend::Postgres)
         .after_connect(move |conn, _meta| {
             opened.fetch_add(1, Ordering::Relaxed);
             Box::pin(async move {

@@ -104,6 +104,17 @@ impl SessionRepo for Store {
             return Ok(());
         }
         let error = query_error("record sessions");
+        if self.backend() == Backend::Sqlite && rows.len() <= MAX_ROWS {
+            // One statement is its own transaction: all rows or none, in
+            // one hand-off to the writer's thread instead of three (begin,
+            // insert, commit), which halved the thread switches of an
+            // `initialize` (BENCHMARKS.md, twelfth session). Row counts that
+            // are no power of two each prepare a text of their own, at most
+            // `MAX_ROWS` of them.
+            let sql = insert_text(rows.len(), Backend::Sqlite);
+            let insert = rows.iter().fold(sqlx::query(&sql), bind_row);
+            return insert.execute(self.writer()).await.map(drop).map_err(error);
+        }
         let mut tx = self.writer().begin().await.map_err(error)?;
         if self.backend() == Backend::Postgres {
             // The commit returns before PostgreSQL flushes it to disk: the
@@ -118,17 +129,8 @@ impl SessionRepo for Store {
                 .map_err(error)?;
         }
         for chunk in batch::chunks(rows, MAX_ROWS) {
-            static INSERT: batch::Texts = batch::Texts::new();
-            let sql = INSERT.get(self.backend(), chunk.len(), || {
-                format!(
-                    "insert into sessions ({COLUMNS}) values {}",
-                    batch::values(self.backend(), chunk.len(), FIELDS)
-                )
-            });
-            let mut insert = sqlx::query(&sql);
-            for row in chunk {
-                insert = bind_row(insert, row);
-            }
+            let sql = insert_text(chunk.len(), self.backend());
+            let insert = chunk.iter().fold(sqlx::query(&sql), bind_row);
             insert.execute(&mut *tx).await.map_err(error)?;
         }
         tx.commit().await.map_err(error)
@@ -221,6 +223,18 @@ impl SessionRepo for Store {
             .map_err(query_error("purge expired sessions"))?;
         Ok(done.rows_affected())
     }
+}
+
+/// The insert of `rows` rows (a power of two of them reuses one text;
+/// batch.rs).
+fn insert_text(rows: usize, backend: Backend) -> std::borrow::Cow<'static, str> {
+    static INSERT: batch::Texts = batch::Texts::new();
+    INSERT.get(backend, rows, || {
+        format!(
+            "insert into sessions ({COLUMNS}) values {}",
+            batch::values(backend, rows, FIELDS)
+        )
+    })
 }
 
 /// Binds one row's values in `COLUMNS` order, for both inserts.
