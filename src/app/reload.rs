@@ -6,6 +6,7 @@
 
 use std::{
     collections::BTreeSet,
+    ffi::{OsStr, OsString},
     path::{Path, PathBuf},
     sync::Arc,
 };
@@ -212,6 +213,40 @@ impl Drop for ConfigWatcher {
     }
 }
 
+/// The configuration files, by canonical path and by name.
+struct OurFiles {
+    files: Vec<PathBuf>,
+    names: Vec<OsString>,
+}
+
+impl OurFiles {
+    fn new(files: Vec<PathBuf>) -> Self {
+        let names = files
+            .iter()
+            .filter_map(|f| f.file_name().map(OsStr::to_owned))
+            .collect();
+        Self { files, names }
+    }
+
+    /// Whether an event at `path` is one of ours. Other files' events are
+    /// turned away by name before any system call: a folder holding the
+    /// SQLite database or a log as well sees an event per write, and
+    /// resolving each path was a third of the watcher thread's time
+    /// (BENCHMARKS.md, twelfth session). A path that no longer
+    /// resolves (the file removed, or its folder swapped away as Kubernetes
+    /// does with a ConfigMap) is compared as it is.
+    fn holds(&self, path: &Path) -> bool {
+        if !path
+            .file_name()
+            .is_some_and(|name| self.names.iter().any(|n| n == name))
+        {
+            return false;
+        }
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        self.files.contains(&path)
+    }
+}
+
 /// The files a reload reads: each `--config` file and, when read,
 /// `config/default.toml` in the working directory.
 fn watched_files(sources: &ConfigSources) -> Vec<PathBuf> {
@@ -245,11 +280,9 @@ pub fn watch(
         .map(|folder| (folder, RecursiveMode::NonRecursive))
         .collect();
     // Folders are watched (editors replace files); other files in them are not ours.
-    let (watch, mut rx) = crate::fswatch::watch(&targets, debounce, move |path| {
-        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-        files.contains(&path)
-    })
-    .context("starting the configuration watcher")?;
+    let ours = OurFiles::new(files);
+    let (watch, mut rx) = crate::fswatch::watch(&targets, debounce, move |path| ours.holds(path))
+        .context("starting the configuration watcher")?;
     let task = tokio::spawn(async move {
         while rx.recv().await.is_some() {
             reload_in_background(&reloader, &sources).await;
@@ -278,4 +311,25 @@ pub fn on_sighup(reloader: Reloader, sources: ConfigSources) -> anyhow::Result<(
 #[cfg(not(unix))]
 pub fn on_sighup(_reloader: Reloader, _sources: ConfigSources) -> anyhow::Result<()> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OurFiles;
+
+    #[test]
+    fn only_the_configuration_files_are_ours() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("team.toml");
+        std::fs::write(&file, "").unwrap();
+        let file = std::fs::canonicalize(&file).unwrap();
+        let ours = OurFiles::new(vec![file.clone()]);
+        assert!(ours.holds(&file));
+        let beside = file.with_file_name("teamgate.db-wal");
+        std::fs::write(&beside, "written").unwrap();
+        assert!(!ours.holds(&beside), "a database beside it is not ours");
+        assert!(!ours.holds(&file.with_file_name("team.next")));
+        std::fs::remove_file(&file).unwrap();
+        assert!(ours.holds(&file), "a removed file is still ours");
+    }
 }
