@@ -35,8 +35,10 @@ if [[ $SERVER == teamgate-upstream ]]; then
     sleep 0.1
   done
   trap 'kill "$PID" "$UP_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-  upstream_overlay "$UP_PORT" >"$WORK/upstream.toml"
-  TG+=(--config "$WORK/upstream.toml")
+  # Apart from the database: teamgate watches its configuration files' folders.
+  mkdir -p "$WORK/config"
+  upstream_overlay "$UP_PORT" >"$WORK/config/upstream.toml"
+  TG+=(--config "$WORK/config/upstream.toml")
   TOOL=up_test_simple_text
 fi
 case "$SERVER" in

@@ -19,9 +19,11 @@ W="$(mktemp -d)"
 UP="$(free_port)" TGP="$(free_port)"
 "$BIN/bench-server" rmcp "127.0.0.1:$UP" >"$W/up.log" 2>&1 &
 UPPID=$!
-{ printf '[server]\nlisten = "127.0.0.1:%s"\n' "$TGP"; upstream_overlay "$UP"; } >"$W/up.toml"
+# Apart from the database: teamgate watches its configuration files' folders.
+mkdir -p "$W/config"
+{ printf '[server]\nlisten = "127.0.0.1:%s"\n' "$TGP"; upstream_overlay "$UP"; } >"$W/config/up.toml"
 export TEAMGATE__STORE__URL="sqlite://$W/tg.db"
-CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/up.toml")
+CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/config/up.toml")
 "$BIN/teamgate" migrate "${CFG[@]}" >/dev/null 2>&1
 # shellcheck disable=SC2086 # TG_ENV is a list of NAME=value words
 env ${TG_ENV:-} "$BIN/teamgate" serve "${CFG[@]}" >"$W/tg.log" 2>&1 &

@@ -15,9 +15,11 @@ need_wrk
 BIN="${BIN:-target/release}" ROUNDS="${ROUNDS:-6}"
 W="$(mktemp -d)"
 PORT="$(free_port)"
-printf '[server]\nlisten = "127.0.0.1:%s"\n' "$PORT" >"$W/port.toml"
+# Apart from the database: teamgate watches its configuration files' folders.
+mkdir -p "$W/config"
+printf '[server]\nlisten = "127.0.0.1:%s"\n' "$PORT" >"$W/config/port.toml"
 export TEAMGATE__STORE__URL="${TEAMGATE__STORE__URL:-sqlite://$W/tg.db}"
-CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/port.toml")
+CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/config/port.toml")
 "$BIN/teamgate" migrate "${CFG[@]}" >/dev/null 2>&1
 "$BIN/teamgate" serve "${CFG[@]}" >"$W/tg.log" 2>&1 &
 TGPID=$!
