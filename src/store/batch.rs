@@ -1,11 +1,13 @@
 //! Multi-row inserts that stay cheap on both backends.
 //!
-//! - Statement text depends only on the row count, and batches are cut into
-//!   power-of-two row counts, so each connection prepares at most a handful
-//!   of statements once and reuses them (sqlx caches them by text). The
-//!   texts themselves are built once per process too (`Texts`): a batch
-//!   writer that formats its statement anew for every batch spends more on
-//!   the text than on its rows when batches are small.
+//! - Statement text depends only on the row count. Batches of several
+//!   statements are cut into power-of-two row counts (`chunks`), so each
+//!   connection prepares a handful of statements once and reuses them (sqlx
+//!   caches them by text); a writer that sends a small batch as one
+//!   statement (sessions.rs) prepares one per row count it meets, at most
+//!   its cap. The texts themselves are built once per process (`Texts`): a
+//!   batch writer that formats its statement anew for every batch spends
+//!   more on the text than on its rows when batches are small.
 //! - SQLite gets anonymous `?` placeholders: it resolves each numbered `$n`
 //!   by scanning every parameter name, which is quadratic in a wide insert.
 
@@ -13,12 +15,12 @@ use std::{borrow::Cow, sync::OnceLock};
 
 use super::Backend;
 
-/// Row counts a `Texts` keeps a text for: 1 to 128.
-const SLOTS: usize = 8;
+/// Row counts a `Texts` keeps a text for: 1 to 64, every writer's cap.
+const SLOTS: usize = 64;
 
 /// One statement's texts by backend and row count, each built the first
-/// time it is needed. Chunks are powers of two (`chunks`), so there are a
-/// handful per statement.
+/// time it is needed: a handful per statement when chunks are powers of two
+/// (`chunks`), one per row count met when a batch is one statement.
 pub(crate) struct Texts([[OnceLock<String>; SLOTS]; 2]);
 
 impl Texts {
@@ -27,17 +29,16 @@ impl Texts {
     }
 
     /// The text for `rows` rows on `backend`, made by `build` the first
-    /// time; a row count that is no power of two up to 128 is built anew.
+    /// time; a row count of none or past `SLOTS` is built anew each time.
     pub(crate) fn get(
         &self,
         backend: Backend,
         rows: usize,
         build: impl FnOnce() -> String,
     ) -> Cow<'_, str> {
-        let slot = rows.trailing_zeros() as usize;
-        if !rows.is_power_of_two() || slot >= SLOTS {
+        let Some(slot) = rows.checked_sub(1).filter(|slot| *slot < SLOTS) else {
             return Cow::Owned(build());
-        }
+        };
         let texts = match backend {
             Backend::Sqlite => &self.0[0],
             Backend::Postgres => &self.0[1],
@@ -138,11 +139,17 @@ mod tests {
         assert_eq!(text(Backend::Postgres, 2), "($1, $2), ($3, $4)");
         assert_eq!(text(Backend::Sqlite, 1), "(?, ?)");
         assert_eq!(built.get(), 3);
-        // Not a power of two, or past the slots: built every time, still right.
+        // Any row count up to the slots is kept, powers of two or not.
         assert_eq!(text(Backend::Sqlite, 3), "(?, ?), (?, ?), (?, ?)");
         assert_eq!(text(Backend::Sqlite, 3).len(), 22);
+        assert_eq!(text(Backend::Sqlite, SLOTS).matches('?').count(), 128);
+        assert_eq!(text(Backend::Sqlite, SLOTS).matches('?').count(), 128);
+        assert_eq!(built.get(), 5);
+        // Past the slots, or none: built every time, still right.
         assert_eq!(text(Backend::Sqlite, 256).matches('?').count(), 512);
-        assert_eq!(built.get(), 6);
+        assert_eq!(text(Backend::Sqlite, 256).matches('?').count(), 512);
+        assert_eq!(text(Backend::Sqlite, 0), "");
+        assert_eq!(built.get(), 8);
     }
 
     #[test]

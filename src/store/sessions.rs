@@ -108,9 +108,8 @@ impl SessionRepo for Store {
             // One statement is its own transaction: all rows or none, in
             // one hand-off to the writer's thread instead of three (begin,
             // insert, commit), which halved the thread switches of an
-            // `initialize` (BENCHMARKS.md, twelfth session). Row counts that
-            // are no power of two each prepare a text of their own, at most
-            // `MAX_ROWS` of them.
+            // `initialize` (BENCHMARKS.md, twelfth session). Each row count
+            // has a text of its own (batch.rs), at most `MAX_ROWS` of them.
             let sql = insert_text(rows.len(), Backend::Sqlite);
             let insert = rows.iter().fold(sqlx::query(&sql), bind_row);
             return insert.execute(self.writer()).await.map(drop).map_err(error);
@@ -225,8 +224,7 @@ impl SessionRepo for Store {
     }
 }
 
-/// The insert of `rows` rows (a power of two of them reuses one text;
-/// batch.rs).
+/// The insert of `rows` rows, built once per row count (batch.rs).
 fn insert_text(rows: usize, backend: Backend) -> std::borrow::Cow<'static, str> {
     static INSERT: batch::Texts = batch::Texts::new();
     INSERT.get(backend, rows, || {
