@@ -17,7 +17,9 @@ use serde_json::{Value, json};
 use sqlx::Row;
 use tokio::sync::mpsc;
 
-use super::{MemoryEventStore, Retention, Store, StoreError, batch, memory::Held, query_error};
+use super::{
+    Backend, MemoryEventStore, Retention, Store, StoreError, batch, memory::Held, query_error,
+};
 use crate::protocol::{EventStoreError, ServerJsonRpcMessage, ServerSseMessage};
 
 /// The event store as sessions use it (this module and `memory.rs` implement it).
@@ -269,29 +271,50 @@ async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), s
     if batch.is_empty() {
         return Ok(());
     }
+    if batch.len() <= MAX_ROWS {
+        // One statement is its own transaction: one round trip, not three
+        // (begin, insert, commit), as sessions.rs does for its rows.
+        let sql = insert_text(store.backend(), batch.len());
+        return bind_rows(&sql, replica, batch)
+            .execute(store.writer())
+            .await
+            .map(drop);
+    }
     let mut tx = store.writer().begin().await?;
     for chunk in batch::chunks(batch, MAX_ROWS) {
-        static INSERT: batch::Texts = batch::Texts::new();
-        let sql = INSERT.get(store.backend(), chunk.len(), || {
-            format!(
-                "insert into stream_events (id, stream_id, replica, position, payload, created_ms) \
-                 values {} on conflict (id) do nothing",
-                batch::values(store.backend(), chunk.len(), 6)
-            )
-        });
-        let mut query = sqlx::query(&sql);
-        for pending in chunk {
-            query = query
-                .bind(pending.event.event_id.clone().unwrap_or_default())
-                .bind(&pending.stream_id)
-                .bind(replica)
-                .bind(pending.position)
-                .bind(encode(&pending.event))
-                .bind(pending.created_ms);
-        }
-        query.execute(&mut *tx).await?;
+        let sql = insert_text(store.backend(), chunk.len());
+        bind_rows(&sql, replica, chunk).execute(&mut *tx).await?;
     }
     tx.commit().await
+}
+
+/// The insert of `rows` events, built once per row count (batch.rs).
+fn insert_text(backend: Backend, rows: usize) -> std::borrow::Cow<'static, str> {
+    static INSERT: batch::Texts = batch::Texts::new();
+    INSERT.get(backend, rows, || {
+        format!(
+            "insert into stream_events (id, stream_id, replica, position, payload, created_ms) \
+             values {} on conflict (id) do nothing",
+            batch::values(backend, rows, 6)
+        )
+    })
+}
+
+/// `sql` with `chunk`'s rows bound, in its column order.
+fn bind_rows<'q>(
+    sql: &'q str,
+    replica: &'q str,
+    chunk: &'q [Pending],
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    chunk.iter().fold(sqlx::query(sql), |query, pending| {
+        query
+            .bind(pending.event.event_id.clone().unwrap_or_default())
+            .bind(&pending.stream_id)
+            .bind(replica)
+            .bind(pending.position)
+            .bind(encode(&pending.event))
+            .bind(pending.created_ms)
+    })
 }
 
 #[async_trait]
