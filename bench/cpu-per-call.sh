@@ -71,7 +71,6 @@ ticks_by() {
       a[k] += $NF}
     END {printf "workers %d\nsqlite %d\njemalloc %d\nother %d\n", a["workers"], a["sqlite"], a["jemalloc"], a["other"]}'
 }
-switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/{s += $2} END{print s + 0}'; }
 db_ticks() {
   [[ $STORE == postgres ]] || { echo 0; return; }
   local p
@@ -104,7 +103,7 @@ turn() {
   [[ $mode == stateless || $mode == proxied* ]] && headers+=(-H 'MCP-Protocol-Version: 2026-07-28' \
     -H 'Mcp-Method: tools/call' -H "Mcp-Name: $tool")
   local w0 d0 u0 s0 wrk0 w1 d1 u1 s1 n rps
-  ticks_by "$pid" >"$W/t0"; d0="$(db_ticks)"; u0="$(proc_ticks "$RAW_PID")"; s0="$(switches "$pid")"
+  ticks_by "$pid" >"$W/t0"; d0="$(db_ticks)"; u0="$(proc_ticks "$RAW_PID")"; s0="$(ctx_switches "$pid")"
   BENCH_BODY="$body" BENCH_EXPECT="$expect" BENCH_LIMIT=5000000 \
     timeout -k 5 $((SECS + 20)) wrk -t1 -c"$c" -d"${SECS}s" --timeout 10s -s bench/load.lua \
     "${headers[@]}" "http://127.0.0.1:$port/mcp" >"$W/wrk.txt" 2>&1 &
@@ -112,7 +111,7 @@ turn() {
   sleep "$((SECS - 1))"
   wrk0="$(proc_ticks "$(pgrep -P "$wrk_pid" wrk)" 2>/dev/null || echo 0)"
   wait "$wrk_pid"
-  ticks_by "$pid" >"$W/t1"; d1="$(db_ticks)"; u1="$(proc_ticks "$RAW_PID")"; s1="$(switches "$pid")"
+  ticks_by "$pid" >"$W/t1"; d1="$(db_ticks)"; u1="$(proc_ticks "$RAW_PID")"; s1="$(ctx_switches "$pid")"
   read -r rps _ _ n _ _ <<<"$(python3 bench/report.py wrk "$W/wrk.txt")"
   [[ "${n:-0}" -gt 0 ]] || { echo "$name $mode: no request answered (see $W/wrk.txt)"; return; }
   # A clock tick is 10 ms: microseconds per request = ticks * 10000 / requests.

@@ -44,16 +44,15 @@ run() { # PORT TOOL C [extra wrk arguments]: "rps p50_ms p99_ms ok failed secs"
   BENCH_TOOL="$tool" wrk_tools_call "$port" "$c" "$W/wrk.txt" "$@"
   python3 bench/report.py wrk "$W/wrk.txt"
 }
-ctx() { cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt_switches/{s+=$2} END{print s}'; }
 per() { awk -v a="$1" -v n="$2" 'BEGIN{if (n > 0) printf "%.1f", a/n}'; }
 for c in $CS; do
   for _ in $(seq "$ROUNDS"); do
     d="$(run "$UP" test_simple_text "$c")"
-    t0="$(ctx $TGPID)"
+    t0="$(ctx_switches "$TGPID" voluntary)"
     o="$(run "$TGP" test_simple_text "$c" "${AUTH[@]}")"
-    t1="$(ctx $TGPID)" u1="$(ctx $UPPID)"
+    t1="$(ctx_switches "$TGPID" voluntary)" u1="$(ctx_switches "$UPPID" voluntary)"
     v="$(run "$TGP" up_test_simple_text "$c" "${AUTH[@]}")"
-    t2="$(ctx $TGPID)" u2="$(ctx $UPPID)"
+    t2="$(ctx_switches "$TGPID" voluntary)" u2="$(ctx_switches "$UPPID" voluntary)"
     on="$(awk '{print $4}' <<<"$o")" vn="$(awk '{print $4}' <<<"$v")"
     echo "c=$c direct: $d | own: $o | via: $v | switches/call: own $(per $((t1 - t0)) "$on")," \
       "via $(per $((t2 - t1)) "$vn"), upstream $(per $((u2 - u1)) "$vn")"

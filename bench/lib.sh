@@ -12,6 +12,13 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # may hold spaces, is cut off first. proc_rss_kib PID: its resident memory in KiB.
 proc_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
 proc_rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
+# ctx_switches PID [voluntary]: the context switches of the process's threads so far, summed;
+# both kinds, or with `voluntary` only those where a thread gave up the core (it waited).
+ctx_switches() {
+  local lines=ctxt_switches
+  [[ ${2:-} == voluntary ]] && lines=^voluntary_ctxt_switches
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk -v p="$lines" '$0 ~ p {s += $2} END{print s + 0}'
+}
 
 # smaps_mib PID file|anon: the process's resident pages backed by files, or anonymous, in MiB.
 smaps_mib() {
