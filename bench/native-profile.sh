@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# bench/native-profile.sh: where a request's CPU goes natively, by part (the kernel, memcpy, the
+# allocator, rmcp, teamgate's own code, axum, SQLite...), raw rmcp and teamgate side by side
+# (BENCHMARKS.md, issue 67, thirteenth session). perf's flat profile of each server's process under
+# a load, its samples turned into microseconds per request. bench/callgrind.sh counts instructions,
+# which repeat; this reads time, where copies, system calls and thread wake-ups weigh what they cost
+# on this machine. Not part of bench/run: a by-hand probe on binaries already built (teamgate with
+# `--features conformance`, bench-server), as root (perf).
+#   BIN=target/dist bench/native-profile.sh     # stateless tools/call c=64: raw rmcp, then teamgate
+#   MODE=proxied bench/native-profile.sh        # teamgate in front of raw rmcp (teamgate's process)
+#   STORE=postgres bench/native-profile.sh      # teamgate on PostgreSQL, and the database's processes
+# Env: BIN (target/dist), MODE (stateless|proxied), STORE (sqlite|postgres), FREQ (1999 Hz), TOP (12).
+# Prints, per profiled process: req/s, CPU per request, microseconds per request by part, and the
+# TOP symbols.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+need_wrk
+command -v perf >/dev/null || { echo "perf is missing (Debian: linux-perf)"; exit 1; }
+BIN="${BIN:-target/dist}" MODE="${MODE:-stateless}" STORE="${STORE:-sqlite}"
+FREQ="${FREQ:-1999}" TOP="${TOP:-12}" SECS=4
+W="$(mktemp -d)" PGDB="native_profile_$$"
+RAW_PORT="$(free_port)" TG_PORT="$(free_port)"
+"$BIN/bench-server" rmcp "127.0.0.1:$RAW_PORT" >"$W/raw.log" 2>&1 &
+RAW_PID=$!
+# The overlay apart from the database, as a deployment keeps them (cpu-per-call.sh says why).
+mkdir -p "$W/config"
+{
+  printf '[server]\nlisten = "127.0.0.1:%s"\n' "$TG_PORT"
+  [[ $MODE == proxied ]] && upstream_overlay "$RAW_PORT"
+} >"$W/config/tg.toml"
+export TEAMGATE__STORE__CONNECTION_LIFETIME=1h
+if [[ $STORE == postgres ]]; then
+  psql -q -h 127.0.0.1 -U postgres -d postgres -c "CREATE DATABASE $PGDB" >/dev/null || exit 1
+  export TEAMGATE__STORE__URL="postgres://postgres@127.0.0.1:5432/$PGDB"
+  export TEAMGATE__MCP__REQUEST_STATE_KEYS='["0123456789abcdef0123456789abcdef"]'
+else
+  export TEAMGATE__STORE__URL="sqlite://$W/tg.db"
+fi
+CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/config/tg.toml")
+"$BIN/teamgate" migrate "${CFG[@]}" >"$W/tg.log" 2>&1
+TOKEN="$("$BIN/teamgate" token "${CFG[@]}" create --user bench --name bench 2>>"$W/tg.log" | tail -n 1)"
+"$BIN/teamgate" serve "${CFG[@]}" >>"$W/tg.log" 2>&1 &
+TG_PID=$!
+cleanup() {
+  kill "$TG_PID" "$RAW_PID" 2>/dev/null
+  wait "$TG_PID" "$RAW_PID" 2>/dev/null
+  [[ $STORE == postgres ]] && psql -q -h 127.0.0.1 -U postgres -d postgres \
+    -c "DROP DATABASE IF EXISTS $PGDB WITH (FORCE)" >/dev/null 2>&1
+  rm -rf "$W"
+}
+trap cleanup EXIT
+for port in "$RAW_PORT" "$TG_PORT"; do
+  for _ in $(seq 100); do answers "http://127.0.0.1:$port/mcp" && break; sleep 0.1; done
+done
+
+# parts FILE US: the symbols of perf's FILE summed by part, as microseconds per request of the US
+# the process spent per request in all.
+parts() {
+  perf report -i "$1" --sort sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | awk -v us="$2" '
+    { pct = $1; sub("%", "", pct); s = $0; k = "the rest (std, futures, bytes...)"
+      if (s ~ /\[k\]/) k = "kernel"
+      else if (s ~ /memmove|memcpy/) k = "memcpy"
+      else if (s ~ /_rjem|malloc|_int_free|cfree|unlink_chunk|tcache/) k = "allocator"
+      else if (s ~ /memcmp|memset|strlen|strchr/) k = "libc, other"
+      else if (s ~ /sqlite3|sqlx/) k = "SQLite, sqlx"
+      else if (s ~ /opentelemetry|sip::Hasher|KeyValue/) k = "metrics (opentelemetry, SipHash)"
+      else if (s ~ /teamgate::/) k = "teamgate"
+      else if (s ~ /rmcp::/) k = "rmcp"
+      else if (s ~ /axum::/) k = "axum"
+      else if (s ~ /tower_http::|tower::/) k = "tower, tower-http"
+      else if (s ~ /hyper/) k = "hyper"
+      else if (s ~ /tokio::|tokio_util::/) k = "tokio"
+      else if (s ~ /serde/) k = "serde"
+      else if (s ~ /http::|httparse/) k = "http"
+      part[k] += pct }
+    END { for (k in part) printf "  %7.1f us  %s\n", part[k] * us / 100, k }' | sort -rn
+}
+
+# samples FILE: how many samples perf's FILE holds.
+samples() {
+  perf report -i "$1" --stdio --sort dso -n 2>/dev/null | awk '!/^#/ && NF {s += $2} END {print s + 0}'
+}
+
+# profile NAME PORT PIDS TOOL [AUTH...]: a 5 s load on PORT (after one to warm up), PIDS profiled
+# for 4 s of it.
+profile() {
+  local name="$1" port="$2" pids="$3" tool="$4" rps n us db_pids=""
+  shift 4
+  BENCH_TOOL="$tool" wrk_tools_call "$port" 64 "$W/warm.txt" "$@"
+  BENCH_TOOL="$tool" wrk_tools_call "$port" 64 "$W/wrk.txt" "$@" &
+  local wrk_job=$! db_perf=""
+  sleep 0.5
+  if [[ $STORE == postgres && $name == teamgate* ]]; then
+    db_pids="$(pgrep -u postgres | paste -sd,)"
+    perf record -q -F "$FREQ" -p "$db_pids" -o "$W/database.data" -- sleep "$SECS" >/dev/null 2>&1 &
+    db_perf=$!
+  fi
+  perf record -q -F "$FREQ" -p "$pids" -o "$W/$name.data" -- sleep "$SECS" >/dev/null 2>&1
+  wait "$wrk_job" $db_perf
+  rps="$(requests_per_second "$W/wrk.txt")"
+  # perf samples FREQ times a second of CPU: microseconds per request = samples / FREQ / requests.
+  n="$(samples "$W/$name.data")"
+  us="$(awk -v n="$n" -v f="$FREQ" -v r="$rps" -v s="$SECS" 'BEGIN {printf "%.1f", n / f * 1e6 / (r * s)}')"
+  echo "$name: $rps req/s, $us us of CPU per request ($n samples)"
+  parts "$W/$name.data" "$us"
+  echo "  top symbols:"
+  perf report -i "$W/$name.data" --sort sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' |
+    head -n "$TOP" | cut -c1-150
+  if [[ -n $db_pids ]]; then
+    n="$(samples "$W/database.data")"
+    echo "the database (PostgreSQL's processes): $(awk -v n="$n" -v f="$FREQ" -v r="$rps" -v s="$SECS" \
+      'BEGIN {printf "%.1f", n / f * 1e6 / (r * s)}') us of CPU per request; by library:"
+    perf report -i "$W/database.data" --sort dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -6
+    perf report -i "$W/database.data" --sort sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' |
+      head -n "$TOP" | cut -c1-150
+  fi
+}
+
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); mode $MODE; store $STORE"
+if [[ $MODE == proxied ]]; then
+  profile teamgate-proxied "$TG_PORT" "$TG_PID" up_test_simple_text -H "Authorization: Bearer $TOKEN"
+else
+  profile raw-rmcp "$RAW_PORT" "$RAW_PID" test_simple_text
+  profile teamgate "$TG_PORT" "$TG_PID" test_simple_text -H "Authorization: Bearer $TOKEN"
+fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
