@@ -212,9 +212,26 @@ async fn events_contract(store: &Store, clock: &ManualClock, backend: &str) {
         "{backend}: a forged id replays nothing"
     );
 
+    // A burst of more events than one insert statement holds (32): written in
+    // one cycle as several statements in a transaction, every one replayable.
+    let first = replica_a.record("s3/a", &event(100)).await.unwrap();
+    let mut burst = Vec::new();
+    for n in 101..141 {
+        burst.push(replica_a.record("s3/a", &event(n)).await.unwrap());
+    }
+    let mut from_b = None;
+    for _ in 0..100 {
+        from_b = replay(replica_b.as_ref(), "s3/", &first).await;
+        if from_b.as_ref().is_some_and(|ids| ids.len() == burst.len()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(from_b, Some(burst), "{backend}: a burst is persisted whole");
+
     clock.advance(61_000);
     assert!(
-        replica_b.purge().await.unwrap() >= 5,
+        replica_b.purge().await.unwrap() >= 46,
         "{backend}: old events are purged"
     );
     assert_eq!(replay(replica_b.as_ref(), "s1/", &e1).await, None);
