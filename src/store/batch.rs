@@ -8,10 +8,18 @@
 //!   its cap. The texts themselves are built once per process (`Texts`): a
 //!   batch writer that formats its statement anew for every batch spends
 //!   more on the text than on its rows when batches are small.
+//! - A batch that fits one statement is that statement, its own transaction
+//!   (`Writing`): one round trip to the database (on SQLite one
+//!   hand-off to its thread) instead of three (begin, insert, commit).
+//!   Larger batches, and those that need a setting first, are their chunks
+//!   in one transaction. The audit writer always opens one: its usage
+//!   rollups share it.
 //! - SQLite gets anonymous `?` placeholders: it resolves each numbered `$n`
 //!   by scanning every parameter name, which is quadratic in a wide insert.
 
 use std::{borrow::Cow, sync::OnceLock};
+
+use sqlx::{Any, AnyConnection, AnyPool, Transaction, pool::PoolConnection};
 
 use super::Backend;
 
@@ -44,6 +52,76 @@ impl Texts {
             Backend::Postgres => &self.0[1],
         };
         Cow::Borrowed(texts[slot].get_or_init(build))
+    }
+}
+
+/// Where a writer's batch of inserts goes: all its rows in one statement,
+/// its own transaction, when they fit `max` and no setting must run first;
+/// else `setting` (a `set local ...`) and the rows' chunks (`chunks`) in
+/// one transaction. Either way all rows land or none do:
+///
+/// ```text
+/// let mut writing = Writing::begin(writer, rows.len(), MAX_ROWS, None).await?;
+/// for chunk in writing.chunks(rows) {
+///     insert(chunk).execute(writing.connection()).await?;
+/// }
+/// writing.finish().await
+/// ```
+pub(crate) struct Writing {
+    to: To,
+    max: usize,
+}
+
+enum To {
+    One(PoolConnection<Any>),
+    Many(Transaction<'static, Any>),
+}
+
+impl Writing {
+    pub(crate) async fn begin(
+        writer: &AnyPool,
+        rows: usize,
+        max: usize,
+        setting: Option<&str>,
+    ) -> Result<Self, sqlx::Error> {
+        if rows <= max && setting.is_none() {
+            let to = To::One(writer.acquire().await?);
+            return Ok(Self { to, max });
+        }
+        let mut tx = writer.begin().await?;
+        if let Some(setting) = setting {
+            sqlx::query(setting).execute(&mut *tx).await?;
+        }
+        Ok(Self {
+            to: To::Many(tx),
+            max,
+        })
+    }
+
+    /// The statements' rows: all of them, or their chunks.
+    pub(crate) fn chunks<'r, T>(
+        &self,
+        rows: &'r [T],
+    ) -> impl Iterator<Item = &'r [T]> + use<'r, T> {
+        let (whole, rest) = match self.to {
+            To::One(_) => (Some(rows).filter(|rows| !rows.is_empty()), &rows[..0]),
+            To::Many(_) => (None, rows),
+        };
+        whole.into_iter().chain(chunks(rest, self.max))
+    }
+
+    pub(crate) fn connection(&mut self) -> &mut AnyConnection {
+        match &mut self.to {
+            To::One(connection) => connection,
+            To::Many(tx) => tx,
+        }
+    }
+
+    pub(crate) async fn finish(self) -> Result<(), sqlx::Error> {
+        match self.to {
+            To::One(_) => Ok(()),
+            To::Many(tx) => tx.commit().await,
+        }
     }
 }
 

@@ -271,21 +271,14 @@ async fn insert(store: &Store, replica: &str, batch: &[Pending]) -> Result<(), s
     if batch.is_empty() {
         return Ok(());
     }
-    if batch.len() <= MAX_ROWS {
-        // One statement is its own transaction: one round trip, not three
-        // (begin, insert, commit), as sessions.rs does for its rows.
-        let sql = insert_text(store.backend(), batch.len());
-        return bind_rows(&sql, replica, batch)
-            .execute(store.writer())
-            .await
-            .map(drop);
-    }
-    let mut tx = store.writer().begin().await?;
-    for chunk in batch::chunks(batch, MAX_ROWS) {
+    let mut writing = batch::Writing::begin(store.writer(), batch.len(), MAX_ROWS, None).await?;
+    for chunk in writing.chunks(batch) {
         let sql = insert_text(store.backend(), chunk.len());
-        bind_rows(&sql, replica, chunk).execute(&mut *tx).await?;
+        bind_rows(&sql, replica, chunk)
+            .execute(writing.connection())
+            .await?;
     }
-    tx.commit().await
+    writing.finish().await
 }
 
 /// The insert of `rows` events, built once per row count (batch.rs).

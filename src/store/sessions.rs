@@ -103,36 +103,29 @@ impl SessionRepo for Store {
         if rows.is_empty() {
             return Ok(());
         }
+        // A batch that fits is one statement, its own transaction: one
+        // hand-off to SQLite's writer thread instead of three, which halved
+        // the thread switches of an `initialize` (BENCHMARKS.md, twelfth
+        // session). On PostgreSQL the commit returns before the database
+        // flushes it to disk: the guarantee SQLite's `synchronous = normal`
+        // gives every row here. A crash of the database server (not of
+        // teamgate) may forget the last moment's new sessions, whose
+        // clients then get 404 and initialize again, as when a session
+        // ends; the rows stay consistent, and are seen by every replica at
+        // once.
         let error = query_error("record sessions");
-        if self.backend() == Backend::Sqlite && rows.len() <= MAX_ROWS {
-            // One statement is its own transaction: all rows or none, in
-            // one hand-off to the writer's thread instead of three (begin,
-            // insert, commit), which halved the thread switches of an
-            // `initialize` (BENCHMARKS.md, twelfth session). Each row count
-            // has a text of its own (batch.rs), at most `MAX_ROWS` of them.
-            let sql = insert_text(rows.len(), Backend::Sqlite);
-            let insert = rows.iter().fold(sqlx::query(&sql), bind_row);
-            return insert.execute(self.writer()).await.map(drop).map_err(error);
-        }
-        let mut tx = self.writer().begin().await.map_err(error)?;
-        if self.backend() == Backend::Postgres {
-            // The commit returns before PostgreSQL flushes it to disk: the
-            // guarantee SQLite's `synchronous = normal` gives every row
-            // here. A crash of the database server (not of teamgate) may
-            // forget the last moment's new sessions, whose clients then get
-            // 404 and initialize again, as when a session ends; the rows
-            // stay consistent, and are seen by every replica at once.
-            sqlx::query("set local synchronous_commit = off")
-                .execute(&mut *tx)
-                .await
-                .map_err(error)?;
-        }
-        for chunk in batch::chunks(rows, MAX_ROWS) {
-            let sql = insert_text(chunk.len(), self.backend());
+        let backend = self.backend();
+        let setting =
+            (backend == Backend::Postgres).then_some("set local synchronous_commit = off");
+        let mut writing = batch::Writing::begin(self.writer(), rows.len(), MAX_ROWS, setting)
+            .await
+            .map_err(error)?;
+        for chunk in writing.chunks(rows) {
+            let sql = insert_text(chunk.len(), backend);
             let insert = chunk.iter().fold(sqlx::query(&sql), bind_row);
-            insert.execute(&mut *tx).await.map_err(error)?;
+            insert.execute(writing.connection()).await.map_err(error)?;
         }
-        tx.commit().await.map_err(error)
+        writing.finish().await.map_err(error)
     }
 
     async fn get(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
