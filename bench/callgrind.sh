@@ -22,7 +22,6 @@ OUT=.cache/callgrind; mkdir -p "$OUT"
 WORK="$(mktemp -d)"; trap 'kill "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 PORT="$(free_port)"
 URL="http://127.0.0.1:$PORT/mcp" TOKEN=- PROFILE="$OUT/$SERVER-$MODE.out"
-TG=(--config config/conformance.toml --config bench/teamgate.toml)
 CG=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=4294967295 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$PROFILE")
 TOOL=test_simple_text
 if [[ $SERVER == teamgate-upstream ]]; then
@@ -35,23 +34,21 @@ if [[ $SERVER == teamgate-upstream ]]; then
     sleep 0.1
   done
   trap 'kill "$PID" "$UP_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-  # Apart from the database: teamgate watches its configuration files' folders.
-  mkdir -p "$WORK/config"
-  upstream_overlay "$UP_PORT" >"$WORK/config/upstream.toml"
-  TG+=(--config "$WORK/config/upstream.toml")
+  OVERLAY="$(upstream_overlay "$UP_PORT")"
   TOOL=up_test_simple_text
 fi
 case "$SERVER" in
   teamgate|teamgate-upstream)
-    export TEAMGATE__STORE__URL="sqlite://$WORK/tg.db"
-    "$BIN/teamgate" migrate "${TG[@]}" >"$WORK/log" 2>&1
-    TOKEN="$("$BIN/teamgate" token "${TG[@]}" create --user bench --name bench 2>>"$WORK/log" | tail -n 1)"
-    "${CG[@]}" "$BIN/teamgate" serve "${TG[@]}" --listen "127.0.0.1:$PORT" >>"$WORK/log" 2>&1 &
+    TG_PORT=$PORT
+    start_teamgate "$WORK" "${OVERLAY:-}" "${CG[@]}" || exit 1
+    PID=$TG_PID
     ;;
-  raw-rmcp) "${CG[@]}" "$BIN/bench-server" rmcp "127.0.0.1:$PORT" >"$WORK/log" 2>&1 & ;;
+  raw-rmcp)
+    "${CG[@]}" "$BIN/bench-server" rmcp "127.0.0.1:$PORT" >"$WORK/log" 2>&1 &
+    PID=$!
+    ;;
   *) echo "unknown server $SERVER" >&2; exit 2 ;;
 esac
-PID=$!
 for _ in $(seq 300); do
   answers "$URL" && break
   sleep 0.2

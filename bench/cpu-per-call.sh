@@ -13,7 +13,8 @@
 # server (its tokio workers, its SQLite threads, jemalloc's background threads, the rest), the
 # database's processes, the upstream
 # and wrk, and the server's context switches per request.
-# Env: BIN (target/dist), ROUNDS (3), SECS (5), STORE (sqlite|postgres), MODES.
+# Env: BIN (target/dist), ROUNDS (3), SECS (5), STORE (sqlite|postgres), MODES, TG_ENV (VAR=value
+# words for teamgate, e.g. TOKIO_WORKER_THREADS=1).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=bench/lib.sh
@@ -21,42 +22,26 @@ source bench/lib.sh
 need_wrk
 BIN="${BIN:-target/dist}" ROUNDS="${ROUNDS:-3}" SECS="${SECS:-5}" STORE="${STORE:-sqlite}"
 MODES="${MODES:-stateless legacy initialize}"
-W="$(mktemp -d)" PGDB="cpu_per_call_$$"
-RAW_PORT="$(free_port)" TG_PORT="$(free_port)"
+W="$(mktemp -d)"
+RAW_PORT="$(free_port)"
 "$BIN/bench-server" rmcp "127.0.0.1:$RAW_PORT" >"$W/raw.log" 2>&1 &
 RAW_PID=$!
-# The overlay in a folder of its own, as a deployment keeps its configuration apart from its data:
-# teamgate watches its configuration files' folders, and a SQLite database beside them costs its
-# watcher thread about 10 us per session opened (BENCHMARKS.md, twelfth session). The upstream
-# only when a proxied mode is asked for, so the other modes run bench/run's configuration.
-mkdir -p "$W/config"
-{
-  printf '[server]\nlisten = "127.0.0.1:%s"\n' "$TG_PORT"
-  [[ " $MODES " == *" proxied"* ]] && upstream_overlay "$RAW_PORT"
-} >"$W/config/tg.toml"
-# Database connections kept for the whole probe, so the database's processes live to be counted.
-export TEAMGATE__STORE__CONNECTION_LIFETIME=1h
-if [[ $STORE == postgres ]]; then
-  psql -q -h 127.0.0.1 -U postgres -d postgres -c "CREATE DATABASE $PGDB" >/dev/null || exit 1
-  export TEAMGATE__STORE__URL="postgres://postgres@127.0.0.1:5432/$PGDB"
-  export TEAMGATE__MCP__REQUEST_STATE_KEYS='["0123456789abcdef0123456789abcdef"]'
-else
-  export TEAMGATE__STORE__URL="sqlite://$W/tg.db"
-fi
-CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/config/tg.toml")
-"$BIN/teamgate" migrate "${CFG[@]}" >"$W/tg.log" 2>&1
-TOKEN="$("$BIN/teamgate" token "${CFG[@]}" create --user bench --name bench 2>>"$W/tg.log" | tail -n 1)"
-"$BIN/teamgate" serve "${CFG[@]}" >>"$W/tg.log" 2>&1 &
-TG_PID=$!
 cleanup() {
-  kill "$TG_PID" "$RAW_PID" 2>/dev/null
-  wait "$TG_PID" "$RAW_PID" 2>/dev/null
-  [[ $STORE == postgres ]] && psql -q -h 127.0.0.1 -U postgres -d postgres \
-    -c "DROP DATABASE IF EXISTS $PGDB WITH (FORCE)" >/dev/null 2>&1
+  stop_teamgate
+  kill "$RAW_PID" 2>/dev/null
+  wait "$RAW_PID" 2>/dev/null
   rm -rf "$W"
 }
 trap cleanup EXIT
-for _ in $(seq 100); do answers "http://127.0.0.1:$TG_PORT/mcp" && break; sleep 0.1; done
+for _ in $(seq 100); do answers "http://127.0.0.1:$RAW_PORT/mcp" && break; sleep 0.1; done
+# Database connections kept for the whole probe, so the database's processes live to be counted.
+export TEAMGATE__STORE__CONNECTION_LIFETIME=1h
+# The upstream only when a proxied mode is asked for, so the other modes run bench/run's
+# configuration.
+OVERLAY=""
+[[ " $MODES " == *" proxied"* ]] && OVERLAY="$(upstream_overlay "$RAW_PORT")"
+# shellcheck disable=SC2086 # TG_ENV is a list of VAR=value words
+start_teamgate "$W" "$OVERLAY" env ${TG_ENV:-} || exit 1
 
 LEGACY=2025-06-18
 INIT_BODY='{"jsonrpc":"2.0","id":__ID__,"method":"initialize","params":{"protocolVersion":"'$LEGACY'","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}'

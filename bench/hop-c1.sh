@@ -16,27 +16,20 @@ source bench/lib.sh
 need_wrk
 BIN="${BIN:-target/dist}" ROUNDS="${ROUNDS:-3}" CS="${CS:-1}"
 W="$(mktemp -d)"
-UP="$(free_port)" TGP="$(free_port)"
+UP="$(free_port)"
 "$BIN/bench-server" rmcp "127.0.0.1:$UP" >"$W/up.log" 2>&1 &
 UPPID=$!
-# Apart from the database: teamgate watches its configuration files' folders.
-mkdir -p "$W/config"
-{ printf '[server]\nlisten = "127.0.0.1:%s"\n' "$TGP"; upstream_overlay "$UP"; } >"$W/config/up.toml"
-export TEAMGATE__STORE__URL="sqlite://$W/tg.db"
-CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/config/up.toml")
-"$BIN/teamgate" migrate "${CFG[@]}" >/dev/null 2>&1
-# shellcheck disable=SC2086 # TG_ENV is a list of NAME=value words
-env ${TG_ENV:-} "$BIN/teamgate" serve "${CFG[@]}" >"$W/tg.log" 2>&1 &
-TGPID=$!
-trap 'kill $TGPID $UPPID 2>/dev/null; wait $TGPID $UPPID 2>/dev/null; rm -rf "$W"' EXIT
-sleep 1
-TOKEN="$("$BIN/teamgate" token "${CFG[@]}" create --user bench --name bench 2>/dev/null | tail -n 1)"
+trap 'stop_teamgate; kill $UPPID 2>/dev/null; wait $UPPID 2>/dev/null; rm -rf "$W"' EXIT
+for _ in $(seq 100); do answers "http://127.0.0.1:$UP/mcp" && break; sleep 0.1; done
+# shellcheck disable=SC2086 # TG_ENV is a list of VAR=value words
+start_teamgate "$W" "$(upstream_overlay "$UP")" env ${TG_ENV:-} || exit 1
+TGP=$TG_PORT TGPID=$TG_PID
 AUTH=(-H "Authorization: Bearer $TOKEN")
 UPCALL="${TOOLS_CALL_BODY/test_simple_text/up_test_simple_text}"
 for _ in $(seq 50); do
   curl -s -X POST -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" \
     -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: up_test_simple_text" \
-    "${AUTH[@]}" -d "${UPCALL/__ID__/1}" "http://127.0.0.1:$TGP/mcp" | grep -q simple && break
+    "${AUTH[@]}" -d "${UPCALL/__ID__/1}" "http://127.0.0.1:$TGP/mcp" | grep -q 'simple text' && break
   sleep 0.2
 done
 run() { # PORT TOOL C [extra wrk arguments]: "rps p50_ms p99_ms ok failed secs"

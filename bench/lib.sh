@@ -1,4 +1,4 @@
-# Sourced by bench/run, bench/rss-after.sh and the paired benchmarks (bench/paired.sh, quotas.sh,
+# Sourced by bench/run, the by-hand probes and the paired benchmarks (bench/paired.sh, quotas.sh,
 # scrub.sh, durable.sh): the load the paired ones share, tools/call on the conformance fixture
 # `test_simple_text` (2026-07-28, stateless) driven by wrk and bench/load.lua, what they read from
 # wrk's output, and a process's CPU and memory. Each script starts its own servers.
@@ -66,3 +66,39 @@ requests_per_second() { grep -o 'Requests/sec: *[0-9.]*' "$1" | awk '{print $2}'
 
 # bench_json OUT: bench/load.lua's summary line (counts, failures, latency percentiles).
 bench_json() { grep -o 'BENCHJSON.*' "$1" | sed 's/BENCHJSON //'; }
+
+# start_teamgate DIR OVERLAY [WRAPPER...]: teamgate from $BIN (target/dist unless set) on 127.0.0.1:$TG_PORT
+# (a free port unless set) with bench/run's configuration (config/conformance.toml,
+# bench/teamgate.toml) and the OVERLAY's lines (may be empty), kept in DIR/config: teamgate watches its
+# configuration files' folders, and a SQLite database beside them costs its watcher thread about
+# 10 us per session opened (BENCHMARKS.md, twelfth session). The store is SQLite in DIR, or with
+# STORE=postgres a database of its own on the PostgreSQL at 127.0.0.1:5432. WRAPPER (env, valgrind)
+# runs before `teamgate serve`. Sets TG_PORT, TG_PID, TG_CFG, TG_LOG and TOKEN, and waits (60 s at
+# most) until the server answers; stop_teamgate stops it and drops its database.
+start_teamgate() {
+  local dir=$1 overlay=$2; shift 2
+  BIN="${BIN:-target/dist}" TG_PORT="${TG_PORT:-$(free_port)}" TG_LOG="$dir/tg.log" TG_PGDB=""
+  mkdir -p "$dir/config"
+  printf '[server]\nlisten = "127.0.0.1:%s"\n%s' "$TG_PORT" "$overlay" >"$dir/config/tg.toml"
+  if [[ ${STORE:-sqlite} == postgres ]]; then
+    TG_PGDB="bench_tg_$$"
+    psql -q -h 127.0.0.1 -U postgres -d postgres -c "CREATE DATABASE $TG_PGDB" >/dev/null || return 1
+    export TEAMGATE__STORE__URL="postgres://postgres@127.0.0.1:5432/$TG_PGDB"
+    export TEAMGATE__MCP__REQUEST_STATE_KEYS='["0123456789abcdef0123456789abcdef"]'
+  else
+    export TEAMGATE__STORE__URL="sqlite://$dir/tg.db"
+  fi
+  TG_CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$dir/config/tg.toml")
+  "$BIN/teamgate" migrate "${TG_CFG[@]}" >"$TG_LOG" 2>&1
+  TOKEN="$("$BIN/teamgate" token "${TG_CFG[@]}" create --user bench --name bench 2>>"$TG_LOG" | tail -n 1)"
+  "$@" "$BIN/teamgate" serve "${TG_CFG[@]}" >>"$TG_LOG" 2>&1 &
+  TG_PID=$!
+  for _ in $(seq 300); do answers "http://127.0.0.1:$TG_PORT/mcp" && return 0; sleep 0.2; done
+  echo "teamgate did not answer on $TG_PORT (log: $TG_LOG)" >&2
+  return 1
+}
+stop_teamgate() {
+  if [[ -n ${TG_PID:-} ]]; then kill -INT "$TG_PID" 2>/dev/null; wait "$TG_PID" 2>/dev/null; fi
+  [[ -z ${TG_PGDB:-} ]] || psql -q -h 127.0.0.1 -U postgres -d postgres \
+    -c "DROP DATABASE IF EXISTS $TG_PGDB WITH (FORCE)" >/dev/null 2>&1
+}

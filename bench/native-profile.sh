@@ -20,40 +20,22 @@ need_wrk
 command -v perf >/dev/null || { echo "perf is missing (Debian: linux-perf)"; exit 1; }
 BIN="${BIN:-target/dist}" MODE="${MODE:-stateless}" STORE="${STORE:-sqlite}"
 FREQ="${FREQ:-1999}" TOP="${TOP:-12}" SECS=4
-W="$(mktemp -d)" PGDB="native_profile_$$"
-RAW_PORT="$(free_port)" TG_PORT="$(free_port)"
+W="$(mktemp -d)"
+RAW_PORT="$(free_port)"
 "$BIN/bench-server" rmcp "127.0.0.1:$RAW_PORT" >"$W/raw.log" 2>&1 &
 RAW_PID=$!
-# The overlay apart from the database, as a deployment keeps them (cpu-per-call.sh says why).
-mkdir -p "$W/config"
-{
-  printf '[server]\nlisten = "127.0.0.1:%s"\n' "$TG_PORT"
-  [[ $MODE == proxied ]] && upstream_overlay "$RAW_PORT"
-} >"$W/config/tg.toml"
-export TEAMGATE__STORE__CONNECTION_LIFETIME=1h
-if [[ $STORE == postgres ]]; then
-  psql -q -h 127.0.0.1 -U postgres -d postgres -c "CREATE DATABASE $PGDB" >/dev/null || exit 1
-  export TEAMGATE__STORE__URL="postgres://postgres@127.0.0.1:5432/$PGDB"
-  export TEAMGATE__MCP__REQUEST_STATE_KEYS='["0123456789abcdef0123456789abcdef"]'
-else
-  export TEAMGATE__STORE__URL="sqlite://$W/tg.db"
-fi
-CFG=(--config config/conformance.toml --config bench/teamgate.toml --config "$W/config/tg.toml")
-"$BIN/teamgate" migrate "${CFG[@]}" >"$W/tg.log" 2>&1
-TOKEN="$("$BIN/teamgate" token "${CFG[@]}" create --user bench --name bench 2>>"$W/tg.log" | tail -n 1)"
-"$BIN/teamgate" serve "${CFG[@]}" >>"$W/tg.log" 2>&1 &
-TG_PID=$!
 cleanup() {
-  kill "$TG_PID" "$RAW_PID" 2>/dev/null
-  wait "$TG_PID" "$RAW_PID" 2>/dev/null
-  [[ $STORE == postgres ]] && psql -q -h 127.0.0.1 -U postgres -d postgres \
-    -c "DROP DATABASE IF EXISTS $PGDB WITH (FORCE)" >/dev/null 2>&1
+  stop_teamgate
+  kill "$RAW_PID" 2>/dev/null
+  wait "$RAW_PID" 2>/dev/null
   rm -rf "$W"
 }
 trap cleanup EXIT
-for port in "$RAW_PORT" "$TG_PORT"; do
-  for _ in $(seq 100); do answers "http://127.0.0.1:$port/mcp" && break; sleep 0.1; done
-done
+export TEAMGATE__STORE__CONNECTION_LIFETIME=1h
+for _ in $(seq 100); do answers "http://127.0.0.1:$RAW_PORT/mcp" && break; sleep 0.1; done
+OVERLAY=""
+[[ $MODE == proxied ]] && OVERLAY="$(upstream_overlay "$RAW_PORT")"
+start_teamgate "$W" "$OVERLAY" || exit 1
 
 # parts FILE US: the symbols of perf's FILE summed by part, as microseconds per request of the US
 # the process spent per request in all.

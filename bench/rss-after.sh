@@ -6,7 +6,7 @@
 # file-backed and anonymous pages beside jemalloc's own figures (`teamgate_memory_bytes`).
 # Usage: [SKIP_INIT=1] [WAIT=60] bench/rss-after.sh [BIN]   (BIN: a folder holding `teamgate`;
 # target/dist by default). jemalloc's full statistics at exit: _RJEM_MALLOC_CONF=stats_print:true
-# (printed into the server's log, $DIR/serve.log). Loopback only; every load bounded by wrk -d
+# (printed into the server's log, which the script names at the end). Loopback only; every load bounded by wrk -d
 # and timeout.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,16 +14,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 need_wrk
 BIN="${1:-target/dist}"
 DIR="$(mktemp -d)"
-export TEAMGATE__STORE__URL="sqlite://$DIR/t.db"
-CFG=(--config config/conformance.toml --config bench/teamgate.toml)
-"$BIN/teamgate" migrate "${CFG[@]}" >"$DIR/serve.log" 2>&1
-TOKEN="$("$BIN/teamgate" token "${CFG[@]}" create --user bench --name bench 2>>"$DIR/serve.log" | tail -n 1)"
-PORT="$(free_port)"
-URL="http://127.0.0.1:$PORT/mcp"
-"$BIN/teamgate" serve "${CFG[@]}" --listen "127.0.0.1:$PORT" >>"$DIR/serve.log" 2>&1 &
-PID=$!
-trap 'kill -INT $PID 2>/dev/null; wait $PID 2>/dev/null; echo "server log: $DIR/serve.log"' EXIT
-for _ in $(seq 50); do answers "$URL" && break; sleep 0.2; done
+trap 'stop_teamgate; echo "server log: $TG_LOG"' EXIT
+start_teamgate "$DIR" "" || exit 1
+PID=$TG_PID URL="http://127.0.0.1:$TG_PORT/mcp"
 HEADERS=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
   -H "Authorization: Bearer $TOKEN")
 STATELESS=(-H 'Mcp-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: test_simple_text')
