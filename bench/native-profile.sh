@@ -9,7 +9,9 @@
 #   BIN=target/dist bench/native-profile.sh     # stateless tools/call c=64: raw rmcp, then teamgate
 #   MODE=proxied bench/native-profile.sh        # teamgate in front of raw rmcp (teamgate's process)
 #   STORE=postgres bench/native-profile.sh      # teamgate on PostgreSQL, and the database's processes
-# Env: BIN (target/dist), MODE (stateless|proxied), STORE (sqlite|postgres), FREQ (1999 Hz), TOP (12).
+#   MODE=proxied CONNS=1 TG_ENV=TOKIO_WORKER_THREADS=1 bench/native-profile.sh   # the hop at c=1, one worker
+# Env: BIN (target/dist), MODE (stateless|proxied), STORE (sqlite|postgres), CONNS (64), TG_ENV
+# (VAR=value words for teamgate), FREQ (1999 Hz), TOP (12).
 # Prints, per profiled process: req/s, CPU per request, microseconds per request by part, and the
 # TOP symbols.
 set -uo pipefail
@@ -19,7 +21,7 @@ source bench/lib.sh
 need_wrk
 command -v perf >/dev/null || { echo "perf is missing (Debian: linux-perf)"; exit 1; }
 BIN="${BIN:-target/dist}" MODE="${MODE:-stateless}" STORE="${STORE:-sqlite}"
-FREQ="${FREQ:-1999}" TOP="${TOP:-12}" SECS=4
+FREQ="${FREQ:-1999}" TOP="${TOP:-12}" CONNS="${CONNS:-64}" SECS=4
 W="$(mktemp -d)"
 RAW_PORT="$(free_port)"
 "$BIN/bench-server" rmcp "127.0.0.1:$RAW_PORT" >"$W/raw.log" 2>&1 &
@@ -35,7 +37,8 @@ export TEAMGATE__STORE__CONNECTION_LIFETIME=1h
 for _ in $(seq 100); do answers "http://127.0.0.1:$RAW_PORT/mcp" && break; sleep 0.1; done
 OVERLAY=""
 [[ $MODE == proxied ]] && OVERLAY="$(upstream_overlay "$RAW_PORT")"
-start_teamgate "$W" "$OVERLAY" || exit 1
+# shellcheck disable=SC2086 # TG_ENV is a list of VAR=value words
+start_teamgate "$W" "$OVERLAY" env ${TG_ENV:-} || exit 1
 
 # parts FILE US: the symbols of perf's FILE summed by part, as microseconds per request of the US
 # the process spent per request in all.
@@ -70,8 +73,8 @@ samples() {
 profile() {
   local name="$1" port="$2" pids="$3" tool="$4" rps n us db_pids=""
   shift 4
-  BENCH_TOOL="$tool" wrk_tools_call "$port" 64 "$W/warm.txt" "$@"
-  BENCH_TOOL="$tool" wrk_tools_call "$port" 64 "$W/wrk.txt" "$@" &
+  BENCH_TOOL="$tool" wrk_tools_call "$port" "$CONNS" "$W/warm.txt" "$@"
+  BENCH_TOOL="$tool" wrk_tools_call "$port" "$CONNS" "$W/wrk.txt" "$@" &
   local wrk_job=$! db_perf=""
   sleep 0.5
   if [[ $STORE == postgres && $name == teamgate* ]]; then
@@ -100,7 +103,7 @@ profile() {
   fi
 }
 
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); mode $MODE; store $STORE"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); mode $MODE; store $STORE; c=$CONNS"
 if [[ $MODE == proxied ]]; then
   profile teamgate-proxied "$TG_PORT" "$TG_PID" up_test_simple_text -H "Authorization: Bearer $TOKEN"
 else
