@@ -230,6 +230,68 @@ mod tests {
         assert_eq!(built.get(), 8);
     }
 
+    /// All rows in one statement when they fit and need no setting; else
+    /// the setting and the chunks in one transaction, none of it kept when
+    /// the transaction is dropped unfinished.
+    #[tokio::test]
+    async fn a_batch_is_one_statement_when_it_fits_else_a_transaction_of_chunks() {
+        sqlx::any::install_default_drivers();
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("b.db").display());
+        let pool = AnyPool::connect(&url).await.unwrap();
+        sqlx::query("create table t (v integer)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        let rows: Vec<i64> = (0..100).collect();
+        let lens =
+            |writing: &Writing, rows| writing.chunks(rows).map(<[i64]>::len).collect::<Vec<_>>();
+
+        let one = Writing::begin(&pool, 3, 64, None).await.unwrap();
+        assert!(matches!(one.to, To::One(_)));
+        assert_eq!(lens(&one, &rows[..3]), [3]);
+        assert_eq!(lens(&one, &rows[..0]), [0usize; 0]);
+        one.finish().await.unwrap();
+
+        let insert_all = async |writing: &mut Writing| {
+            for chunk in writing.chunks(&rows) {
+                let sql = format!(
+                    "insert into t (v) values {}",
+                    values(Backend::Sqlite, chunk.len(), 1)
+                );
+                let insert = chunk.iter().fold(sqlx::query(&sql), |q, v| q.bind(*v));
+                insert.execute(writing.connection()).await.unwrap();
+            }
+        };
+        let count = async || -> i64 {
+            sqlx::query_scalar("select count(*) from t")
+                .fetch_one(&pool)
+                .await
+                .unwrap()
+        };
+        let mut many = Writing::begin(&pool, 100, 64, None).await.unwrap();
+        assert_eq!(lens(&many, &rows), [64, 32, 4]);
+        insert_all(&mut many).await;
+        many.finish().await.unwrap();
+        assert_eq!(count().await, 100);
+        let mut unfinished = Writing::begin(&pool, 100, 64, None).await.unwrap();
+        insert_all(&mut unfinished).await;
+        drop(unfinished);
+        assert_eq!(
+            count().await,
+            100,
+            "an unfinished transaction keeps nothing"
+        );
+
+        // A setting first: a transaction even for rows that would fit.
+        let set = Writing::begin(&pool, 3, 64, Some("pragma cache_size = 100"))
+            .await
+            .unwrap();
+        assert!(matches!(set.to, To::Many(_)));
+        assert_eq!(lens(&set, &rows[..3]), [2, 1]);
+        set.finish().await.unwrap();
+    }
+
     #[test]
     fn placeholders_follow_the_backend() {
         assert_eq!(values(Backend::Sqlite, 2, 2), "(?, ?), (?, ?)");
