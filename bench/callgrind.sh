@@ -26,15 +26,9 @@ CG=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=4294967295 valgrind --t
 TOOL=test_simple_text
 if [[ $SERVER == teamgate-upstream ]]; then
   # teamgate in front of raw rmcp (not counted: its own process), as bench/run's upstream rows.
-  UP_PORT="$(free_port)"
-  "$BIN/bench-server" rmcp "127.0.0.1:$UP_PORT" >"$WORK/upstream.log" 2>&1 &
-  UP_PID=$!
-  for _ in $(seq 100); do
-    answers "http://127.0.0.1:$UP_PORT/mcp" && break
-    sleep 0.1
-  done
-  trap 'kill "$PID" "$UP_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-  OVERLAY="$(upstream_overlay "$UP_PORT")"
+  start_raw_rmcp "$WORK" || exit 1
+  trap 'kill "$PID" "$RAW_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+  OVERLAY="$(upstream_overlay "$RAW_PORT")"
   TOOL=up_test_simple_text
 fi
 case "$SERVER" in

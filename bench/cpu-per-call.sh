@@ -23,17 +23,8 @@ need_wrk
 BIN="${BIN:-target/dist}" ROUNDS="${ROUNDS:-3}" SECS="${SECS:-5}" STORE="${STORE:-sqlite}"
 MODES="${MODES:-stateless legacy initialize}"
 W="$(mktemp -d)"
-RAW_PORT="$(free_port)"
-"$BIN/bench-server" rmcp "127.0.0.1:$RAW_PORT" >"$W/raw.log" 2>&1 &
-RAW_PID=$!
-cleanup() {
-  stop_teamgate
-  kill "$RAW_PID" 2>/dev/null
-  wait "$RAW_PID" 2>/dev/null
-  rm -rf "$W"
-}
-trap cleanup EXIT
-for _ in $(seq 100); do answers "http://127.0.0.1:$RAW_PORT/mcp" && break; sleep 0.1; done
+trap 'stop_probe "$W"' EXIT
+start_raw_rmcp "$W" || exit 1
 # Database connections kept for the whole probe, so the database's processes live to be counted.
 export TEAMGATE__STORE__CONNECTION_LIFETIME=1h
 # The upstream only when a proxied mode is asked for, so the other modes run bench/run's

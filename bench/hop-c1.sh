@@ -16,20 +16,16 @@ source bench/lib.sh
 need_wrk
 BIN="${BIN:-target/dist}" ROUNDS="${ROUNDS:-3}" CS="${CS:-1}"
 W="$(mktemp -d)"
-UP="$(free_port)"
-"$BIN/bench-server" rmcp "127.0.0.1:$UP" >"$W/up.log" 2>&1 &
-UPPID=$!
-trap 'stop_teamgate; kill $UPPID 2>/dev/null; wait $UPPID 2>/dev/null; rm -rf "$W"' EXIT
-for _ in $(seq 100); do answers "http://127.0.0.1:$UP/mcp" && break; sleep 0.1; done
+trap 'stop_probe "$W"' EXIT
+start_raw_rmcp "$W" || exit 1
 # shellcheck disable=SC2086 # TG_ENV is a list of VAR=value words
-start_teamgate "$W" "$(upstream_overlay "$UP")" env ${TG_ENV:-} || exit 1
-TGP=$TG_PORT TGPID=$TG_PID
+start_teamgate "$W" "$(upstream_overlay "$RAW_PORT")" env ${TG_ENV:-} || exit 1
 AUTH=(-H "Authorization: Bearer $TOKEN")
 UPCALL="${TOOLS_CALL_BODY/test_simple_text/up_test_simple_text}"
 for _ in $(seq 50); do
   curl -s -X POST -H "Content-Type: application/json" -H "Accept: application/json, text/event-stream" \
     -H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: tools/call" -H "Mcp-Name: up_test_simple_text" \
-    "${AUTH[@]}" -d "${UPCALL/__ID__/1}" "http://127.0.0.1:$TGP/mcp" | grep -q 'simple text' && break
+    "${AUTH[@]}" -d "${UPCALL/__ID__/1}" "http://127.0.0.1:$TG_PORT/mcp" | grep -q 'simple text' && break
   sleep 0.2
 done
 run() { # PORT TOOL C [extra wrk arguments]: "rps p50_ms p99_ms ok failed secs"
@@ -40,21 +36,21 @@ run() { # PORT TOOL C [extra wrk arguments]: "rps p50_ms p99_ms ok failed secs"
 per() { awk -v a="$1" -v n="$2" 'BEGIN{if (n > 0) printf "%.1f", a/n}'; }
 for c in $CS; do
   for _ in $(seq "$ROUNDS"); do
-    d="$(run "$UP" test_simple_text "$c")"
-    t0="$(ctx_switches "$TGPID" voluntary)"
-    o="$(run "$TGP" test_simple_text "$c" "${AUTH[@]}")"
-    t1="$(ctx_switches "$TGPID" voluntary)" u1="$(ctx_switches "$UPPID" voluntary)"
-    v="$(run "$TGP" up_test_simple_text "$c" "${AUTH[@]}")"
-    t2="$(ctx_switches "$TGPID" voluntary)" u2="$(ctx_switches "$UPPID" voluntary)"
+    d="$(run "$RAW_PORT" test_simple_text "$c")"
+    t0="$(ctx_switches "$TG_PID" voluntary)"
+    o="$(run "$TG_PORT" test_simple_text "$c" "${AUTH[@]}")"
+    t1="$(ctx_switches "$TG_PID" voluntary)" u1="$(ctx_switches "$RAW_PID" voluntary)"
+    v="$(run "$TG_PORT" up_test_simple_text "$c" "${AUTH[@]}")"
+    t2="$(ctx_switches "$TG_PID" voluntary)" u2="$(ctx_switches "$RAW_PID" voluntary)"
     on="$(awk '{print $4}' <<<"$o")" vn="$(awk '{print $4}' <<<"$v")"
     echo "c=$c direct: $d | own: $o | via: $v | switches/call: own $(per $((t1 - t0)) "$on")," \
       "via $(per $((t2 - t1)) "$vn"), upstream $(per $((u2 - u1)) "$vn")"
   done
 done
 if [[ -n "${PERF:-}" ]]; then
-  perf record -q -F 2999 -g -p "$TGPID" -o perf-hop.data -- sleep 4 >/dev/null 2>&1 &
+  perf record -q -F 2999 -g -p "$TG_PID" -o perf-hop.data -- sleep 4 >/dev/null 2>&1 &
   PERFPID=$!
-  v="$(run "$TGP" up_test_simple_text 1 "${AUTH[@]}")"
+  v="$(run "$TG_PORT" up_test_simple_text 1 "${AUTH[@]}")"
   wait "$PERFPID"
   echo "under perf: $v (perf report -i perf-hop.data --no-children --sort dso,sym)"
 fi

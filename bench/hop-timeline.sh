@@ -18,13 +18,10 @@ need_wrk
 command -v tcpdump >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q tcpdump >/dev/null
 BIN="${BIN:-target/dist}"
 W="$(mktemp -d)"
-UP="$(free_port)"
-"$BIN/bench-server" rmcp "127.0.0.1:$UP" >"$W/up.log" 2>&1 &
-UPPID=$!
-trap 'stop_teamgate; kill $UPPID 2>/dev/null; wait $UPPID 2>/dev/null; rm -rf "$W"' EXIT
-for _ in $(seq 100); do answers "http://127.0.0.1:$UP/mcp" && break; sleep 0.1; done
+trap 'stop_probe "$W"' EXIT
+start_raw_rmcp "$W" || exit 1
 # shellcheck disable=SC2086 # TG_ENV is a list of VAR=value words
-start_teamgate "$W" "$(upstream_overlay "$UP")" env ${TG_ENV:-} || exit 1
+start_teamgate "$W" "$(upstream_overlay "$RAW_PORT")" env ${TG_ENV:-} || exit 1
 AUTH=(-H "Authorization: Bearer $TOKEN")
 
 # timeline NAME PORT TOOL [AUTH...]: a warm-up, then 5 s of c=1 under tcpdump, cut into steps
@@ -32,10 +29,10 @@ AUTH=(-H "Authorization: Bearer $TOKEN")
 timeline() {
   local name="$1" port="$2" tool="$3" front="$2" tg=0
   shift 3
-  [[ $tool == up_* ]] && tg=$TG_PORT front=$UP
+  [[ $tool == up_* ]] && tg=$TG_PORT front=$RAW_PORT
   BENCH_TOOL="$tool" wrk_tools_call "$port" 1 "$W/warm.txt" "$@"
   timeout 30 tcpdump -i lo -nn -s 200 -B 65536 -w "$W/$name.pcap" \
-    "tcp port $UP or tcp port $TG_PORT" 2>/dev/null &
+    "tcp port $RAW_PORT or tcp port $TG_PORT" 2>/dev/null &
   local dump=$!
   sleep 1
   BENCH_TOOL="$tool" wrk_tools_call "$port" 1 "$W/wrk.txt" "$@"
@@ -45,7 +42,7 @@ timeline() {
   tcpdump -nn -tt -r "$W/$name.pcap" 2>/dev/null | python3 bench/hop_timeline.py "$tg" "$front"
 }
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-timeline direct "$UP" test_simple_text
+timeline direct "$RAW_PORT" test_simple_text
 timeline own-tool "$TG_PORT" test_simple_text "${AUTH[@]}"
 timeline through "$TG_PORT" up_test_simple_text "${AUTH[@]}"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

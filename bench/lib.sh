@@ -67,6 +67,26 @@ requests_per_second() { grep -o 'Requests/sec: *[0-9.]*' "$1" | awk '{print $2}'
 # bench_json OUT: bench/load.lua's summary line (counts, failures, latency percentiles).
 bench_json() { grep -o 'BENCHJSON.*' "$1" | sed 's/BENCHJSON //'; }
 
+# start_raw_rmcp DIR: raw rmcp (bench-server from $BIN, target/dist unless set) on a free loopback
+# port, its log in DIR; sets RAW_PORT and RAW_PID and waits (10 s at most) until it answers. The
+# probes start it before teamgate, whose upstream it may be.
+start_raw_rmcp() {
+  BIN="${BIN:-target/dist}" RAW_PORT="$(free_port)"
+  "$BIN/bench-server" rmcp "127.0.0.1:$RAW_PORT" >"$1/raw.log" 2>&1 &
+  RAW_PID=$!
+  for _ in $(seq 100); do answers "http://127.0.0.1:$RAW_PORT/mcp" && return 0; sleep 0.1; done
+  echo "raw rmcp did not answer on $RAW_PORT (log: $1/raw.log)" >&2
+  return 1
+}
+
+# stop_probe DIR: the probes' EXIT trap: teamgate stopped (stop_teamgate), raw rmcp stopped, DIR
+# removed.
+stop_probe() {
+  stop_teamgate
+  if [[ -n ${RAW_PID:-} ]]; then kill "$RAW_PID" 2>/dev/null; wait "$RAW_PID" 2>/dev/null; fi
+  rm -rf "$1"
+}
+
 # start_teamgate DIR OVERLAY [WRAPPER...]: teamgate from $BIN (target/dist unless set) on 127.0.0.1:$TG_PORT
 # (a free port unless set) with bench/run's configuration (config/conformance.toml,
 # bench/teamgate.toml) and the OVERLAY's lines (may be empty), kept in DIR/config: teamgate watches its

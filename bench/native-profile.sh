@@ -23,18 +23,9 @@ command -v perf >/dev/null || { echo "perf is missing (Debian: linux-perf)"; exi
 BIN="${BIN:-target/dist}" MODE="${MODE:-stateless}" STORE="${STORE:-sqlite}"
 FREQ="${FREQ:-1999}" TOP="${TOP:-12}" CONNS="${CONNS:-64}" SECS=4
 W="$(mktemp -d)"
-RAW_PORT="$(free_port)"
-"$BIN/bench-server" rmcp "127.0.0.1:$RAW_PORT" >"$W/raw.log" 2>&1 &
-RAW_PID=$!
-cleanup() {
-  stop_teamgate
-  kill "$RAW_PID" 2>/dev/null
-  wait "$RAW_PID" 2>/dev/null
-  rm -rf "$W"
-}
-trap cleanup EXIT
+trap 'stop_probe "$W"' EXIT
+start_raw_rmcp "$W" || exit 1
 export TEAMGATE__STORE__CONNECTION_LIFETIME=1h
-for _ in $(seq 100); do answers "http://127.0.0.1:$RAW_PORT/mcp" && break; sleep 0.1; done
 OVERLAY=""
 [[ $MODE == proxied ]] && OVERLAY="$(upstream_overlay "$RAW_PORT")"
 # shellcheck disable=SC2086 # TG_ENV is a list of VAR=value words
@@ -68,10 +59,16 @@ samples() {
   perf report -i "$1" --stdio --sort dso -n 2>/dev/null | awk '!/^#/ && NF {s += $2} END {print s + 0}'
 }
 
+# us_per_request FILE RPS: the CPU perf's FILE saw per request, in microseconds. perf samples FREQ
+# times a second of CPU, so: samples / FREQ / (RPS * SECS) seconds.
+us_per_request() {
+  awk -v n="$(samples "$1")" -v f="$FREQ" -v r="$2" -v s="$SECS" 'BEGIN {printf "%.1f", n / f * 1e6 / (r * s)}'
+}
+
 # profile NAME PORT PIDS TOOL [AUTH...]: a 5 s load on PORT (after one to warm up), PIDS profiled
 # for 4 s of it.
 profile() {
-  local name="$1" port="$2" pids="$3" tool="$4" rps n us db_pids=""
+  local name="$1" port="$2" pids="$3" tool="$4" rps us db_pids=""
   shift 4
   BENCH_TOOL="$tool" wrk_tools_call "$port" "$CONNS" "$W/warm.txt" "$@"
   BENCH_TOOL="$tool" wrk_tools_call "$port" "$CONNS" "$W/wrk.txt" "$@" &
@@ -85,18 +82,15 @@ profile() {
   perf record -q -F "$FREQ" -p "$pids" -o "$W/$name.data" -- sleep "$SECS" >/dev/null 2>&1
   wait "$wrk_job" $db_perf
   rps="$(requests_per_second "$W/wrk.txt")"
-  # perf samples FREQ times a second of CPU: microseconds per request = samples / FREQ / requests.
-  n="$(samples "$W/$name.data")"
-  us="$(awk -v n="$n" -v f="$FREQ" -v r="$rps" -v s="$SECS" 'BEGIN {printf "%.1f", n / f * 1e6 / (r * s)}')"
-  echo "$name: $rps req/s, $us us of CPU per request ($n samples)"
+  us="$(us_per_request "$W/$name.data" "$rps")"
+  echo "$name: $rps req/s, $us us of CPU per request ($(samples "$W/$name.data") samples)"
   parts "$W/$name.data" "$us"
   echo "  top symbols:"
   perf report -i "$W/$name.data" --sort sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' |
     head -n "$TOP" | cut -c1-150
   if [[ -n $db_pids ]]; then
-    n="$(samples "$W/database.data")"
-    echo "the database (PostgreSQL's processes): $(awk -v n="$n" -v f="$FREQ" -v r="$rps" -v s="$SECS" \
-      'BEGIN {printf "%.1f", n / f * 1e6 / (r * s)}') us of CPU per request; by library:"
+    echo "the database (PostgreSQL's processes): $(us_per_request "$W/database.data" "$rps")" \
+      "us of CPU per request; by library:"
     perf report -i "$W/database.data" --sort dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -6
     perf report -i "$W/database.data" --sort sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' |
       head -n "$TOP" | cut -c1-150
