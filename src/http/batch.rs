@@ -8,18 +8,17 @@
 //! Notifications and responses get no answer; a batch of only those gets
 //! 202. Anywhere else a batch is refused (400), as before.
 
-use std::{future::Future, pin::Pin, sync::Arc};
+use std::future::Future;
 
 use axum::{
     body::{Body, Bytes},
-    extract::{Request, State},
+    extract::Request,
     http::{HeaderValue, StatusCode, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 use serde_json::{Value, value::RawValue};
 
-use super::{GuardConfig, error::HttpError, names};
+use super::{error::HttpError, names};
 use crate::{body::read_capped, mcp::Gate, protocol::codes};
 
 /// Elements a batch may hold at most (the body is bounded by
@@ -66,33 +65,37 @@ fn take(refusal: &mut Response) -> Option<Deferred> {
     refusal.extensions_mut().remove::<Deferred>()
 }
 
-/// The endpoint's outermost step (`stack.rs`): a batch the guard set aside
-/// is served here, each element through every step below.
-pub(super) async fn batches(
-    State(config): State<Arc<GuardConfig>>,
+/// The endpoint's outermost step (`endpoint.rs`, step 9): `serve` is the
+/// rest of the endpoint; a batch the guard set aside is served here, each
+/// element through it.
+pub(super) async fn batches<F>(
+    gate: Option<&dyn Gate>,
     request: Request,
-    next: Next,
-) -> Response {
-    let mut response = next.clone().run(request).await;
+    serve: impl Fn(Request) -> F,
+) -> Response
+where
+    F: Future<Output = Response>,
+{
+    let mut response = serve(request).await;
     if response.status() != StatusCode::BAD_REQUEST {
         return response;
     }
     let Some(deferred) = take(&mut response) else {
         return response;
     };
-    let serve = |element| -> Served<'static> { Box::pin(next.clone().run(element)) };
-    serve_batch(deferred, config.gate.as_deref(), serve).await
+    serve_batch(deferred, gate, serve).await
 }
-
-type Served<'a> = Pin<Box<dyn Future<Output = Response> + Send + 'a>>;
 
 /// Serves `batch` when its session was negotiated at 2025-03-26, each
 /// element through `serve` (the whole endpoint); else the refusal.
-async fn serve_batch<'a>(
+async fn serve_batch<F>(
     batch: Deferred,
     gate: Option<&dyn Gate>,
-    serve: impl Fn(Request) -> Served<'a>,
-) -> Response {
+    serve: impl Fn(Request) -> F,
+) -> Response
+where
+    F: Future<Output = Response>,
+{
     let session = batch
         .parts
         .headers

@@ -5,12 +5,11 @@
 //! when it arrived. What a request may do, and the shape of rmcp's replies,
 //! are the engine's (`mcp/reply.rs`).
 
-use std::{sync::Arc, time::Instant};
+use std::{future::Future, sync::Arc, time::Instant};
 
-use axum::middleware::Next;
 use axum::{
     body::Body,
-    extract::{Request, State},
+    extract::Request,
     http::{HeaderMap, HeaderName, Method},
     response::{IntoResponse, Response},
 };
@@ -25,14 +24,17 @@ use crate::{
     registry::{Caller, RequestFacts},
 };
 
-/// The guard's step (`stack.rs`): [`admit`], then the steps below.
-pub(crate) async fn guard(
-    State(config): State<Arc<GuardConfig>>,
+/// The guard's step (`endpoint.rs`, step 12): [`admit`], then `next`.
+pub(super) async fn guard<F>(
+    config: &GuardConfig,
     request: Request,
-    next: Next,
-) -> Response {
-    match admit(&config, request).await {
-        Ok(request) => next.run(request).await,
+    next: impl FnOnce(Request) -> F,
+) -> Response
+where
+    F: Future<Output = Response>,
+{
+    match admit(config, request).await {
+        Ok(request) => next(request).await,
         Err(refusal) => refusal,
     }
 }

@@ -10,6 +10,7 @@ mod batch;
 pub(crate) mod body;
 mod caller;
 mod edge;
+mod endpoint;
 pub mod error;
 mod forwarded;
 pub(crate) mod guard;

@@ -11,6 +11,7 @@
 
 use std::{
     collections::HashMap,
+    future::Future,
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
@@ -18,13 +19,7 @@ use std::{
     time::Instant,
 };
 
-use axum::{
-    body::Body,
-    extract::{Request, State},
-    http::header,
-    middleware::Next,
-    response::Response,
-};
+use axum::{body::Body, extract::Request, http::header, response::Response};
 use opentelemetry::{propagation::TextMapPropagator, trace::TraceContextExt};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing::{Instrument, Span, field::Empty};
@@ -47,20 +42,20 @@ pub struct Observer {
     pub mcp_path: String,
 }
 
-/// The inner half, begun right before the engine: the span of a request
-/// that reached it, and what its reply is measured against. Two calls, not
-/// one wrapping the engine, so the MCP stack stays one flat future.
-/// The step in front of the engine (`http/stack.rs`): the request's span,
-/// which the engine's work runs in, and its measurements.
-pub(super) async fn observe(
-    State(observer): State<Arc<Observer>>,
+/// The step in front of the engine (`endpoint.rs`, step 13): the request's
+/// span, which the engine's work (`next`) runs in, and its measurements.
+pub(super) async fn observe<F>(
+    observer: &Observer,
     request: Request,
-    next: Next,
-) -> Response {
+    next: impl FnOnce(Request) -> F,
+) -> Response
+where
+    F: Future<Output = Response>,
+{
     let (request, observing) = Observing::start(request);
     let span = observing.span().clone();
-    let response = next.run(request).instrument(span).await;
-    observing.finish(&observer, response)
+    let response = next(request).instrument(span).await;
+    observing.finish(observer, response)
 }
 
 struct Observing {

@@ -5,7 +5,7 @@
 //! 1. catch-panic (tower-http): a panic anywhere below becomes a 500 with a
 //!    JSON-RPC body, never a dropped connection;
 //! 2. trace (tower-http): a debug-level span per request (the MCP endpoint's
-//!    own span, with the method and outcome, is step 12);
+//!    own span, with the method and outcome, is step 13);
 //! 3. the health probes, answered here, before the Host check: the kubelet
 //!    sends the pod's address as Host, and they carry nothing a rebinding
 //!    attack could use (`health.rs`);
@@ -26,14 +26,15 @@
 //!    client address's unauthenticated quota, the MCP endpoint's (`throttle.rs`),
 //!    so one address cannot use up the registration cap or fill the store.
 //!
-//! The MCP endpoint's own steps, each able to answer in place of the rest:
+//! The MCP endpoint's own steps, one service whose states are shared behind
+//! one reference (`endpoint.rs`), each able to answer in place of the rest:
 //!
 //! 9. batches: a 2025-03-26 JSON-RPC batch is served element by element,
 //!    each through steps 10 to 14 as a request of its own (`batch.rs`);
-//! 10. capacity (tower): over `limits.max_in_flight` requests are refused at
+//! 10. capacity: over `limits.max_in_flight` requests are refused at
 //!     once (503) instead of queueing; a slot is held until the response head,
 //!     so open streams never count;
-//! 11. the caller, one layer (`caller.rs`): unauthenticated traffic is
+//! 11. the caller (`caller.rs`): unauthenticated traffic is
 //!     limited per client address before any credential is checked, so
 //!     guessing costs quota (`throttle.rs`); then who is calling, 401 before
 //!     any body is read (`authenticate.rs`); then the caller's own quota;
@@ -46,18 +47,17 @@
 //!     its reply shaped (`mcp/reply.rs`); its refusals reach the wire
 //!     through `HttpError` (`error.rs`).
 
-use std::{any::Any, convert::Infallible, sync::Arc};
+use std::{any::Any, sync::Arc};
 
 use axum::{
     Router,
-    error_handling::HandleErrorLayer,
-    extract::Request,
     http::{HeaderName, HeaderValue, Method},
     middleware::from_fn_with_state,
     response::{IntoResponse, Response},
     routing::get,
 };
-use tower::{BoxError, ServiceBuilder, limit::GlobalConcurrencyLimitLayer, service_fn};
+use tokio::sync::Semaphore;
+use tower::ServiceBuilder;
 use tower_http::{
     catch_panic::CatchPanicLayer,
     compression::{CompressionLayer, DefaultPredicate, Predicate, predicate::SizeAbove},
@@ -67,10 +67,12 @@ use tower_http::{
 use tracing::Level;
 
 use super::{
-    HttpParts, METADATA_PATH, batch, caller::CallerLayer, edge, error::HttpError, guard, health,
-    observe, refusals, throttle,
+    HttpParts, METADATA_PATH, edge,
+    endpoint::{Endpoint, Steps},
+    error::HttpError,
+    health, refusals, throttle,
 };
-use crate::{auth, registry::RequestFacts};
+use crate::auth;
 
 /// The router of one listener. `metrics`: the `/metrics` route, when it is
 /// served on this listener (a scraper that sends no public Host name uses
@@ -91,39 +93,18 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
         portal,
         portal_open,
     } = parts;
-    // The steps' states are shared, not cloned per request (axum's
-    // `from_fn_with_state` clones its state for every call).
-    let guard = Arc::new(guard);
     let rate_limits = Arc::new(rate_limits);
-    let auth_step = Arc::new(auth.clone());
     let observer = Arc::new(observer);
 
-    // Steps 9 to 13, in order.
-    let endpoint_steps = ServiceBuilder::new()
-        .layer(from_fn_with_state(guard.clone(), batch::batches))
-        .layer(HandleErrorLayer::new(at_capacity))
-        .load_shed()
-        .layer(GlobalConcurrencyLimitLayer::new(max_in_flight))
-        .layer(CallerLayer::new(rate_limits.clone(), auth_step))
-        .layer(from_fn_with_state(guard, guard::guard))
-        .layer(from_fn_with_state(observer.clone(), observe::observe));
-    // Step 14. A plain service, not an axum handler: every step above clones
-    // what is below it per request, and this clone is one `Arc`.
-    let engine = Arc::new(mcp);
-    let endpoint = endpoint_steps.service(service_fn(move |request: Request| {
-        let engine = engine.clone();
-        async move {
-            let id = request
-                .extensions()
-                .get::<Arc<RequestFacts>>()
-                .and_then(|facts| facts.id.clone());
-            let response = engine
-                .serve(request)
-                .await
-                .unwrap_or_else(|refusal| HttpError::from_engine(refusal, id));
-            Ok::<_, Infallible>(response)
-        }
-    }));
+    // Steps 9 to 14: one service (`endpoint.rs`).
+    let endpoint = Endpoint::new(Steps {
+        guard,
+        capacity: Semaphore::new(max_in_flight),
+        limits: rate_limits.clone(),
+        auth: auth.clone(),
+        observer: observer.clone(),
+        engine: mcp,
+    });
 
     // A toolset's endpoint is the same service at `<mcp_path>/<name>`; the
     // engine tells which (`mcp/endpoint.rs`).
@@ -172,11 +153,6 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
                 .on_failure(()),
         );
     probes.merge(routes).layer(outer)
-}
-
-/// Step 10's refusal: the server is at `limits.max_in_flight`.
-async fn at_capacity(_: BoxError) -> Response {
-    HttpError::Unavailable("the server is at capacity; retry shortly".into()).into_response()
 }
 
 /// Step 1: a panic is a bug of ours; the client gets a JSON-RPC error and the
