@@ -3,10 +3,7 @@
 //! reach us at all (DNS-rebinding protection). Runs before anything else
 //! reads the request, authentication included.
 
-use std::{
-    net::{IpAddr, SocketAddr},
-    sync::Arc,
-};
+use std::net::{IpAddr, SocketAddr};
 
 use super::{
     authority::{OriginRule, origin_rule, parse_origin, split_authority},
@@ -16,9 +13,8 @@ use super::{
 };
 use crate::{config::ForwardedHeader, protocol::ClientInfo};
 use axum::{
-    extract::{ConnectInfo, Request, State},
+    extract::{ConnectInfo, Request},
     http::{HeaderMap, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 
@@ -181,15 +177,16 @@ impl EdgeConfig {
     }
 }
 
-/// The edge step (`stack.rs`): refuses a foreign `Host` or `Origin` (403,
-/// JSON-RPC body) and records the `ClientInfo` for the steps below. The
-/// peer's address comes from the accept loop (`serve.rs`).
-pub(super) async fn check(
-    State(config): State<Arc<EdgeConfig>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// The edge step (`front.rs`, step 5): the refusal of a foreign `Host` or
+/// `Origin` (403, JSON-RPC body), if any; else the `ClientInfo` is recorded
+/// for the steps below. The peer's address comes from the accept loop
+/// (`serve.rs`).
+pub(super) fn check(config: &EdgeConfig, request: &mut Request) -> Option<Response> {
+    let Some(ConnectInfo(peer)) = request.extensions().get::<ConnectInfo<SocketAddr>>() else {
+        // Only a router served without `serve.rs` lacks it: a bug of ours.
+        tracing::error!("a request reached the edge step without its peer's address");
+        return Some(HttpError::Internal.into_response());
+    };
     let client = config.client(
         peer.ip(),
         request.headers(),
@@ -212,7 +209,7 @@ pub(super) async fn check(
                 client.host
             ),
         };
-        return refuse(refusal, &request);
+        return Some(refuse(refusal, request));
     }
     let mut origins = request.headers().get_all(header::ORIGIN).iter();
     if let Some(origin) = origins.next() {
@@ -230,11 +227,11 @@ pub(super) async fn check(
                 challenge: String::new(),
                 message: format!("Origin {origin:?} is not allowed"),
             };
-            return refuse(refusal, &request);
+            return Some(refuse(refusal, request));
         }
     }
     request.extensions_mut().insert(client);
-    next.run(request).await
+    None
 }
 
 /// The authorization server's endpoints for clients (and the metadata):

@@ -13,6 +13,7 @@ mod edge;
 mod endpoint;
 pub mod error;
 mod forwarded;
+mod front;
 pub(crate) mod guard;
 mod health;
 mod lease;

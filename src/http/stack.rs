@@ -11,10 +11,10 @@
 //!    attack could use (`health.rs`);
 //! 4. observe-refusals: describes the MCP requests refused anywhere below
 //!    (Host or Origin, 401, 429, ...), which the engine never sees
-//!    (`http/refusals.rs`);
+//!    (`refusals.rs`);
 //! 5. edge: a foreign Host or Origin is refused before anything reads the
 //!    request (DNS rebinding); who the client is, behind trusted proxies
-//!    (`edge.rs`, `forwarded.rs`);
+//!    (`edge.rs`, `forwarded.rs`); steps 4 and 5 are one layer (`front.rs`);
 //! 6. compression (tower-http): JSON above `limits.compression_min_bytes`;
 //!    its default predicate never compresses SSE;
 //! 7. CORS (tower-http) for browser clients of the allowed origins;
@@ -70,7 +70,8 @@ use super::{
     HttpParts, METADATA_PATH, edge,
     endpoint::{Endpoint, Steps},
     error::HttpError,
-    health, refusals, throttle,
+    front::FrontLayer,
+    health, throttle,
 };
 use crate::auth;
 
@@ -132,8 +133,7 @@ pub fn router(parts: HttpParts, metrics: Option<Router>) -> Router {
     // Steps 4 to 7, in order (on the routes above only: not on the probes).
     let compress_when = DefaultPredicate::new().and(SizeAbove::new(compression_min_bytes.into()));
     let edge_steps = ServiceBuilder::new()
-        .layer(from_fn_with_state(observer, refusals::observe_refusals))
-        .layer(from_fn_with_state(Arc::new(edge), edge::check))
+        .layer(FrontLayer::new(observer, edge))
         .layer(CompressionLayer::new().compress_when(compress_when))
         .layer(cors(&browser_origins));
     let routes = routes.route_layer(edge_steps);
