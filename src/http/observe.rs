@@ -3,9 +3,9 @@
 //! Two halves, so a request is described once whatever happens to it:
 //! `observe` sits right in front of the engine (after authentication and the
 //! input guard), where the caller is known and the body is already read and
-//! checked; `refusals.rs`'s `Watch` begins before the edge step
-//! (`front.rs`) and describes the requests refused before they got there (401, 403,
-//! 404, 413, 429, ...).
+//! checked; `refusals.rs`'s `Watch` begins before the edge step (`front.rs`)
+//! and describes the requests refused before they got there (401, 403, 404,
+//! 413, 429, ...).
 //! A reply is measured to the end of its body, so the latency of an SSE
 //! reply includes its progress notifications.
 
