@@ -19,7 +19,9 @@ source bench/lib.sh
 SERVER="${1:?teamgate or raw-rmcp}" MODE="${2:-stateless}" N="${3:-2000}" WARM="${WARM:-300}" CONC="${CONC:-32}"
 BIN="${BIN:-target/release}"
 OUT=.cache/callgrind; mkdir -p "$OUT"
-WORK="$(mktemp -d)"; trap 'kill "$PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+# The server under callgrind (PID), then teamgate, raw rmcp and a PostgreSQL database where the
+# run has them (stop_probe).
+WORK="$(mktemp -d)"; trap 'kill "${PID:-}" 2>/dev/null || true; stop_probe "$WORK" || true' EXIT
 PORT="$(free_port)"
 URL="http://127.0.0.1:$PORT/mcp" TOKEN=- PROFILE="$OUT/$SERVER-$MODE.out"
 CG=(env GLIBC_TUNABLES=glibc.cpu.x86_rep_movsb_threshold=4294967295 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$PROFILE")
@@ -27,7 +29,6 @@ TOOL=test_simple_text
 if [[ $SERVER == teamgate-upstream ]]; then
   # teamgate in front of raw rmcp (not counted: its own process), as bench/run's upstream rows.
   start_raw_rmcp "$WORK" || exit 1
-  trap 'kill "$PID" "$RAW_PID" 2>/dev/null || true; rm -rf "$WORK"' EXIT
   OVERLAY="$(upstream_overlay "$RAW_PORT")"
   TOOL=up_test_simple_text
 fi

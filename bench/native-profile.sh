@@ -59,16 +59,16 @@ samples() {
   perf report -i "$1" --stdio --sort dso -n 2>/dev/null | awk '!/^#/ && NF {s += $2} END {print s + 0}'
 }
 
-# us_per_request FILE RPS: the CPU perf's FILE saw per request, in microseconds. perf samples FREQ
-# times a second of CPU, so: samples / FREQ / (RPS * SECS) seconds.
+# us_per_request SAMPLES RPS: the CPU a profile's SAMPLES stand for per request, in microseconds.
+# perf samples FREQ times a second of CPU, so: samples / FREQ / (RPS * SECS) seconds.
 us_per_request() {
-  awk -v n="$(samples "$1")" -v f="$FREQ" -v r="$2" -v s="$SECS" 'BEGIN {printf "%.1f", n / f * 1e6 / (r * s)}'
+  awk -v n="$1" -v f="$FREQ" -v r="$2" -v s="$SECS" 'BEGIN {printf "%.1f", n / f * 1e6 / (r * s)}'
 }
 
 # profile NAME PORT PIDS TOOL [AUTH...]: a 5 s load on PORT (after one to warm up), PIDS profiled
 # for 4 s of it.
 profile() {
-  local name="$1" port="$2" pids="$3" tool="$4" rps us db_pids=""
+  local name="$1" port="$2" pids="$3" tool="$4" rps n us db_pids=""
   shift 4
   BENCH_TOOL="$tool" wrk_tools_call "$port" "$CONNS" "$W/warm.txt" "$@"
   BENCH_TOOL="$tool" wrk_tools_call "$port" "$CONNS" "$W/wrk.txt" "$@" &
@@ -82,14 +82,15 @@ profile() {
   perf record -q -F "$FREQ" -p "$pids" -o "$W/$name.data" -- sleep "$SECS" >/dev/null 2>&1
   wait "$wrk_job" $db_perf
   rps="$(requests_per_second "$W/wrk.txt")"
-  us="$(us_per_request "$W/$name.data" "$rps")"
-  echo "$name: $rps req/s, $us us of CPU per request ($(samples "$W/$name.data") samples)"
+  n="$(samples "$W/$name.data")"
+  us="$(us_per_request "$n" "$rps")"
+  echo "$name: $rps req/s, $us us of CPU per request ($n samples)"
   parts "$W/$name.data" "$us"
   echo "  top symbols:"
   perf report -i "$W/$name.data" --sort sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' |
     head -n "$TOP" | cut -c1-150
   if [[ -n $db_pids ]]; then
-    echo "the database (PostgreSQL's processes): $(us_per_request "$W/database.data" "$rps")" \
+    echo "the database (PostgreSQL's processes): $(us_per_request "$(samples "$W/database.data")" "$rps")" \
       "us of CPU per request; by library:"
     perf report -i "$W/database.data" --sort dso --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' | head -6
     perf report -i "$W/database.data" --sort sym --stdio 2>/dev/null | grep -v '^#' | grep -v '^$' |
