@@ -37,12 +37,12 @@ pub struct AuditRecord {
 
 /// The audit table's columns, in the order `AuditRecord::fields` gives a
 /// record's values.
-const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, \
+pub(super) const COLUMNS: &str = "id, at_ms, user_name, token_id, issuer, subject, session_id, \
     protocol_version, method, target, args_digest, outcome, latency_ms, trace_id, upstream, address, credential, endpoint";
-const FIELDS: usize = 18;
+pub(super) const FIELDS: usize = 18;
 
 /// One column's value.
-enum Field<'a> {
+pub(super) enum Field<'a> {
     Text(&'a str),
     Number(i64),
 }
@@ -50,7 +50,7 @@ enum Field<'a> {
 impl AuditRecord {
     /// The record's values in `COLUMNS` order: the one place that pairs
     /// fields with columns.
-    fn fields(&self) -> [Field<'_>; FIELDS] {
+    pub(super) fn fields(&self) -> [Field<'_>; FIELDS] {
         use Field::{Number, Text};
         let AuditRecord {
             id,
@@ -144,7 +144,7 @@ const MAX_ROWS: usize = 64;
 /// on every retry (the audit queue would fill and calls be refused), so a
 /// client-chosen name with NUL in it is stored with U+FFFD instead; SQLite
 /// stores the same, so both backends keep the same trail.
-fn storable(value: &str) -> Cow<'_, str> {
+pub(super) fn storable(value: &str) -> Cow<'_, str> {
     if value.contains('\0') {
         Cow::Owned(value.replace('\0', "\u{FFFD}"))
     } else {
@@ -231,13 +231,22 @@ impl Store {
             .map_err(query_error("search the audit log"))
     }
 
-    /// Appends records all or none: one transaction of multi-row inserts,
-    /// whose statement texts repeat (batch.rs), so each is prepared once,
-    /// with what they add to the usage rollups (usage.rs).
+    /// Appends records all or none, with what they add to the usage
+    /// rollups (usage.rs) in the same transaction: on PostgreSQL as one
+    /// `COPY` (audit_copy.rs), on SQLite as multi-row inserts.
     pub async fn append_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         if records.is_empty() {
             return Ok(());
         }
+        match self.copier() {
+            Some(copier) => self.copy_audit(copier, records).await,
+            None => self.insert_audit(records).await,
+        }
+    }
+
+    /// Multi-row inserts in one transaction, whose statement texts repeat
+    /// (batch.rs), so each is prepared once.
+    async fn insert_audit(&self, records: &[AuditRecord]) -> Result<(), StoreError> {
         let error = query_error("append audit records");
         let mut tx = self.writer().begin().await.map_err(error)?;
         for chunk in batch::chunks(records, MAX_ROWS) {
@@ -262,7 +271,7 @@ impl Store {
             insert.execute(&mut *tx).await.map_err(error)?;
         }
         // Last, so the rows it shares with other batches stay locked briefly.
-        self.add_usage(&mut tx, records)
+        self.add_usage::<sqlx::Any>(&mut tx, records)
             .await
             .map_err(query_error("roll up usage"))?;
         tx.commit().await.map_err(error)

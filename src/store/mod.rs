@@ -7,6 +7,7 @@
 
 mod approvals;
 mod audit;
+mod audit_copy;
 mod audit_kinds;
 mod batch;
 mod clock;
@@ -35,7 +36,10 @@ mod vault;
 
 use std::{path::PathBuf, str::FromStr, sync::atomic::AtomicU64, time::Duration};
 
-use sqlx::{AnyPool, any::AnyConnectOptions, sqlite::SqliteConnectOptions};
+use sqlx::{
+    AnyPool, PgPool, any::AnyConnectOptions, postgres::PgConnectOptions,
+    sqlite::SqliteConnectOptions,
+};
 
 // Approval by a second person (issue 65 part 2).
 pub use approvals::{ApprovalRepo, ApprovalRow, Decision};
@@ -50,7 +54,7 @@ pub use oauth::{OAuthClientRow, OAuthCodeRow, OAuthGrantRow, OAuthKeyRow, OAuthR
 pub use pins::{Pending, PinRepo, PinRow};
 pub use pins_confirmed::{ConfirmedBy, confirmed, selects};
 pub use pool::Connections;
-use pool::{Pooling, pool_options};
+use pool::{Pooling, copier_options, pool_options};
 pub use portal::{PendingLogin, PortalSession, PortalSessions, SignInClaims};
 // Quotas shared by replicas (issue 64).
 pub use quotas::QuotaRepo;
@@ -125,6 +129,9 @@ pub struct Store {
     /// lock held and slept in SQLite's busy handler (1, 2, 5, 10 ms...),
     /// which was most of an `initialize`'s time. On PostgreSQL, `pool`.
     writer: AnyPool,
+    /// PostgreSQL's audit writers, on its own driver: the batches go in as
+    /// a `COPY`, which `Any` cannot send (audit_copy.rs). None on SQLite.
+    copier: Option<PgPool>,
     backend: Backend,
     clock: Arc<dyn Clock>,
     /// How long a request waits for a connection (`store.timeout`).
@@ -199,16 +206,27 @@ impl Store {
         .connect_with(options.clone())
         .await
         .map_err(connect)?;
-        let writer = match backend {
-            Backend::Sqlite => pool_options(backend, 1, pooling)
-                .connect_with(options)
-                .await
-                .map_err(connect)?,
-            Backend::Postgres => pool.clone(),
+        let (writer, copier) = match backend {
+            Backend::Sqlite => {
+                let writer = pool_options(backend, 1, pooling)
+                    .connect_with(options)
+                    .await
+                    .map_err(connect)?;
+                (writer, None)
+            }
+            Backend::Postgres => {
+                let options = PgConnectOptions::from_str(&url).map_err(connect)?;
+                let copier = copier_options(AUDIT_WRITERS as u32, pooling)
+                    .connect_with(options)
+                    .await
+                    .map_err(connect)?;
+                (pool.clone(), Some(copier))
+            }
         };
         Ok(Self {
             pool,
             writer,
+            copier,
             backend,
             clock,
             timeout,
@@ -287,6 +305,11 @@ impl Store {
     /// Writes: every insert, update and delete, and every transaction.
     pub(crate) fn writer(&self) -> &AnyPool {
         &self.writer
+    }
+
+    /// PostgreSQL's audit writers (audit_copy.rs); None on SQLite.
+    fn copier(&self) -> Option<&PgPool> {
+        self.copier.as_ref()
     }
 }
 

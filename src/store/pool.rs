@@ -10,22 +10,25 @@ use std::{
     time::Duration,
 };
 
-use sqlx::any::AnyPoolOptions;
+use sqlx::{Database, any::AnyPoolOptions, pool::PoolOptions, postgres::PgPoolOptions};
 
 use super::{Backend, Store};
 
 impl Store {
     /// The connections open now, how many of them are idle, and how many
-    /// were opened since the start, over the read and write pools (one pool
-    /// on PostgreSQL).
+    /// were opened since the start, over the read and write pools (on
+    /// PostgreSQL one pool, and the audit writers').
     pub fn connections(&self) -> Connections {
-        let mut pools = vec![&self.pool];
+        let mut pools = vec![(self.pool.size(), self.pool.num_idle())];
         if self.backend == Backend::Sqlite {
-            pools.push(&self.writer);
+            pools.push((self.writer.size(), self.writer.num_idle()));
         }
-        let (open, idle) = pools.iter().fold((0, 0), |(open, idle), pool| {
-            (open + pool.size(), idle + pool.num_idle())
-        });
+        if let Some(copier) = &self.copier {
+            pools.push((copier.size(), copier.num_idle()));
+        }
+        let (open, idle) = pools
+            .iter()
+            .fold((0, 0), |(open, idle), pool| (open + pool.0, idle + pool.1));
         Connections {
             open,
             idle,
@@ -61,38 +64,51 @@ pub(super) struct Pooling {
 /// token revocation poll (four times a second) takes the pool's connections
 /// in turn, so none is ever idle for long.
 pub(super) fn pool_options(backend: Backend, connections: u32, pooling: Pooling) -> AnyPoolOptions {
-    let Pooling {
-        timeout,
-        lifetime,
-        opened,
-    } = pooling;
-    AnyPoolOptions::new()
+    let opened = pooling.opened.clone();
+    sized::<sqlx::Any>(backend, connections, &pooling).after_connect(move |conn, _meta| {
+        opened.fetch_add(1, Ordering::Relaxed);
+        Box::pin(async move {
+            if backend == Backend::Sqlite {
+                // WAL lets readers run beside the writer; the busy timeout
+                // waits for the lock (another process's, or a reader
+                // checkpointing) instead of failing at once.
+                sqlx::query("pragma journal_mode = wal")
+                    .execute(&mut *conn)
+                    .await?;
+                sqlx::query("pragma busy_timeout = 5000")
+                    .execute(&mut *conn)
+                    .await?;
+                sqlx::query("pragma synchronous = normal")
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            Ok(())
+        })
+    })
+}
+
+/// PostgreSQL's audit writers' pool (audit_copy.rs), on its driver rather
+/// than `Any`: set up and replaced as the others are.
+pub(super) fn copier_options(connections: u32, pooling: Pooling) -> PgPoolOptions {
+    let opened = pooling.opened.clone();
+    sized::<sqlx::Postgres>(Backend::Postgres, connections, &pooling).after_connect(
+        move |_conn, _meta| {
+            opened.fetch_add(1, Ordering::Relaxed);
+            Box::pin(async { Ok(()) })
+        },
+    )
+}
+
+/// What every pool shares: its size, how long a request waits for a
+/// connection, and a connection's lifetime.
+fn sized<DB: Database>(backend: Backend, connections: u32, pooling: &Pooling) -> PoolOptions<DB> {
+    PoolOptions::new()
         .max_connections(connections)
-        .acquire_timeout(timeout)
-        .max_lifetime(lifetime)
+        .acquire_timeout(pooling.timeout)
+        .max_lifetime(pooling.lifetime)
         // sqlx pings a connection before each use by default: over the
         // network that finds one the server dropped, but a SQLite connection
         // is a thread of this process, and its ping was one more hand-off to
         // that thread per statement group (BENCHMARKS.md, twelfth session).
         .test_before_acquire(backend == Backend::Postgres)
-        .after_connect(move |conn, _meta| {
-            opened.fetch_add(1, Ordering::Relaxed);
-            Box::pin(async move {
-                if backend == Backend::Sqlite {
-                    // WAL lets readers run beside the writer; the busy timeout
-                    // waits for the lock (another process's, or a reader
-                    // checkpointing) instead of failing at once.
-                    sqlx::query("pragma journal_mode = wal")
-                        .execute(&mut *conn)
-                        .await?;
-                    sqlx::query("pragma busy_timeout = 5000")
-                        .execute(&mut *conn)
-                        .await?;
-                    sqlx::query("pragma synchronous = normal")
-                        .execute(&mut *conn)
-                        .await?;
-                }
-                Ok(())
-            })
-        })
 }

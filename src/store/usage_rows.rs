@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sqlx::{Any, Row, Transaction};
+use sqlx::{Database, Encode, Executor, IntoArguments, Row, Type};
 
 use super::{
     AuditRecord, Store, StoreError, batch, query_error,
@@ -73,12 +73,21 @@ pub struct UsageRow {
 
 impl Store {
     /// Adds what `records` count to the rollups, inside the audit batch's
-    /// transaction `tx`: a few upserts per batch, not one per record.
-    pub(super) async fn add_usage(
+    /// transaction on `tx`: a few upserts per batch, not one per record.
+    /// Over either driver: sqlx's `Any`, or PostgreSQL's own where the
+    /// records went in as a `COPY` (audit_copy.rs).
+    pub(super) async fn add_usage<DB>(
         &self,
-        tx: &mut Transaction<'_, Any>,
+        tx: &mut DB::Connection,
         records: &[AuditRecord],
-    ) -> Result<(), sqlx::Error> {
+    ) -> Result<(), sqlx::Error>
+    where
+        DB: Database,
+        for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+        for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+        for<'q> i64: Encode<'q, DB> + Type<DB>,
+        for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    {
         static UPSERT: batch::Texts = batch::Texts::new();
         let rows: Vec<(RowKey, Tally)> = rollup(records).into_iter().collect();
         let shard = (NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % self.audit_writers()) as i64;
@@ -92,7 +101,7 @@ impl Store {
                     additions(),
                 )
             });
-            let mut upsert = sqlx::query(&sql);
+            let mut upsert = sqlx::query::<DB>(&sql);
             for ((grain, bucket, dimension, key, sub), tally) in chunk {
                 upsert = upsert
                     .bind(*grain)
@@ -107,7 +116,7 @@ impl Store {
                     upsert = upsert.bind(count);
                 }
             }
-            upsert.execute(&mut **tx).await?;
+            upsert.execute(&mut *tx).await?;
         }
         Ok(())
     }

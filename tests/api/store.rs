@@ -310,9 +310,8 @@ async fn audit_contract(store: &Store, backend: &str) {
     stored.subject = "\u{FFFD}".into();
     let newest = store.audit_tail(None, 0, 1).await.unwrap();
     assert_eq!(newest, [stored], "{backend}: text round trip");
-    // A batch wider than one insert statement (64 rows on SQLite) and one
-    // COPY message (256 rows on PostgreSQL), and one that fails (a duplicate
-    // id): all or none.
+    // A batch wider than one insert statement (64 rows on SQLite; one COPY
+    // on PostgreSQL), and one that fails (a duplicate id): all or none.
     let before = store.audit_count().await.unwrap();
     let many: Vec<_> = (0..600)
         .map(|i| audit_record("cy", START + 7_000 + i))
