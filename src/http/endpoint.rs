@@ -8,7 +8,8 @@
 //! request and each nested step cloned what was below it again, so the same
 //! reference counts moved a dozen times per call between the cores' caches
 //! (BENCHMARKS.md, issue 67's fifteenth session). Nothing is boxed between
-//! the steps either: a request's whole future is one allocation.
+//! the steps either; the engine's future, the largest, is boxed where it
+//! starts, so the steps' own future stays small as each is moved.
 
 use std::{
     convert::Infallible,
@@ -106,8 +107,11 @@ impl Steps {
             .extensions()
             .get::<Arc<RequestFacts>>()
             .and_then(|facts| facts.id.clone());
-        self.engine
-            .serve(request)
+        // Boxed where it starts: the engine's future is the request's
+        // largest, and inline every step above would hold it and move it
+        // as it starts the next, and axum's box would copy it whole
+        // (BENCHMARKS.md, issue 67, sixteenth session).
+        Box::pin(self.engine.serve(request))
             .await
             .unwrap_or_else(|refusal| HttpError::from_engine(refusal, id))
     }
