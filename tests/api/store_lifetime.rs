@@ -12,7 +12,7 @@ use teamgate::config::{DatabaseUrl, Secret};
 use crate::{
     config::load_snippet,
     databases::TestDb,
-    helpers::{TestApp, is_simple_text, spawn_app_with},
+    helpers::{TestApp, audit_until, is_simple_text, spawn_app_with},
     telemetry::{sample, scrape},
 };
 
@@ -52,11 +52,8 @@ async fn store_connections_are_replaced_past_their_lifetime_and_calls_go_on() {
         // The call's audit row is written after its reply, on PostgreSQL
         // over the audit writers' pool: once it is, no connection of that
         // pool is still being opened while the figures are read.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while app.store.audit_count().await.unwrap() == 0 {
-            assert!(Instant::now() < deadline, "{}: no audit row", db.name);
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let written = audit_until(&app.store, None, |records| !records.is_empty()).await;
+        assert!(!written.is_empty(), "{}: no audit row", db.name);
         let (in_use, idle, opened) = reported(&app).await;
         assert!(
             in_use + idle >= 1.0 && opened >= in_use + idle,
