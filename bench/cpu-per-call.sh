@@ -103,6 +103,7 @@ turn() {
     }'
 }
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); store $STORE; $SECS s turns"
+STOLEN0="$(cpu_stat)"
 for round in $(seq "$ROUNDS"); do
   for mode in $MODES; do
     [[ $mode == proxied* ]] || turn raw "$RAW_PID" "$RAW_PORT" "$mode"
@@ -110,4 +111,4 @@ for round in $(seq "$ROUNDS"); do
   done
   echo "(round $round)"
 done
-echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); CPU stolen by the host meanwhile: $(steal_since "$STOLEN0") %"

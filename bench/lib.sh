@@ -12,6 +12,15 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # may hold spaces, is cut off first. proc_rss_kib PID: its resident memory in KiB.
 proc_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
 proc_rss_kib() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
+# cpu_stat: the machine's CPU ticks so far, all of them and those the hypervisor took for other
+# guests (steal), from /proc/stat. steal_since "ALL STEAL": the share of the cores' time since that
+# cpu_stat that was stolen, in %. On a shared host a turn that loses a fifth of its cores to steal
+# runs a fifth slower, whoever it measures, so paired turns taken moments apart drift with it.
+cpu_stat() { awk '/^cpu /{print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9; exit}' /proc/stat; }
+steal_since() {
+  awk -v a="$1" -v b="$(cpu_stat)" 'BEGIN {split(a, x, " "); split(b, y, " "); d = y[1] - x[1]
+    printf "%.1f", (d > 0 ? 100 * (y[2] - x[2]) / d : 0)}'
+}
 # ctx_switches PID [voluntary]: the context switches of the process's threads so far, summed;
 # both kinds, or with `voluntary` only those where a thread gave up the core (it waited).
 ctx_switches() {
