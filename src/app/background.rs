@@ -17,13 +17,16 @@ use crate::{
 
 /// Keeps the active-sessions gauge current until `stop`, counts the
 /// workers dropped for `store.max_sessions_in_memory` and watches the
-/// store's connections.
+/// store's connections; beside it, idle session workers leave memory.
 pub(super) async fn gauges(
     sessions: Arc<Sessions>,
     store: Store,
     metrics: Metrics,
     stop: CancellationToken,
 ) {
+    let leaving = sessions.clone();
+    let until = stop.clone();
+    tokio::spawn(async move { leaving.leave_idle(until).await });
     let counted = sessions.clone();
     metrics.watch_sessions_dropped(Arc::new(move || counted.dropped_for_cap()));
     metrics.watch_store_connections(Arc::new(move || {

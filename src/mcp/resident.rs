@@ -1,20 +1,27 @@
-//! Which 2025-era session workers stay in memory when more than
-//! `store.max_sessions_in_memory` are open.
+//! Which 2025-era session workers stay in memory: those used within
+//! `store.session_memory_idle`, and past `store.max_sessions_in_memory` not
+//! even all of those.
 //!
 //! A worker holds rmcp's channels (about 64 KiB a session) for as long as it
 //! is in memory, but the session is its row in the store: a worker dropped
-//! here is brought back by the session's next request, as one that idled
-//! out (`sessions.rs`). Past the cap the least recently used idle worker
-//! leaves: none of its requests in flight, none of its streams open, no
-//! request of its between rmcp's `has_session` and its stream, its row
-//! stored. Busy workers are passed over, so the cap is exceeded only while
-//! more than that many are busy.
+//! here is brought back by the session's next request (`sessions.rs`). A
+//! worker is idle with none of its requests in flight, none of its streams
+//! open and no request of its between rmcp's `has_session` and its stream.
+//! One idle for `session_memory_idle` leaves ([`Resident::leave_idle`]), and
+//! past the cap the least recently used idle one whose row is stored leaves
+//! at once. Busy workers are passed over, so a long call keeps its worker
+//! and the cap is exceeded only while more than that many are busy.
+//!
+//! Idleness is decided here rather than by rmcp's own keep-alive, which ends
+//! a worker silent that long even mid-call and races the request that found
+//! it: `sessions.rs` removes a leaving worker from rmcp's map under the
+//! map's lock, and a request's claim finds it either kept or gone.
 
 use std::{
     num::NonZeroUsize,
     sync::{
         Arc, Mutex, PoisonError,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -23,7 +30,10 @@ use futures::{Stream, StreamExt};
 use lru::LruCache;
 use rmcp::{
     model::{ClientJsonRpcMessage, GetExtensions},
-    transport::streamable_http_server::session::{SessionId, SessionRestoreMarker},
+    transport::streamable_http_server::session::{
+        SessionId, SessionRestoreMarker,
+        local::{LocalSessionHandle, SessionError},
+    },
 };
 
 /// How long a request rmcp found its session for holds the worker at most
@@ -39,50 +49,81 @@ const SCAN: usize = 16;
 /// and another in its stream.
 #[derive(Clone)]
 pub(super) struct InUse {
-    _held: Arc<()>,
+    held: Arc<AtomicBool>,
+}
+
+impl Drop for InUse {
+    /// Marks the worker used: the next look at it takes its idle time from
+    /// then (no clock read here, so tests choose every instant).
+    fn drop(&mut self) {
+        self.held.store(true, Ordering::Relaxed);
+    }
 }
 
 struct Worker {
-    /// `InUse` clones of it are out while the worker is busy.
-    uses: Arc<()>,
+    /// `InUse` clones of it are out while the worker is busy; set when one
+    /// is dropped or a request reaches the worker without a stream.
+    uses: Arc<AtomicBool>,
     /// Requests between `has_session` and their stream, the last at `claimed`.
     claims: u32,
     claimed: Instant,
+    /// Last seen in use (admitted, claimed, or busy at a look).
+    used: Instant,
     /// Its row is stored. A session whose row failed to store lives only in
     /// its worker, which then never leaves early.
     stored: bool,
 }
 
 impl Worker {
-    fn idle(&self, now: Instant) -> bool {
-        self.stored
-            && Arc::strong_count(&self.uses) == 1
+    /// Nothing of it in flight now.
+    fn unused(&self, now: Instant) -> bool {
+        Arc::strong_count(&self.uses) == 1
             && (self.claims == 0 || now.duration_since(self.claimed) >= CLAIM_TTL)
+    }
+
+    /// May leave for the cap.
+    fn idle(&self, now: Instant) -> bool {
+        self.stored && self.unused(now)
+    }
+
+    /// Unused since `now - limit`; a worker found used since the last look
+    /// counts as used now.
+    fn idle_for(&mut self, limit: Duration, now: Instant) -> bool {
+        if !self.unused(now) || self.uses.swap(false, Ordering::Relaxed) {
+            self.used = now;
+            return false;
+        }
+        now.duration_since(self.used) >= limit
     }
 }
 
 struct Workers {
     live: LruCache<SessionId, Worker>,
     /// Workers dropped here whose own close (rmcp's, once the worker has
-    /// ended) is still to come: that close must not end a worker restored
-    /// for the same session meanwhile. Bounded: each is taken by its close.
-    dropped: LruCache<SessionId, ()>,
+    /// ended) is still to come, counted per session: those closes must not
+    /// end a worker restored for the session meanwhile. Bounded: each is
+    /// taken by its close.
+    dropped: LruCache<SessionId, u32>,
 }
 
 pub(super) struct Resident {
     cap: usize,
+    /// `store.session_memory_idle`.
+    idle: Duration,
     workers: Mutex<Workers>,
     /// Workers dropped for the cap since the start (a metric).
     dropped: AtomicU64,
 }
 
 impl Resident {
-    /// At most `cap` idle workers in memory (at least one).
-    pub(super) fn new(cap: usize) -> Self {
+    /// At most `cap` idle workers in memory (at least one), none idle for
+    /// `idle`.
+    pub(super) fn new(cap: usize, idle: Duration) -> Self {
         let cap = cap.max(1);
         let dropped = NonZeroUsize::new(cap.saturating_mul(2)).unwrap_or(NonZeroUsize::MIN);
         Self {
             cap,
+            idle,
             workers: Mutex::new(Workers {
                 live: LruCache::unbounded(),
                 dropped: LruCache::new(dropped),
@@ -103,9 +144,10 @@ impl Resident {
     pub(super) fn admit(&self, id: &SessionId, stored: bool, now: Instant) -> Vec<SessionId> {
         let mut workers = self.lock();
         let worker = Worker {
-            uses: Arc::new(()),
+            uses: Arc::new(AtomicBool::new(false)),
             claims: 1,
             claimed: now,
+            used: now,
             stored,
         };
         workers.live.put(id.clone(), worker);
@@ -119,7 +161,7 @@ impl Resident {
             };
             if worker.idle(now) {
                 let (oldest, _) = workers.live.pop_lru().expect("just seen");
-                workers.dropped.put(oldest.clone(), ());
+                workers.leave(&oldest);
                 leaving.push(oldest);
             } else {
                 let oldest = oldest.clone();
@@ -129,6 +171,11 @@ impl Resident {
         self.dropped
             .fetch_add(leaving.len() as u64, Ordering::Relaxed);
         leaving
+    }
+
+    /// How often [`Self::leave_idle`] is due: a quarter of the idle time.
+    pub(super) fn look_every(&self) -> Duration {
+        (self.idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(15))
     }
 
     /// Workers dropped for the cap since the start.
@@ -144,12 +191,35 @@ impl Resident {
         }
     }
 
-    /// rmcp found `id` in memory for a request about to reach it.
-    pub(super) fn claim(&self, id: &SessionId, now: Instant) {
-        if let Some(worker) = self.lock().live.get_mut(id) {
-            worker.claims = worker.claims.saturating_add(1);
-            worker.claimed = now;
+    /// Workers unused for `session_memory_idle`, out of the count: the
+    /// caller removes them from rmcp's map under its lock and closes them.
+    /// Every worker is looked at: the cap bounds the idle ones.
+    pub(super) fn leave_idle(&self, now: Instant) -> Vec<SessionId> {
+        let mut workers = self.lock();
+        let idle = self.idle;
+        let leaving: Vec<SessionId> = workers
+            .live
+            .iter_mut()
+            .filter_map(|(id, worker)| worker.idle_for(idle, now).then(|| id.clone()))
+            .collect();
+        for id in &leaving {
+            workers.live.pop(id);
+            workers.leave(id);
         }
+        leaving
+    }
+
+    /// rmcp found `id` in memory for a request about to reach it. False when
+    /// its worker has left since (the request restores the session).
+    pub(super) fn claim(&self, id: &SessionId, now: Instant) -> bool {
+        let mut workers = self.lock();
+        let Some(worker) = workers.live.get_mut(id) else {
+            return false;
+        };
+        worker.claims = worker.claims.saturating_add(1);
+        worker.claimed = now;
+        worker.used = now;
+        true
     }
 
     /// A claimed request reached the worker without a stream (a
@@ -157,6 +227,7 @@ impl Resident {
     pub(super) fn release(&self, id: &SessionId) {
         if let Some(worker) = self.lock().live.get_mut(id) {
             worker.claims = worker.claims.saturating_sub(1);
+            worker.uses.store(true, Ordering::Relaxed);
         }
     }
 
@@ -167,7 +238,7 @@ impl Resident {
         let worker = workers.live.get_mut(id)?;
         worker.claims = worker.claims.saturating_sub(1);
         Some(InUse {
-            _held: worker.uses.clone(),
+            held: worker.uses.clone(),
         })
     }
 
@@ -176,7 +247,11 @@ impl Resident {
     /// since then is not the one closed.
     pub(super) fn closed(&self, id: &SessionId) -> bool {
         let mut workers = self.lock();
-        if workers.dropped.pop(id).is_some() {
+        if let Some(pending) = workers.dropped.get_mut(id) {
+            *pending -= 1;
+            if *pending == 0 {
+                workers.dropped.pop(id);
+            }
             return false;
         }
         workers.live.pop(id);
@@ -187,6 +262,19 @@ impl Resident {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.lock().live.len()
+    }
+}
+
+impl Workers {
+    /// `id`'s worker, out of `live`, is being closed here: its own close is
+    /// still to come.
+    fn leave(&mut self, id: &SessionId) {
+        match self.dropped.get_mut(id) {
+            Some(pending) => *pending += 1,
+            None => {
+                self.dropped.put(id.clone(), 1);
+            }
+        }
     }
 }
 
@@ -209,6 +297,25 @@ where
         let _held = &in_use;
         item
     })
+}
+
+/// rmcp's map of the workers in memory.
+pub(super) type Handles = std::collections::HashMap<SessionId, LocalSessionHandle>;
+
+/// `ids`' workers, out of rmcp's map.
+pub(super) fn take(sessions: &mut Handles, ids: &[SessionId]) -> Vec<LocalSessionHandle> {
+    ids.iter().filter_map(|id| sessions.remove(id)).collect()
+}
+
+/// Ends workers already out of rmcp's map (one that has ended is done).
+pub(super) async fn close_all(handles: impl IntoIterator<Item = LocalSessionHandle>) {
+    for handle in handles {
+        if let Err(error) = handle.close().await
+            && !matches!(error, SessionError::SessionServiceTerminated)
+        {
+            tracing::warn!(%error, "session worker not closed");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,9 +12,12 @@
 use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwapOption;
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, GetExtensions, ServerCapabilities, ServerJsonRpcMessage,
-    ServerResult,
+use rmcp::{
+    model::{
+        ClientJsonRpcMessage, ClientRequest, GetExtensions, ServerCapabilities,
+        ServerJsonRpcMessage, ServerResult,
+    },
+    transport::streamable_http_server::session::{SessionState, SessionStore, SessionStoreError},
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -179,6 +182,35 @@ async fn write(repo: Arc<dyn SessionRepo>, mut receiver: mpsc::Receiver<Pending>
                 }
             }
         }
+    }
+}
+
+/// rmcp's view of the session rows: what it replays to restore a session.
+/// Rows are written by [`Sessions`] (which knows the owner), so `store` only
+/// fills a gap and `delete` is the client's DELETE.
+pub struct StoredSessions(pub Arc<dyn SessionRepo>);
+
+#[async_trait::async_trait]
+impl SessionStore for StoredSessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let Some(row) = self.0.get(session_id).await? else {
+            return Ok(None);
+        };
+        let params = serde_json::from_str(&row.init_params)?;
+        Ok(Some(SessionState::new(params)))
+    }
+
+    async fn store(
+        &self,
+        _session_id: &str,
+        _state: &SessionState,
+    ) -> Result<(), SessionStoreError> {
+        Ok(())
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        self.0.delete(session_id).await?;
+        Ok(())
     }
 }
 

@@ -1,13 +1,14 @@
-//! teamgate's `SessionManager`: rmcp's in-memory session workers, backed by
-//! the session store so a session survives restarts, moves between replicas
-//! and costs nothing while idle.
+//! teamgate's `SessionManager`: rmcp's in-memory session workers, backed by the
+//! session store so a session survives restarts, moves replicas, idles free.
 //!
 //! - On `initialize`, the session row (owner, negotiated version, client,
-//!   capabilities) is written; rmcp replays the stored `initialize` to bring
-//!   the session back wherever its next request lands (`StoredSessions`).
-//! - A worker idle for `store.session_memory_idle` is dropped from memory by
-//!   rmcp, its row kept until `store.session_idle_ttl`; past
-//!   `store.max_sessions_in_memory`, the least recently used idle one at once.
+//!   capabilities) is written; rmcp replays it wherever the session's next
+//!   request lands (`StoredSessions`).
+//! - A worker idle for `store.session_memory_idle` leaves memory, its row
+//!   kept until `store.session_idle_ttl`; past `store.max_sessions_in_memory`
+//!   the least recently used idle one at once (`resident.rs`). rmcp's own
+//!   keep-alive, which ends a silent worker even mid-call, only backs that
+//!   up, at `session_idle_ttl`.
 //! - A session whose row is gone (ended, expired, purged) is closed here too,
 //!   so every replica answers 404 for it.
 //! - The event store stays private: rmcp would also persist 2026-07-28
@@ -28,19 +29,19 @@ use rmcp::{
     model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage},
     transport::streamable_http_server::session::{
         RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionRestoreMarker,
-        SessionState, SessionStore, SessionStoreError,
         local::{
             LocalSessionHandle, LocalSessionManager, LocalSessionManagerError, SessionConfig,
             SessionError,
         },
     },
 };
+use tokio_util::sync::CancellationToken;
 
 use super::{
     EventStore, StreamCloser,
     departure::Departures,
     known::{self, Known, Presence},
-    resident::{self, Resident, holding},
+    resident::{self, Handles, Resident, close_all, holding, take},
     resume::{self, Scoped},
     session_rows::{Opening, SessionRows},
 };
@@ -90,7 +91,9 @@ impl Sessions {
         settings: &SessionSettings,
     ) -> Self {
         let mut session_config = SessionConfig::default();
-        session_config.keep_alive = Some(settings.memory_idle);
+        // A worker's idleness is decided here (`leave_idle`); rmcp's timer
+        // only ends a worker silent past the session's own expiry.
+        session_config.keep_alive = Some(settings.idle_ttl.max(settings.memory_idle));
         session_config.sse_retry = Some(settings.sse_retry);
         let mut inner = LocalSessionManager::default();
         inner.session_config = session_config;
@@ -107,7 +110,7 @@ impl Sessions {
             repo,
             idle_ttl_ms: settings.idle_ttl.as_millis() as i64,
             known: Known::new(PRESENCE_TTL, TOUCH_EVERY),
-            resident: Resident::new(settings.max_in_memory),
+            resident: Resident::new(settings.max_in_memory, settings.memory_idle),
         }
     }
 
@@ -174,11 +177,29 @@ impl Sessions {
         Ok((handle.expect("the worker just made"), transport))
     }
 
-    /// Counts `id`'s new worker in, closing those dropped for the cap (each
-    /// session's row stays; its next request restores it).
-    async fn admit(&self, id: &SessionId, stored: bool) {
-        for leaving in self.resident.admit(id, stored, Instant::now()) {
-            let _ = self.inner.close_session(&leaving).await;
+    /// Puts `id`'s new worker in rmcp's map and counts it in; returns those
+    /// dropped for the cap, out of the map under the same lock, to close.
+    fn admit(
+        &self,
+        sessions: &mut Handles,
+        id: &SessionId,
+        handle: LocalSessionHandle,
+        stored: bool,
+    ) -> Vec<LocalSessionHandle> {
+        sessions.insert(id.clone(), handle);
+        take(sessions, &self.resident.admit(id, stored, Instant::now()))
+    }
+
+    /// Lets workers idle for `store.session_memory_idle` leave memory (each
+    /// within a quarter more of it) until `stop`. Out of rmcp's map under its
+    /// lock: a request that found one there claimed it first, or restores it.
+    pub async fn leave_idle(&self, stop: CancellationToken) {
+        let mut ticks = tokio::time::interval(self.resident.look_every());
+        while tokio::select! { _ = ticks.tick() => true, () = stop.cancelled() => false } {
+            let mut sessions = self.inner.sessions.write().await;
+            let handles = take(&mut sessions, &self.resident.leave_idle(Instant::now()));
+            drop(sessions);
+            close_all(handles).await;
         }
     }
 
@@ -201,8 +222,10 @@ impl SessionManager for Sessions {
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let id: SessionId = uuid::Uuid::new_v4().to_string().into();
         let (handle, transport) = self.spawn_worker(&id).await?;
-        self.inner.sessions.write().await.insert(id.clone(), handle);
-        self.admit(&id, false).await;
+        let mut sessions = self.inner.sessions.write().await;
+        let leaving = self.admit(&mut sessions, &id, handle, false);
+        drop(sessions);
+        close_all(leaving).await;
         Ok((id, transport))
     }
 
@@ -255,19 +278,23 @@ impl SessionManager for Sessions {
             let _ = self.inner.close_session(id).await;
             return Ok(false);
         }
-        // Held in memory until the request reaches the worker.
-        self.resident.claim(id, Instant::now());
-        Ok(true)
+        // Held in memory until the request reaches the worker, unless it
+        // left since rmcp found it: then the request restores it.
+        Ok(self.resident.claim(id, Instant::now()))
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         self.known.forget(id);
+        let mut sessions = self.inner.sessions.write().await;
         if !self.resident.closed(id) {
-            // rmcp's close of a worker dropped for the cap, after it ended:
-            // the one in memory now, if any, was restored since.
+            // rmcp's close of a worker dropped here, after it ended: the one
+            // in memory now, if any, was restored since.
             return Ok(());
         }
-        self.inner.close_session(id).await
+        let handle = sessions.remove(id);
+        drop(sessions);
+        close_all(handle).await;
+        Ok(())
     }
 
     async fn create_stream(
@@ -359,42 +386,13 @@ impl SessionManager for Sessions {
             return Ok(RestoreOutcome::AlreadyPresent);
         }
         let (handle, transport) = self.spawn_worker(&id).await?;
-        sessions.insert(id.clone(), handle);
+        let leaving = self.admit(&mut sessions, &id, handle, true);
         drop(sessions);
-        self.admit(&id, true).await;
+        close_all(leaving).await;
         Ok(RestoreOutcome::Restored(transport))
     }
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         None
-    }
-}
-
-/// rmcp's view of the session rows: what it replays to restore a session.
-/// Rows are written by [`Sessions`] (which knows the owner), so `store` only
-/// fills a gap and `delete` is the client's DELETE.
-pub struct StoredSessions(pub Arc<dyn SessionRepo>);
-
-#[async_trait::async_trait]
-impl SessionStore for StoredSessions {
-    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
-        let Some(row) = self.0.get(session_id).await? else {
-            return Ok(None);
-        };
-        let params = serde_json::from_str(&row.init_params)?;
-        Ok(Some(SessionState::new(params)))
-    }
-
-    async fn store(
-        &self,
-        _session_id: &str,
-        _state: &SessionState,
-    ) -> Result<(), SessionStoreError> {
-        Ok(())
-    }
-
-    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
-        self.0.delete(session_id).await?;
-        Ok(())
     }
 }

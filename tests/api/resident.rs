@@ -128,3 +128,61 @@ async fn a_call_whose_stream_was_dropped_keeps_its_session_until_resumed() {
     assert_eq!(reply["id"], 4, "{replayed:?}");
     assert!(finished(reply), "{reply}");
 }
+
+/// `store.session_memory_idle` counts from a session's last use: a call
+/// running longer, sending nothing meanwhile, keeps its worker and answers,
+/// and the worker leaves once idle that long.
+#[tokio::test]
+async fn a_call_longer_than_the_memory_idle_time_keeps_its_worker() {
+    let app = spawn_app_with(|c| c.store.session_memory_idle = Duration::from_millis(300)).await;
+    let session = app.initialize("2025-11-25").await;
+    let long = json!({"name": "slow_compute", "arguments": {"seconds": 1.2, "label": "long"}});
+    let reply = app.session_call(&session, 1, "tools/call", long).await;
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "Computed long after 1.2s",
+        "{reply}"
+    );
+    let simple = json!({"name": "test_simple_text"});
+    let reply = app.session_call(&session, 2, "tools/call", simple).await;
+    assert!(is_simple_text(&reply), "{reply}");
+    for _ in 0..50 {
+        if app.sessions.in_memory().await == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(app.sessions.in_memory().await, 0, "idle, it left memory");
+}
+
+/// Requests that arrive as their session's worker leaves memory are served:
+/// each either keeps the worker or restores the session, never a 500.
+#[tokio::test]
+async fn requests_at_the_memory_idle_boundary_are_all_served() {
+    let app = spawn_app_with(|c| c.store.session_memory_idle = Duration::from_millis(300)).await;
+    let sessions: Vec<String> =
+        futures::future::join_all((0..12).map(|_| app.initialize("2025-11-25"))).await;
+    let calls = sessions.iter().enumerate().map(|(i, session)| {
+        let app = &app;
+        async move {
+            let mut replies = Vec::new();
+            for k in 0..6 {
+                // Pauses spread around the idle time (and the look's quarter).
+                let pause = 270 + (i as u64 * 7 + k * 13) % 110;
+                tokio::time::sleep(Duration::from_millis(pause)).await;
+                let simple = json!({"name": "test_simple_text"});
+                let id = 1 + k as i64;
+                replies.push(app.session_call(session, id, "tools/call", simple).await);
+            }
+            replies
+        }
+    });
+    let replies: Vec<Value> = futures::future::join_all(calls)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    assert_eq!(replies.len(), 72);
+    for reply in &replies {
+        assert!(is_simple_text(reply), "{reply}");
+    }
+}

@@ -6,6 +6,9 @@ use rmcp::transport::streamable_http_server::session::SessionId;
 
 use super::{CLAIM_TTL, Resident};
 
+/// `store.session_memory_idle` in these tests.
+const IDLE: Duration = Duration::from_secs(120);
+
 fn id(n: usize) -> SessionId {
     format!("s{n}").into()
 }
@@ -23,7 +26,7 @@ fn opened(resident: &Resident, n: usize, now: Instant) -> Vec<SessionId> {
 
 #[test]
 fn past_the_cap_the_least_recently_used_idle_worker_leaves() {
-    let resident = Resident::new(3);
+    let resident = Resident::new(3, IDLE);
     let now = Instant::now();
     assert!(opened(&resident, 3, now).is_empty());
     // s0 is used again: s1 is now the least recently used.
@@ -42,7 +45,7 @@ fn opened_more(resident: &Resident, n: usize, now: Instant) -> Vec<SessionId> {
 
 #[test]
 fn busy_workers_stay_and_the_idle_ones_leave_down_to_the_cap() {
-    let resident = Resident::new(2);
+    let resident = Resident::new(2, IDLE);
     let now = Instant::now();
     opened(&resident, 2, now);
     // s0 has a request in flight, s1 a request rmcp found it for.
@@ -68,7 +71,7 @@ fn sorted(mut ids: Vec<SessionId>) -> Vec<SessionId> {
 
 #[test]
 fn a_stream_holds_its_worker_until_every_clone_is_dropped() {
-    let resident = Resident::new(1);
+    let resident = Resident::new(1, IDLE);
     let now = Instant::now();
     opened(&resident, 1, now);
     resident.claim(&id(0), now);
@@ -82,7 +85,7 @@ fn a_stream_holds_its_worker_until_every_clone_is_dropped() {
 
 #[test]
 fn a_claim_never_followed_by_its_stream_lapses() {
-    let resident = Resident::new(1);
+    let resident = Resident::new(1, IDLE);
     let start = Instant::now();
     opened(&resident, 1, start);
     resident.claim(&id(0), start);
@@ -94,7 +97,7 @@ fn a_claim_never_followed_by_its_stream_lapses() {
 
 #[test]
 fn a_worker_mid_handshake_or_without_its_row_stays() {
-    let resident = Resident::new(1);
+    let resident = Resident::new(1, IDLE);
     let now = Instant::now();
     // s0's row failed to store: the worker is all there is of it.
     resident.admit(&id(0), false, now);
@@ -111,7 +114,7 @@ fn a_worker_mid_handshake_or_without_its_row_stays() {
 
 #[test]
 fn the_late_close_of_a_dropped_worker_spares_its_restored_successor() {
-    let resident = Resident::new(1);
+    let resident = Resident::new(1, IDLE);
     let now = Instant::now();
     opened(&resident, 1, now);
     assert_eq!(opened_more(&resident, 1, now), vec![id(0)]);
@@ -124,4 +127,68 @@ fn the_late_close_of_a_dropped_worker_spares_its_restored_successor() {
     );
     assert!(resident.closed(&id(0)), "the restored worker's own close");
     assert!(resident.in_use(&id(0)).is_none());
+}
+
+#[test]
+fn a_worker_unused_for_the_idle_time_leaves_and_a_busy_one_stays() {
+    let resident = Resident::new(10, IDLE);
+    let start = Instant::now();
+    opened(&resident, 2, start);
+    // s0 runs a call longer than the idle time, sending nothing meanwhile.
+    resident.claim(&id(0), start);
+    let call = resident.in_use(&id(0)).unwrap();
+    let almost = start + IDLE - Duration::from_millis(1);
+    assert!(resident.leave_idle(almost).is_empty());
+    assert_eq!(resident.leave_idle(start + IDLE), vec![id(1)]);
+    let late = start + IDLE * 3;
+    assert!(resident.leave_idle(late).is_empty(), "the call keeps s0");
+    // The call ends: s0 counts as used when next looked at.
+    drop(call);
+    let seen = late + Duration::from_secs(1);
+    assert!(resident.leave_idle(seen).is_empty());
+    let almost = seen + IDLE - Duration::from_millis(1);
+    assert!(resident.leave_idle(almost).is_empty());
+    assert_eq!(resident.leave_idle(seen + IDLE), vec![id(0)]);
+    assert_eq!(resident.len(), 0);
+}
+
+#[test]
+fn a_request_that_found_a_leaving_worker_is_told_it_left() {
+    let resident = Resident::new(10, IDLE);
+    let start = Instant::now();
+    opened(&resident, 1, start);
+    // A claim in time keeps the worker a whole idle time more.
+    assert!(resident.claim(&id(0), start + IDLE / 2));
+    resident.release(&id(0));
+    // The look that finds the release counts it as a use then.
+    assert!(resident.leave_idle(start + IDLE).is_empty());
+    let gone = start + IDLE * 2;
+    let almost = gone - Duration::from_millis(1);
+    assert!(
+        resident.leave_idle(almost).is_empty(),
+        "the release was a use"
+    );
+    assert_eq!(resident.leave_idle(gone), vec![id(0)]);
+    // rmcp had found it in its map just before: the request restores it.
+    assert!(!resident.claim(&id(0), gone));
+}
+
+#[test]
+fn each_late_close_of_a_departed_worker_spares_the_current_one() {
+    let resident = Resident::new(10, IDLE);
+    let start = Instant::now();
+    opened(&resident, 1, start);
+    // s0 leaves, is restored, leaves again: two closes still to come.
+    assert_eq!(resident.leave_idle(start + IDLE), vec![id(0)]);
+    resident.admit(&id(0), true, start + IDLE);
+    resident.release(&id(0));
+    let second = start + IDLE * 3;
+    resident.leave_idle(second - IDLE);
+    assert_eq!(resident.leave_idle(second), vec![id(0)]);
+    resident.admit(&id(0), true, second);
+    assert!(!resident.closed(&id(0)), "the first worker's close");
+    assert!(!resident.closed(&id(0)), "the second worker's close");
+    assert!(resident.claim(&id(0), second), "the third worker stays");
+    assert!(resident.closed(&id(0)), "its own close");
+    assert!(!resident.claim(&id(0), second));
 }
