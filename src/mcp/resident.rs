@@ -193,7 +193,7 @@ impl Resident {
 
     /// Workers unused for `session_memory_idle`, out of the count: the
     /// caller removes them from rmcp's map under its lock and closes them.
-    /// Every worker is looked at: the cap bounds the idle ones.
+    /// At most `cap` a look, so the closes still to come fit in `dropped`.
     pub(super) fn leave_idle(&self, now: Instant) -> Vec<SessionId> {
         let mut workers = self.lock();
         let idle = self.idle;
@@ -201,6 +201,7 @@ impl Resident {
             .live
             .iter_mut()
             .filter_map(|(id, worker)| worker.idle_for(idle, now).then(|| id.clone()))
+            .take(self.cap)
             .collect();
         for id in &leaving {
             workers.live.pop(id);

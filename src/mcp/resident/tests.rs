@@ -192,3 +192,19 @@ fn each_late_close_of_a_departed_worker_spares_the_current_one() {
     assert!(resident.closed(&id(0)), "its own close");
     assert!(!resident.claim(&id(0), second));
 }
+
+#[test]
+fn at_most_the_cap_leaves_at_one_look() {
+    let resident = Resident::new(2, IDLE);
+    let start = Instant::now();
+    // Rows that failed to store: past the cap, yet no one leaves for it.
+    for i in 0..5 {
+        resident.admit(&id(i), false, start);
+        resident.opened(&id(i), false);
+    }
+    let idle = start + IDLE;
+    assert_eq!(resident.leave_idle(idle).len(), 2);
+    assert_eq!(resident.leave_idle(idle).len(), 2);
+    assert_eq!(resident.leave_idle(idle).len(), 1);
+    assert_eq!(resident.len(), 0);
+}
