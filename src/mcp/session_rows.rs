@@ -186,7 +186,7 @@ async fn write(repo: Arc<dyn SessionRepo>, mut receiver: mpsc::Receiver<Pending>
 }
 
 /// rmcp's view of the session rows: what it replays to restore a session.
-/// Rows are written by [`Sessions`] (which knows the owner), so `store` only
+/// Rows are written by `Sessions` (which knows the owner), so `store` only
 /// fills a gap and `delete` is the client's DELETE.
 pub struct StoredSessions(pub Arc<dyn SessionRepo>);
 
